@@ -1,0 +1,43 @@
+# Two commands: `make run` opens Punctum on the bundled sample, `make test` checks everything.
+# Both set up .venv first; that step is skipped while pyproject.toml is unchanged.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SAMPLE := resources/sample/sample.srt
+
+.PHONY: setup run test lint typecheck layers unit benchmark clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(BIN)/punctum info $(SAMPLE)
+	$(BIN)/punctum show $(SAMPLE)
+
+lint: setup
+	$(BIN)/ruff check app tests
+	$(BIN)/ruff format --check app tests
+
+typecheck: setup
+	$(BIN)/mypy
+
+layers: setup
+	$(BIN)/lint-imports
+
+unit: setup
+	$(BIN)/python -m pytest
+
+test: lint typecheck layers unit
+
+benchmark: setup
+	$(BIN)/python tests/benchmarks/bench_formats.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

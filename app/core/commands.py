@@ -1,0 +1,95 @@
+"""What an editor can do to a document, each as an undoable ``Step`` for ``History.do``.
+
+Builders only read the document; nothing changes until the history applies the step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from app.core.errors import PunctumError
+from app.core.history import Edit, Step, SuggestionEdit, WordEdit
+from app.core.model import Document, Source, Status, Suggestion
+
+
+class EditError(PunctumError):
+    """An edit the document cannot take, such as an empty word."""
+
+
+def _decide(document: Document, suggestion_id: int, status: Status) -> list[Edit]:
+    suggestion = document.suggestion(suggestion_id)
+    edits: list[Edit] = []
+    word = document.word(suggestion.gap)
+    if status is Status.ACCEPTED:
+        new_mark = suggestion.mark
+    elif suggestion.status is Status.ACCEPTED and word.mark == suggestion.mark:
+        # Rejecting what was accepted takes the mark away again: captions come unpunctuated.
+        new_mark = ""
+    else:
+        new_mark = word.mark
+    if new_mark != word.mark:
+        edits.append(WordEdit(suggestion.gap, word, replace(word, mark=new_mark)))
+    if suggestion.status is not status:
+        edits.append(SuggestionEdit(suggestion.id, suggestion, replace(suggestion, status=status)))
+    return edits
+
+
+def accept(document: Document, suggestion_id: int) -> Step:
+    """Write the suggested mark into its gap."""
+    return Step("Accept suggestion", tuple(_decide(document, suggestion_id, Status.ACCEPTED)))
+
+
+def reject(document: Document, suggestion_id: int) -> Step:
+    """Turn a suggestion down; if it had been accepted, its mark is removed again."""
+    return Step("Reject suggestion", tuple(_decide(document, suggestion_id, Status.REJECTED)))
+
+
+def accept_many(document: Document, suggestion_ids: Iterable[int]) -> Step:
+    """Accept several suggestions as one step, undone together."""
+    edits: list[Edit] = []
+    ids = list(dict.fromkeys(suggestion_ids))
+    seen_gaps: dict[int, int] = {}
+    for suggestion_id in ids:
+        gap = document.suggestion(suggestion_id).gap
+        if gap in seen_gaps:
+            raise EditError(
+                f"suggestions {seen_gaps[gap]} and {suggestion_id} are for the same gap; accept one"
+            )
+        seen_gaps[gap] = suggestion_id
+        edits.extend(_decide(document, suggestion_id, Status.ACCEPTED))
+    return Step(f"Accept {len(ids)} suggestions", tuple(edits))
+
+
+def set_mark(document: Document, word_index: int, mark: str) -> Step:
+    """The editor's own mark after a word; recorded as an accepted suggestion from the editor."""
+    if any(char.isspace() for char in mark.strip(" ")) or any(c.isalnum() for c in mark):
+        raise EditError(f"{mark!r} is not a punctuation mark")
+    word = document.word(word_index)
+    if word.mark == mark:
+        return Step("Set mark", ())
+    suggestion = Suggestion(
+        id=document.next_suggestion_id(),
+        gap=word_index,
+        mark=mark,
+        confidence=1.0,
+        source=Source.EDITOR,
+        status=Status.ACCEPTED,
+    )
+    return Step(
+        "Set mark",
+        (
+            WordEdit(word_index, word, replace(word, mark=mark)),
+            SuggestionEdit(suggestion.id, None, suggestion),
+        ),
+    )
+
+
+def edit_word(document: Document, word_index: int, text: str) -> Step:
+    """Correct a word's spelling; its mark, timing and styling stay."""
+    if not text or any(char.isspace() for char in text):
+        raise EditError("a word must be non-empty and have no spaces; edit one word at a time")
+    word = document.word(word_index)
+    if word.text == text:
+        return Step("Edit word", ())
+    return Step("Edit word", (WordEdit(word_index, word, replace(word, text=text)),))

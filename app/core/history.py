@@ -1,0 +1,122 @@
+"""Undoable edits of a document.
+
+Each step records, for every value it touches, the value before and after, so undo and redo are
+plain assignments and cannot drift from what was done. Several changes made by one user action
+(accepting a whole selection) form one step and undo together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.core.model import Document, Suggestion, Word
+
+
+@dataclass(frozen=True)
+class WordEdit:
+    index: int
+    before: Word
+    after: Word
+
+
+@dataclass(frozen=True)
+class SuggestionEdit:
+    """``before`` None adds the suggestion; ``after`` None removes it."""
+
+    suggestion_id: int
+    before: Suggestion | None
+    after: Suggestion | None
+
+
+Edit = WordEdit | SuggestionEdit
+
+
+@dataclass(frozen=True)
+class Step:
+    description: str
+    edits: tuple[Edit, ...]
+
+
+Listener = Callable[[Step, bool], None]
+
+
+def _apply(document: Document, edit: Edit, forward: bool) -> None:
+    if isinstance(edit, WordEdit):
+        document.put_word(edit.index, edit.after if forward else edit.before)
+        return
+    new = edit.after if forward else edit.before
+    old = edit.before if forward else edit.after
+    if old is None and new is not None:
+        document.suggestions.append(new)
+    elif new is None:
+        document.suggestions.remove(document.suggestion(edit.suggestion_id))
+    else:
+        document.put_suggestion(new)
+
+
+class History:
+    """The undo and redo stacks of one document."""
+
+    def __init__(self, document: Document, limit: int = 1000) -> None:
+        self.document = document
+        self.limit = limit
+        self._done: list[Step] = []
+        self._undone: list[Step] = []
+        #: Called with (step, undone) after every change, so views can refresh what it touched.
+        self.listeners: list[Listener] = []
+
+    def do(self, step: Step) -> bool:
+        """Apply ``step``; a step that changes nothing is dropped. Returns whether it changed anything."""
+        if not step.edits:
+            return False
+        for edit in step.edits:
+            _apply(self.document, edit, forward=True)
+        self._done.append(step)
+        del self._done[: -self.limit]
+        self._undone.clear()
+        self.document.changes_since_save += 1
+        self._notify(step, undone=False)
+        return True
+
+    def undo(self) -> Step | None:
+        if not self._done:
+            return None
+        step = self._done.pop()
+        for edit in reversed(step.edits):
+            _apply(self.document, edit, forward=False)
+        self._undone.append(step)
+        self.document.changes_since_save -= 1
+        self._notify(step, undone=True)
+        return step
+
+    def redo(self) -> Step | None:
+        if not self._undone:
+            return None
+        step = self._undone.pop()
+        for edit in step.edits:
+            _apply(self.document, edit, forward=True)
+        self._done.append(step)
+        self.document.changes_since_save += 1
+        self._notify(step, undone=False)
+        return step
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._done)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._undone)
+
+    @property
+    def undo_description(self) -> str | None:
+        return self._done[-1].description if self._done else None
+
+    @property
+    def redo_description(self) -> str | None:
+        return self._undone[-1].description if self._undone else None
+
+    def _notify(self, step: Step, undone: bool) -> None:
+        for listener in list(self.listeners):
+            listener(step, undone)

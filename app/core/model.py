@@ -1,0 +1,273 @@
+"""The caption document: cues of words, and punctuation suggestions for the gaps between words.
+
+A word's *gap* is the place right after it, where a punctuation mark may go; gaps are numbered by
+the word's position in the whole document. Every word keeps the exact surface text it had in the
+file, so a document that nobody changed writes back byte for byte.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+
+class Casing(enum.Enum):
+    LOWER = "lower"
+    CAPITALISED = "capitalised"
+    UPPER = "upper"
+    MIXED = "mixed"
+    UNCASED = "uncased"  # digits, or scripts without case
+
+
+def casing_of(text: str) -> Casing:
+    letters = [c for c in text if c.isalpha() and (c.islower() or c.isupper())]
+    if not letters:
+        return Casing.UNCASED
+    if all(c.islower() for c in letters):
+        return Casing.LOWER
+    if all(c.isupper() for c in letters):
+        return Casing.UPPER if len(letters) > 1 else Casing.CAPITALISED
+    if letters[0].isupper() and all(c.islower() for c in letters[1:]):
+        return Casing.CAPITALISED
+    return Casing.MIXED
+
+
+def apply_casing(text: str, casing: Casing) -> str:
+    """Recase ``text``; MIXED and UNCASED leave it as it is."""
+    if casing is Casing.LOWER:
+        return text.lower()
+    if casing is Casing.UPPER:
+        return text.upper()
+    if casing is Casing.CAPITALISED:
+        for i, char in enumerate(text):
+            if char.isalpha():
+                return text[:i] + char.upper() + text[i + 1 :].lower()
+    return text
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word as written in the captions.
+
+    ``prefix`` holds opening punctuation glued to the word (quotes, an inverted question mark),
+    ``mark`` the punctuation written after it, which may start with a space (French " ?").
+    Times are in milliseconds; None when nothing says when the word was spoken.
+    """
+
+    text: str
+    start: int | None = None
+    end: int | None = None
+    mark: str = ""
+    prefix: str = ""
+
+    @property
+    def casing(self) -> Casing:
+        return casing_of(self.text)
+
+    def rendered(self) -> str:
+        return self.prefix + self.text + self.mark
+
+
+class Slot(enum.Enum):
+    """Where a word's parts go in a cue's layout."""
+
+    WORD = "word"  # prefix and text of the word
+    MARK = "mark"  # the punctuation after it
+
+
+#: One piece of a cue's layout: literal text (styling, spaces, line breaks) or a word's part.
+LayoutPiece = str | tuple[Slot, int]
+
+
+@dataclass
+class Cue:
+    """A timed caption block.
+
+    ``layout`` interleaves the literal text that is not words (tags such as ``<i>`` or ``{\\an8}``,
+    entities, spaces, line breaks, standalone symbols) with slots for the words, so rendering the
+    layout with the original words gives back ``original_text`` exactly.
+    """
+
+    index: int | None
+    start: int
+    end: int
+    words: list[Word]
+    original_text: str
+    layout: list[LayoutPiece] = field(default_factory=list)
+    #: The file's text around the cue, kept so an untouched cue writes back as read: the SRT number
+    #: or VTT identifier line as written, cue settings, the timing line as written.
+    identifier: str | None = None
+    settings: str = ""
+    timing_line: str | None = None
+    #: What follows the text up to the next cue: line breaks, blank lines, VTT NOTE blocks.
+    after_text: str | None = None
+
+    def text(self) -> str:
+        """The cue's text with its current words, styling kept."""
+        parts: list[str] = []
+        for piece in self.layout:
+            if isinstance(piece, str):
+                parts.append(piece)
+            else:
+                slot, position = piece
+                word = self.words[position]
+                parts.append(word.prefix + word.text if slot is Slot.WORD else word.mark)
+        return "".join(parts)
+
+    def plain_text(self) -> str:
+        """The words alone, separated by single spaces."""
+        return " ".join(word.rendered() for word in self.words)
+
+    @property
+    def duration(self) -> int:
+        return self.end - self.start
+
+
+class Source(enum.Enum):
+    MODEL = "model"
+    REFERENCE = "reference"
+    EDITOR = "editor"
+
+
+class Status(enum.Enum):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A proposed mark for the gap after word ``gap`` (an index into ``Document.words``).
+
+    ``mark`` is the text to write there ("" proposes removing a mark); ``probabilities`` maps each
+    candidate mark to its probability; ``confidence`` is what the editor ranks by, in [0, 1].
+    """
+
+    id: int
+    gap: int
+    mark: str
+    confidence: float
+    source: Source
+    probabilities: dict[str, float] = field(default_factory=dict, hash=False)
+    status: Status = Status.PENDING
+
+
+@dataclass(frozen=True)
+class WordRef:
+    """Where a document-wide word index lives."""
+
+    cue: int
+    position: int
+
+
+@dataclass(eq=False)
+class Document:
+    """A caption file in memory, with what is needed to write it back as it was."""
+
+    cues: list[Cue]
+    format: str  # "srt", "vtt" or "txt"
+    source_path: Path | None = None
+    encoding: str = "utf-8"
+    bom: bool = False
+    line_ending: str = "\n"
+    #: Format-specific text kept verbatim, such as the VTT header and its STYLE/NOTE/REGION blocks.
+    preamble: str = ""
+    trailer: str = ""
+    warnings: list[str] = field(default_factory=list)
+    suggestions: list[Suggestion] = field(default_factory=list)
+    #: Changes since the document last matched its file: done steps add one, undone steps take one
+    #: away, so undoing back to the saved state makes the document clean again.
+    changes_since_save: int = 0
+    _refs: list[WordRef] = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.reindex()
+
+    def reindex(self) -> None:
+        """Rebuild the word index; call after changing which words the cues hold."""
+        self._refs = [
+            WordRef(cue_number, position)
+            for cue_number, cue in enumerate(self.cues)
+            for position in range(len(cue.words))
+        ]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Document):
+            return NotImplemented
+        return self.state() == other.state()
+
+    def state(self) -> tuple[object, ...]:
+        """What the user can see of the document: cues with their words, and the suggestions."""
+        return (
+            self.format,
+            self.encoding,
+            self.bom,
+            self.line_ending,
+            self.preamble,
+            self.trailer,
+            [
+                (c.index, c.start, c.end, tuple(c.words), tuple(c.layout), c.identifier, c.settings)
+                for c in self.cues
+            ],
+            tuple(self.suggestions),
+        )
+
+    @property
+    def is_modified(self) -> bool:
+        return self.changes_since_save != 0
+
+    def mark_saved(self) -> None:
+        self.changes_since_save = 0
+
+    @property
+    def word_count(self) -> int:
+        return len(self._refs)
+
+    def words(self) -> Iterator[Word]:
+        return itertools.chain.from_iterable(cue.words for cue in self.cues)
+
+    def locate(self, index: int) -> WordRef:
+        if not 0 <= index < len(self._refs):
+            raise IndexError(f"no word {index}: the document has {len(self._refs)} words")
+        return self._refs[index]
+
+    def word(self, index: int) -> Word:
+        ref = self.locate(index)
+        return self.cues[ref.cue].words[ref.position]
+
+    def put_word(self, index: int, word: Word) -> None:
+        ref = self.locate(index)
+        self.cues[ref.cue].words[ref.position] = word
+
+    def suggestion(self, suggestion_id: int) -> Suggestion:
+        for suggestion in self.suggestions:
+            if suggestion.id == suggestion_id:
+                return suggestion
+        raise KeyError(f"no suggestion {suggestion_id}")
+
+    def put_suggestion(self, suggestion: Suggestion) -> None:
+        for number, existing in enumerate(self.suggestions):
+            if existing.id == suggestion.id:
+                self.suggestions[number] = suggestion
+                return
+        raise KeyError(f"no suggestion {suggestion.id}")
+
+    def add_suggestions(self, suggestions: list[Suggestion]) -> None:
+        for suggestion in suggestions:
+            self.locate(suggestion.gap)
+        self.suggestions.extend(suggestions)
+
+    def next_suggestion_id(self) -> int:
+        return max((s.id for s in self.suggestions), default=0) + 1
+
+    @property
+    def duration(self) -> int:
+        """Milliseconds from zero to the end of the last cue."""
+        return max((cue.end for cue in self.cues), default=0)
+
+
+def with_mark(word: Word, mark: str) -> Word:
+    return replace(word, mark=mark)

@@ -1,0 +1,141 @@
+"""Reading and writing caption files: SRT, WebVTT and plain text.
+
+``read_document`` never raises anything but ``FormatError`` for a bad file; ``write_document``
+writes atomically and refuses to replace the file the document came from unless asked.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from app.core.errors import PunctumError
+from app.core.model import Document
+from app.formats import srt, text, vtt
+from app.formats.atomic import write_bytes_atomically
+from app.formats.encoding import decode, encode
+from app.formats.errors import FormatError
+
+__all__ = [
+    "FORMATS",
+    "FormatError",
+    "WriteError",
+    "format_of",
+    "parse_document",
+    "read_document",
+    "render_document",
+    "write_document",
+]
+
+#: File extension -> format name.
+FORMATS = {".srt": "srt", ".vtt": "vtt", ".txt": "txt"}
+LINE_ENDINGS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+
+
+class WriteError(PunctumError):
+    """A document that cannot be written where or how it was asked."""
+
+
+def format_of(path: Path) -> str:
+    try:
+        return FORMATS[path.suffix.lower()]
+    except KeyError:
+        known = ", ".join(FORMATS)
+        raise FormatError(
+            path, None, f"unsupported file type {path.suffix or '(none)'!r}; Punctum reads {known}"
+        ) from None
+
+
+def read_document(path: Path | str, format: str | None = None) -> Document:
+    path = Path(path)
+    format = format or format_of(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise FormatError(path, None, "is a folder, not a caption file") from None
+    except OSError as error:
+        raise FormatError(path, None, error.strerror or str(error)) from None
+    return parse_document(data, format, path)
+
+
+def parse_document(data: bytes, format: str, path: Path | None = None) -> Document:
+    decoded = decode(data, path)
+    warnings = []
+    if decoded.mixed_line_endings:
+        warnings.append("mixed line endings; all will be written as the most common one")
+    if format == "srt":
+        cues, preamble, found = srt.read(decoded.text, path)
+        warnings += found
+    elif format == "vtt":
+        cues, preamble, found = vtt.read(decoded.text, path)
+        warnings += found
+    elif format == "txt":
+        cues, preamble = text.read(decoded.text)
+    else:
+        raise FormatError(path, None, f"unknown format {format!r}")
+    return Document(
+        cues=cues,
+        format=format,
+        source_path=path,
+        encoding=decoded.encoding,
+        bom=decoded.bom,
+        line_ending=decoded.line_ending,
+        preamble=preamble,
+        warnings=warnings,
+    )
+
+
+def render_document(document: Document, format: str | None = None) -> str:
+    """The document's text in ``format`` (its own by default), with ``\\n`` line ends."""
+    format = format or document.format
+    if format != document.format and document.format == "txt":
+        raise WriteError(f"plain text has no timings, so it cannot be written as {format.upper()}")
+    writer = {"srt": srt.write, "vtt": vtt.write, "txt": text.write}.get(format)
+    if writer is None:
+        raise WriteError(f"unknown format {format!r}")
+    return writer(document)
+
+
+def write_document(
+    document: Document,
+    path: Path | str,
+    *,
+    format: str | None = None,
+    encoding: str | None = None,
+    line_ending: str | None = None,
+    replace_source: bool = False,
+) -> None:
+    """Write ``document`` to ``path`` in the format its extension names, atomically.
+
+    Encoding and line endings are the document's own unless given; ``line_ending`` may be "lf",
+    "crlf" or "cr". Writing over the file the document was read from needs ``replace_source``.
+    """
+    path = Path(path)
+    format = format or format_of(path)
+    source = document.source_path
+    if source is not None and not replace_source and path.exists() and path.resolve() == source.resolve():
+        raise WriteError(
+            f"{path}: will not overwrite the input file; choose another output or ask to replace it"
+        )
+    target_encoding = encoding or document.encoding
+    try:
+        codecs.lookup(target_encoding)
+    except LookupError:
+        raise WriteError(f"unknown encoding {target_encoding!r}") from None
+    ending = document.line_ending if line_ending is None else LINE_ENDINGS.get(line_ending, line_ending)
+    if ending not in LINE_ENDINGS.values():
+        raise WriteError(f"unknown line ending {line_ending!r}; use lf, crlf or cr")
+    content = render_document(document, format)
+    try:
+        data = encode(content, target_encoding, document.bom and encoding is None, ending)
+    except UnicodeEncodeError as error:
+        bad = error.object[error.start : error.end]
+        raise WriteError(
+            f"{path}: {bad!r} cannot be written in {target_encoding}; write it as UTF-8 instead"
+        ) from None
+    try:
+        write_bytes_atomically(path, data)
+    except OSError as error:
+        raise WriteError(f"{path}: {error.strerror or error}") from None
+    if source is not None and path.resolve() == source.resolve():
+        document.mark_saved()

@@ -1,0 +1,64 @@
+"""What the SRT and WebVTT readers and writers share: building cues, timing checks, rendering."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.core.model import Cue, Document
+from app.formats.cuetext import tokenize
+
+
+def make_cue(
+    index: int | None,
+    start: int,
+    end: int,
+    text: str,
+    *,
+    identifier: str | None,
+    settings: str,
+    timing_line: str | None,
+    after_text: str,
+) -> Cue:
+    words, layout = tokenize(text, start, end)
+    return Cue(
+        index=index,
+        start=start,
+        end=end,
+        words=words,
+        original_text=text,
+        layout=layout,
+        identifier=identifier,
+        settings=settings,
+        timing_line=timing_line,
+        after_text=after_text,
+    )
+
+
+def timing_warnings(cues: list[Cue], lines: list[int]) -> list[str]:
+    """Odd timings load as they are, but the editor should know of them."""
+    warnings = []
+    previous_end: int | None = None
+    for cue, line in zip(cues, lines, strict=True):
+        if cue.end < cue.start:
+            warnings.append(f"line {line}: cue ends before it starts")
+        elif cue.end == cue.start:
+            warnings.append(f"line {line}: cue has zero duration")
+        if previous_end is not None and cue.start < previous_end:
+            warnings.append(f"line {line}: cue overlaps the one before")
+        previous_end = cue.end if previous_end is None else max(previous_end, cue.end)
+    return warnings
+
+
+def render(document: Document, head: Callable[[Cue], str], default_after: str) -> str:
+    """The document's text with ``\\n`` line ends: preamble, each cue's head, text and spacing."""
+    parts = [document.preamble]
+    last = len(document.cues) - 1
+    for number, cue in enumerate(document.cues):
+        parts.append(head(cue))
+        parts.append(cue.text())
+        after = cue.after_text
+        if after is None:
+            after = "\n" if number == last else default_after
+        parts.append(after)
+    parts.append(document.trailer)
+    return "".join(parts)

@@ -1,0 +1,84 @@
+"""Bytes to text and back: byte-order marks, UTF-8, detected legacy encodings, line endings."""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+from pathlib import Path
+
+import charset_normalizer
+
+from app.formats.errors import FormatError
+
+# Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_BOM_OF = {name: bom for bom, name in _BOMS}
+
+
+@dataclass(frozen=True)
+class DecodedText:
+    """Text with line breaks turned into ``\\n``, and what is needed to encode it back."""
+
+    text: str
+    encoding: str
+    bom: bool
+    line_ending: str
+    mixed_line_endings: bool
+
+
+def detect_line_ending(text: str) -> tuple[str, bool]:
+    """The most common line ending (LF when there is none) and whether others occur too."""
+    crlf = text.count("\r\n")
+    counts = {"\r\n": crlf, "\n": text.count("\n") - crlf, "\r": text.count("\r") - crlf}
+    used = [ending for ending, count in counts.items() if count]
+    if not used:
+        return "\n", False
+    return max(used, key=lambda ending: counts[ending]), len(used) > 1
+
+
+def decode(data: bytes, path: Path | str | None = None) -> DecodedText:
+    """Decode a caption file: a BOM decides, else strict UTF-8, else the detected encoding."""
+    encoding, bom = None, False
+    for mark, name in _BOMS:
+        if data.startswith(mark):
+            encoding, bom, data = name, True, data[len(mark) :]
+            break
+    if encoding is not None:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as error:
+            raise FormatError(
+                path, None, f"not valid {encoding} despite its byte-order mark ({error.reason})"
+            ) from None
+    else:
+        try:
+            text, encoding = data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            text, encoding = _decode_detected(data, path)
+    if "\x00" in text:
+        raise FormatError(path, None, "binary data (NUL characters), not a text caption file")
+    line_ending, mixed = detect_line_ending(text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return DecodedText(text, encoding, bom, line_ending, mixed)
+
+
+def _decode_detected(data: bytes, path: Path | str | None) -> tuple[str, str]:
+    best = charset_normalizer.from_bytes(data).best()
+    if best is None:
+        raise FormatError(path, None, "not text in any known encoding")
+    encoding = codecs.lookup(best.encoding).name
+    return data.decode(encoding), encoding
+
+
+def encode(text: str, encoding: str, bom: bool, line_ending: str) -> bytes:
+    """Encode ``\\n``-separated text with the given line ending, encoding and byte-order mark."""
+    if line_ending != "\n":
+        text = text.replace("\n", line_ending)
+    prefix = _BOM_OF.get(codecs.lookup(encoding).name, b"") if bom else b""
+    return prefix + text.encode(encoding)

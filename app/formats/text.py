@@ -1,0 +1,41 @@
+"""Plain text (.txt): a transcript without timings, one cue per non-blank line."""
+
+from __future__ import annotations
+
+import re
+
+from app.core.model import Cue, Document
+from app.formats.common import make_cue, render
+
+_LINE = re.compile(r"[^\n]*\S[^\n]*")
+
+
+def read(text: str) -> tuple[list[Cue], str]:
+    """Cues (all at time zero) and the blank text before the first line."""
+    matches = list(_LINE.finditer(text))
+    cues = []
+    for number, match in enumerate(matches):
+        after_end = matches[number + 1].start() if number + 1 < len(matches) else len(text)
+        cues.append(
+            make_cue(
+                None,
+                0,
+                0,
+                match.group(),
+                identifier=None,
+                settings="",
+                timing_line=None,
+                after_text=text[match.end() : after_end],
+            )
+        )
+    preamble = text[: matches[0].start()] if matches else text
+    return cues, preamble
+
+
+def write(document: Document) -> str:
+    if document.format != "txt":
+        document = Document(
+            [Cue(c.index, c.start, c.end, c.words, c.original_text, c.layout) for c in document.cues],
+            "txt",
+        )
+    return render(document, lambda cue: "", "\n")

@@ -1,0 +1,133 @@
+"""WebVTT (.vtt).
+
+Blocks are read as the WebVTT specification lays them out: the header, then blocks separated by
+blank lines; a block with a timing line is a cue, any other (NOTE, STYLE, REGION) is kept verbatim
+in its place. Timestamps are read and written with webvtt-py's ``Timestamp``. YouTube-style inline
+timestamps give the words their times (see ``cuetext``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from webvtt.errors import MalformedCaptionError
+from webvtt.models import Timestamp
+
+from app.core.model import Cue, Document
+from app.formats.common import make_cue, render, timing_warnings
+from app.formats.errors import FormatError
+
+_TIMING = re.compile(r"[ \t]*(\S+)[ \t]+-->[ \t]+(\S+)((?:[ \t].*)?)")
+HEADER = "WEBVTT"
+
+
+def parse_time(value: str) -> int | None:
+    try:
+        return Timestamp.from_string(value).in_milliseconds()
+    except MalformedCaptionError:
+        return None
+
+
+def format_time(millis: int) -> str:
+    return str(Timestamp.from_seconds(millis / 1000))
+
+
+def parse_timing(line: str) -> tuple[int, int, str] | None:
+    match = _TIMING.fullmatch(line)
+    if match is None:
+        return None
+    start, end = parse_time(match.group(1)), parse_time(match.group(2))
+    if start is None or end is None:
+        return None
+    return start, end, match.group(3).strip()
+
+
+def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
+    """Cues, the text before the first cue (header, STYLE, REGION), and warnings."""
+    if not text.startswith(HEADER) or text[len(HEADER) : len(HEADER) + 1] not in ("", " ", "\t", "\n"):
+        raise FormatError(path, 1, "no 'WEBVTT' header: not WebVTT captions")
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+
+    blocks: list[tuple[int, int]] = []  # (first row, row after the last) of each block
+    row = 0
+    while row < len(lines):
+        if not lines[row].strip():
+            row += 1
+            continue
+        first = row
+        while row < len(lines) and lines[row].strip():
+            row += 1
+        blocks.append((first, row))
+
+    cues: list[Cue] = []
+    cue_rows: list[int] = []
+    cue_spans: list[tuple[int, int]] = []  # text offsets of each cue block and of its text's end
+    for first, stop in blocks[1:]:  # the first block is the header
+        if "-->" in lines[first]:
+            timing_row = first
+        elif first + 1 < stop and "-->" in lines[first + 1]:
+            timing_row = first + 1
+        else:
+            continue  # NOTE, STYLE, REGION or stray text: kept verbatim around the cues
+        timing = parse_timing(lines[timing_row])
+        if timing is None:
+            raise FormatError(path, timing_row + 1, f"unreadable timing line {lines[timing_row].strip()!r}")
+        start, end, settings = timing
+        text_start = min(offsets[timing_row + 1], len(text))
+        text_end = max(text_start, offsets[stop] - 1) if stop > timing_row + 1 else text_start
+        identifier = lines[first] if timing_row != first else None
+        cues.append(
+            make_cue(
+                None,
+                start,
+                end,
+                text[text_start:text_end],
+                identifier=identifier,
+                settings=settings,
+                timing_line=lines[timing_row],
+                after_text="",
+            )
+        )
+        cue_rows.append(first)
+        cue_spans.append((offsets[first], text_end))
+    if not cues:
+        return [], text, ["the file has no cues"]
+    if any(word.start is not None for cue in cues for word in cue.words):
+        # In word-timed files a one-word cue carries no inline timestamp: the cue is the word's time.
+        for cue in cues:
+            if len(cue.words) == 1 and cue.words[0].start is None:
+                cue.words[0] = replace(cue.words[0], start=cue.start, end=cue.end)
+    for number, cue in enumerate(cues):
+        next_start = cue_spans[number + 1][0] if number + 1 < len(cues) else len(text)
+        cue.after_text = text[cue_spans[number][1] : next_start]
+        if (
+            cue.identifier is None
+            and cue.timing_line is not None
+            and cue_spans[number][1] < offsets[cue_rows[number] + 1]
+        ):
+            # A cue with no text and no line break after its timing line.
+            cue.after_text = text[offsets[cue_rows[number]] + len(cue.timing_line) : next_start]
+    return cues, text[: cue_spans[0][0]], timing_warnings(cues, [r + 1 for r in cue_rows])
+
+
+def _head(cue: Cue, as_read: bool) -> str:
+    identifier = cue.identifier if as_read else None
+    timing = cue.timing_line if as_read else None
+    if timing is None:
+        timing = f"{format_time(cue.start)} --> {format_time(cue.end)}"
+        if cue.settings and as_read:
+            timing += " " + cue.settings
+    return (f"{identifier}\n" if identifier is not None else "") + timing + "\n"
+
+
+def write(document: Document) -> str:
+    """WebVTT text; a document read from another format gets a bare header."""
+    as_read = document.format == "vtt"
+    if not as_read:
+        document = replace(document, preamble=HEADER + "\n\n", trailer="")
+    return render(document, lambda cue: _head(cue, as_read), "\n\n")

@@ -1,0 +1,54 @@
+"""Opening caption files and describing them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.model import Document
+from app.formats import read_document
+
+_LINE_ENDING_NAMES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
+
+
+def open_document(path: Path | str) -> Document:
+    return read_document(path)
+
+
+@dataclass(frozen=True)
+class Summary:
+    path: str
+    format: str
+    encoding: str
+    bom: bool
+    line_endings: str
+    cues: int
+    words: int
+    duration_ms: int
+    timed_words: int
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def summarize(document: Document) -> Summary:
+    return Summary(
+        path=str(document.source_path) if document.source_path else "",
+        format=document.format,
+        encoding=document.encoding,
+        bom=document.bom,
+        line_endings=_LINE_ENDING_NAMES[document.line_ending],
+        cues=len(document.cues),
+        words=document.word_count,
+        duration_ms=document.duration,
+        timed_words=sum(1 for word in document.words() if word.start is not None),
+        warnings=list(document.warnings),
+    )
+
+
+def format_duration(millis: int) -> str:
+    seconds, millis = divmod(millis, 1000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}.{millis:03d}"

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SAMPLE = ROOT / "resources" / "sample"
+#: The shared data folder beside the repository; PUNCTUM_DATA points elsewhere.
+SHARED_DATA = Path(os.environ.get("PUNCTUM_DATA", ROOT.parent / "shared" / "data"))
+
+
+def shared_data(*parts: str) -> Path:
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not present: {path}")
+    return path
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES

@@ -98,7 +98,8 @@ class Cue:
     original_text: str
     layout: list[LayoutPiece] = field(default_factory=list)
     #: The file's text around the cue, kept so an untouched cue writes back as read: the SRT number
-    #: or VTT identifier line as written, cue settings, the timing line as written.
+    #: or VTT identifier line as written, cue settings, the timing line as written with its line
+    #: break (a file may end right after it).
     identifier: str | None = None
     settings: str = ""
     timing_line: str | None = None
@@ -265,8 +266,8 @@ class Document:
 
     @property
     def duration(self) -> int:
-        """Milliseconds from zero to the end of the last cue."""
-        return max((cue.end for cue in self.cues), default=0)
+        """Milliseconds from zero to the latest cue time (a cue may end before it starts)."""
+        return max((max(cue.start, cue.end) for cue in self.cues), default=0)
 
 
 def with_mark(word: Word, mark: str) -> Word:

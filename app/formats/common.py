@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from app.core.model import Cue, Document
 from app.formats.cuetext import tokenize
@@ -17,9 +18,13 @@ def make_cue(
     identifier: str | None,
     settings: str,
     timing_line: str | None,
-    after_text: str,
+    after_text: str | None,
+    timed: bool = True,
 ) -> Cue:
     words, layout = tokenize(text, start, end)
+    if timed and len(words) == 1 and words[0].start is None:
+        # A one-word cue (word-level captions, or a lone "yes") times its word.
+        words[0] = replace(words[0], start=start, end=end)
     return Cue(
         index=index,
         start=start,

@@ -19,6 +19,7 @@ _MARKUP = re.compile(
 )
 _INLINE_TIME = re.compile(r"<((?:\d+:)?\d{2}:\d{2}\.\d{3})>")
 _SPACE = re.compile(r"(\s+)")
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 
 #: Punctuation that may open a word ("¿qué", "(aside", "-dialogue").
 OPENING = frozenset("\"'“‘«‹([{¿¡-–—")
@@ -28,6 +29,8 @@ CLOSING = frozenset(",.;:!?…\"'”’»›)]}-–—。，、；：！？")
 
 def split_token(token: str) -> tuple[str, str, str]:
     """``'"¿Qué?"'`` -> (prefix, text, mark) = ('"¿', 'Qué', '?"'); text is "" for pure symbols."""
+    if token[0].isalnum() and token[-1].isalnum():
+        return "", token, ""  # the common case in ASR captions
     start = 0
     while start < len(token) and token[start] in OPENING:
         start += 1
@@ -35,7 +38,7 @@ def split_token(token: str) -> tuple[str, str, str]:
     while end > start and token[end - 1] in CLOSING:
         end -= 1
     core = token[start:end]
-    if not any(char.isalnum() for char in core):
+    if _LETTER_OR_DIGIT.search(core) is None:
         return "", "", token
     return token[:start], core, token[end:]
 

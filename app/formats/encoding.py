@@ -19,6 +19,7 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 _BOM_OF = {name: bom for bom, name in _BOMS}
+_NEAR_TIE = 0.15
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,26 @@ def decode(data: bytes, path: Path | str | None = None) -> DecodedText:
 
 
 def _decode_detected(data: bytes, path: Path | str | None) -> tuple[str, str]:
-    best = charset_normalizer.from_bytes(data).best()
-    if best is None:
+    # Only encodings that give back the very same bytes are taken, so saving never alters a file.
+    matches = [m for m in charset_normalizer.from_bytes(data) if _reversible(data, m.encoding)]
+    if not matches:
         raise FormatError(path, None, "not text in any known encoding")
+    best = matches[0]
+    for match in matches:
+        # Short Western-European files fit several Windows code pages about equally well;
+        # cp1252 is by far the commonest legacy encoding of subtitles, so it wins near-ties.
+        if match.encoding == "cp1252" and match.chaos <= best.chaos + _NEAR_TIE:
+            best = match
+            break
     encoding = codecs.lookup(best.encoding).name
     return data.decode(encoding), encoding
+
+
+def _reversible(data: bytes, encoding: str) -> bool:
+    try:
+        return data.decode(encoding).encode(encoding) == data
+    except (UnicodeError, LookupError):
+        return False
 
 
 def encode(text: str, encoding: str, bom: bool, line_ending: str) -> bytes:

@@ -93,13 +93,13 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
         identifier = lines[row - 1] if block_rows[number] != row else None
         cues.append(
             make_cue(
-                int(identifier) if identifier is not None else None,
+                int(identifier.strip()) if identifier is not None else None,
                 start,
                 end,
                 match.group(1),
                 identifier=identifier,
                 settings=settings,
-                timing_line=lines[row],
+                timing_line=text[offsets[row] : offsets[row + 1]],
                 after_text=match.group(2),
             )
         )
@@ -124,13 +124,17 @@ def _head(cue: Cue, as_read: bool) -> str:
         timing = f"{format_time(cue.start)} --> {format_time(cue.end)}"
         if cue.settings:
             timing += " " + cue.settings
-    return (f"{number}\n" if number is not None else "") + timing + "\n"
+        timing += "\n"
+    return (f"{number}\n" if number is not None else "") + timing
 
 
 def write(document: Document) -> str:
     """SRT text; a document read from another format gets standard numbers and timing lines."""
     as_read = document.format == "srt"
     if not as_read:
-        numbered = [replace(cue, index=n) for n, cue in enumerate(document.cues, start=1)]
+        numbered = [
+            replace(cue, index=n, settings="", after_text=None)
+            for n, cue in enumerate(document.cues, start=1)
+        ]
         document = replace(document, cues=numbered, preamble="", trailer="")
     return render(document, lambda cue: _head(cue, as_read), "\n\n")

@@ -26,6 +26,7 @@ def read(text: str) -> tuple[list[Cue], str]:
                 settings="",
                 timing_line=None,
                 after_text=text[match.end() : after_end],
+                timed=False,
             )
         )
     preamble = text[: matches[0].start()] if matches else text

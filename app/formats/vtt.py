@@ -89,7 +89,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
                 text[text_start:text_end],
                 identifier=identifier,
                 settings=settings,
-                timing_line=lines[timing_row],
+                timing_line=text[offsets[timing_row] : offsets[timing_row + 1]],
                 after_text="",
             )
         )
@@ -97,21 +97,9 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
         cue_spans.append((offsets[first], text_end))
     if not cues:
         return [], text, ["the file has no cues"]
-    if any(word.start is not None for cue in cues for word in cue.words):
-        # In word-timed files a one-word cue carries no inline timestamp: the cue is the word's time.
-        for cue in cues:
-            if len(cue.words) == 1 and cue.words[0].start is None:
-                cue.words[0] = replace(cue.words[0], start=cue.start, end=cue.end)
     for number, cue in enumerate(cues):
         next_start = cue_spans[number + 1][0] if number + 1 < len(cues) else len(text)
         cue.after_text = text[cue_spans[number][1] : next_start]
-        if (
-            cue.identifier is None
-            and cue.timing_line is not None
-            and cue_spans[number][1] < offsets[cue_rows[number] + 1]
-        ):
-            # A cue with no text and no line break after its timing line.
-            cue.after_text = text[offsets[cue_rows[number]] + len(cue.timing_line) : next_start]
     return cues, text[: cue_spans[0][0]], timing_warnings(cues, [r + 1 for r in cue_rows])
 
 
@@ -120,14 +108,16 @@ def _head(cue: Cue, as_read: bool) -> str:
     timing = cue.timing_line if as_read else None
     if timing is None:
         timing = f"{format_time(cue.start)} --> {format_time(cue.end)}"
-        if cue.settings and as_read:
+        if cue.settings:
             timing += " " + cue.settings
-    return (f"{identifier}\n" if identifier is not None else "") + timing + "\n"
+        timing += "\n"
+    return (f"{identifier}\n" if identifier is not None else "") + timing
 
 
 def write(document: Document) -> str:
     """WebVTT text; a document read from another format gets a bare header."""
     as_read = document.format == "vtt"
     if not as_read:
-        document = replace(document, preamble=HEADER + "\n\n", trailer="")
+        cues = [replace(cue, settings="", after_text=None) for cue in document.cues]
+        document = replace(document, cues=cues, preamble=HEADER + "\n\n", trailer="")
     return render(document, lambda cue: _head(cue, as_read), "\n\n")

@@ -1,0 +1,75 @@
+"""The punctum command as a user runs it: output, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, SAMPLE
+
+
+def punctum(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args], capture_output=True, text=True, cwd=cwd, timeout=60, check=False
+    )
+
+
+def test_info_describes_the_sample() -> None:
+    result = punctum("info", str(SAMPLE / "sample.srt"))
+    assert result.returncode == 0, result.stderr
+    assert "format:       SRT" in result.stdout
+    assert "line endings: LF" in result.stdout
+    assert "cues:         24" in result.stdout
+
+
+def test_info_json(fixtures: Path) -> None:
+    result = punctum("info", "--json", str(fixtures / "odd.srt"))
+    assert result.returncode == 0
+    info = json.loads(result.stdout)
+    assert info["format"] == "srt"
+    assert info["cues"] == 4
+    assert info["duration_ms"] == 5000
+    assert any("overlaps" in warning for warning in info["warnings"])
+
+
+def test_word_timings_are_counted(fixtures: Path) -> None:
+    info = json.loads(punctum("info", "--json", str(fixtures / "youtube.vtt")).stdout)
+    assert (info["words"], info["timed_words"]) == (9, 5)
+
+
+def test_bad_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.srt"
+    broken.write_text("1\n00:00:01,000 --> 00:00:xx,000\nhello\n")
+    for target in (broken, tmp_path / "missing.srt", tmp_path / "notes.docx", tmp_path):
+        result = punctum("info", str(target))
+        assert result.returncode == 3, (target, result.stderr)
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert "Traceback" not in result.stderr
+    assert f"{broken}:2: unreadable timing line" in punctum("info", str(broken)).stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    assert punctum().returncode == 2
+    assert punctum("info").returncode == 2
+    assert punctum("frobnicate").returncode == 2
+
+
+def test_show_prints_cues_with_times(fixtures: Path) -> None:
+    result = punctum("show", str(fixtures / "styled.srt"))
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[1].split() == [
+        "2", "0:00:03.600", "-->", "0:00:06.000", "tom", "jerry", "were", "there",
+    ]  # fmt: skip
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "punctum"
+    if not script.exists():
+        import pytest
+
+        pytest.skip("not installed as a package")
+    result = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0
+    assert "info" in result.stdout

@@ -43,6 +43,28 @@ def _show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _transfer(args: argparse.Namespace) -> int:
+    from app.core.history import History
+    from app.formats import write_document
+    from app.services.transfer import accept_reference_suggestions, transfer_files, write_report
+
+    outcome = transfer_files(args.reference, args.captions, args.language)
+    document = outcome.document
+    accepted = accept_reference_suggestions(document, History(document), casing=not args.no_casing)
+    write_document(document, args.output)
+    if args.report:
+        write_report(outcome.report, args.report)
+    for warning in outcome.warnings:
+        print(f"punctum: warning: {warning}", file=sys.stderr)
+    marks = outcome.report.get("marks", {})
+    carried = marks.get("carried", 0) if isinstance(marks, dict) else 0
+    print(
+        f"{args.output}: {carried} marks carried, {accepted} changes applied; word error rate "
+        f"{outcome.report.get('word_error_rate', 'n/a')}"
+    )
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="punctum", description="Restore and review punctuation in ASR captions (SRT, WebVTT, text)."
@@ -57,6 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print the cues of a caption file with their timings")
     show.add_argument("file", metavar="FILE")
     show.set_defaults(run=_show)
+    transfer = commands.add_parser(
+        "transfer", help="carry the punctuation of a reference transcript onto ASR captions"
+    )
+    transfer.add_argument("reference", metavar="REFERENCE", help="punctuated transcript: .txt, .srt, .vtt")
+    transfer.add_argument("captions", metavar="CAPTIONS", help="ASR captions: .srt or .vtt")
+    transfer.add_argument("-o", "--output", required=True, metavar="OUT", help="captions to write")
+    transfer.add_argument("--report", metavar="REPORT.json", help="write what was carried and skipped")
+    transfer.add_argument("--language", default="en", help="language of both texts (for numbers), default en")
+    transfer.add_argument("--no-casing", action="store_true", help="carry marks only, not capitals")
+    transfer.set_defaults(run=_transfer)
     return parser
 
 

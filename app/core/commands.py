@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from app.core.errors import PunctumError
 from app.core.history import Edit, Step, SuggestionEdit, WordEdit
-from app.core.model import Document, Source, Status, Suggestion
+from app.core.model import Document, Source, Status, Suggestion, apply_casing
 
 
 class EditError(PunctumError):
@@ -21,15 +21,25 @@ def _decide(document: Document, suggestion_id: int, status: Status) -> list[Edit
     suggestion = document.suggestion(suggestion_id)
     edits: list[Edit] = []
     word = document.word(suggestion.gap)
-    if status is Status.ACCEPTED:
-        new_mark = suggestion.mark
-    elif suggestion.status is Status.ACCEPTED and word.mark == suggestion.mark:
+    was_accepted = suggestion.status is Status.ACCEPTED
+    if suggestion.casing is not None:
+        wanted = apply_casing(word.text, suggestion.casing)
+        if status is Status.ACCEPTED:
+            new_word = replace(word, text=wanted)
+        elif was_accepted and word.text == wanted:
+            # Rejecting what was accepted undoes it: captions come lowercase.
+            new_word = replace(word, text=word.text.lower())
+        else:
+            new_word = word
+    elif status is Status.ACCEPTED:
+        new_word = replace(word, mark=suggestion.mark)
+    elif was_accepted and word.mark == suggestion.mark:
         # Rejecting what was accepted takes the mark away again: captions come unpunctuated.
-        new_mark = ""
+        new_word = replace(word, mark="")
     else:
-        new_mark = word.mark
-    if new_mark != word.mark:
-        edits.append(WordEdit(suggestion.gap, word, replace(word, mark=new_mark)))
+        new_word = word
+    if new_word != word:
+        edits.append(WordEdit(suggestion.gap, word, new_word))
     if suggestion.status is not status:
         edits.append(SuggestionEdit(suggestion.id, suggestion, replace(suggestion, status=status)))
     return edits
@@ -49,9 +59,10 @@ def accept_many(document: Document, suggestion_ids: Iterable[int]) -> Step:
     """Accept several suggestions as one step, undone together."""
     edits: list[Edit] = []
     ids = list(dict.fromkeys(suggestion_ids))
-    seen_gaps: dict[int, int] = {}
+    seen_gaps: dict[tuple[int, bool], int] = {}  # one mark and one casing per word
     for suggestion_id in ids:
-        gap = document.suggestion(suggestion_id).gap
+        suggestion = document.suggestion(suggestion_id)
+        gap = (suggestion.gap, suggestion.casing is not None)
         if gap in seen_gaps:
             raise EditError(
                 f"suggestions {seen_gaps[gap]} and {suggestion_id} are for the same gap; accept one"

@@ -145,6 +145,7 @@ class Suggestion:
 
     ``mark`` is the text to write there ("" proposes removing a mark); ``probabilities`` maps each
     candidate mark to its probability; ``confidence`` is what the editor ranks by, in [0, 1].
+    A suggestion with ``casing`` set proposes recasing word ``gap`` instead, and ignores ``mark``.
     """
 
     id: int
@@ -154,6 +155,7 @@ class Suggestion:
     source: Source
     probabilities: dict[str, float] = field(default_factory=dict, hash=False)
     status: Status = Status.PENDING
+    casing: Casing | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,53 @@
+"""Precision, recall and F1 per punctuation class and overall, and slot error rate, as the
+punctuation literature reports them (overall = micro-average over the non-empty classes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.core.marks import CLASS_NAMES, COMMA, PERIOD, QUESTION
+
+
+@dataclass(frozen=True)
+class Score:
+    precision: float
+    recall: float
+    f1: float
+    support: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "precision": round(100 * self.precision, 1),
+            "recall": round(100 * self.recall, 1),
+            "f1": round(100 * self.f1, 1),
+            "support": self.support,
+        }
+
+
+def _score(true_positive: int, predicted: int, actual: int) -> Score:
+    precision = true_positive / predicted if predicted else 0.0
+    recall = true_positive / actual if actual else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return Score(precision, recall, f1, actual)
+
+
+def punctuation_scores(
+    gold: Sequence[str], predicted: Sequence[str], classes: Sequence[str] = (COMMA, PERIOD, QUESTION)
+) -> dict[str, object]:
+    """Per-class and overall scores of predicted against gold classes (one per word gap)."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
+    result: dict[str, object] = {}
+    total_tp = total_pred = total_gold = 0
+    for mark in classes:
+        tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g == p == mark)
+        n_pred = sum(1 for p in predicted if p == mark)
+        n_gold = sum(1 for g in gold if g == mark)
+        result[CLASS_NAMES[mark]] = _score(tp, n_pred, n_gold).as_dict()
+        total_tp, total_pred, total_gold = total_tp + tp, total_pred + n_pred, total_gold + n_gold
+    result["overall"] = _score(total_tp, total_pred, total_gold).as_dict()
+    # Slot error rate: substitutions, deletions and insertions of marks over the gold marks.
+    errors = sum(1 for g, p in zip(gold, predicted, strict=True) if g != p and (g in classes or p in classes))
+    result["SER"] = round(100 * errors / total_gold, 1) if total_gold else 0.0
+    return result

@@ -1,0 +1,77 @@
+"""Reference transfer as a use case: read a reference and captions, propose the reference's marks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.align.transfer import transfer
+from app.core import commands
+from app.core.history import History
+from app.core.model import Document, Source, Status, Word
+from app.formats import FormatError, read_document
+from app.formats.atomic import write_bytes_atomically
+from app.formats.corpora import read_iwslt_xml, read_token_tags
+
+#: Reference formats beyond the caption formats, for evaluation sets.
+_XML = {".xml"}
+_TOKEN_TAGS = {".tsv", ".tags", ""}
+
+
+def read_reference(path: Path | str) -> list[Word]:
+    """Words of a reference transcript: plain text, SRT, VTT, IWSLT XML or a token-tag file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in _XML:
+        return [word for segment in read_iwslt_xml(path) for word in segment]
+    if suffix in _TOKEN_TAGS and path.is_file():
+        return read_token_tags(path)
+    if not path.exists():
+        raise FormatError(path, None, "No such file or directory")
+    return list(read_document(path).words())
+
+
+@dataclass
+class TransferOutcome:
+    document: Document
+    report: dict[str, object]
+
+    @property
+    def warnings(self) -> list[str]:
+        warnings = self.report.get("warnings", [])
+        return [str(w) for w in warnings] if isinstance(warnings, list) else []
+
+
+def propose_from_reference(
+    document: Document, reference: list[Word], language: str = "en"
+) -> dict[str, object]:
+    """Add the reference's marks and capitals to ``document`` as pending suggestions."""
+    result = transfer(list(document.words()), reference, language, first_id=document.next_suggestion_id())
+    document.add_suggestions(result.suggestions)
+    return result.report
+
+
+def transfer_files(
+    reference_path: Path | str, captions_path: Path | str, language: str = "en"
+) -> TransferOutcome:
+    document = read_document(captions_path)
+    report = propose_from_reference(document, read_reference(reference_path), language)
+    report["reference"] = str(reference_path)
+    report["captions"] = str(captions_path)
+    return TransferOutcome(document, report)
+
+
+def accept_reference_suggestions(document: Document, history: History, casing: bool = True) -> int:
+    """Accept every pending reference suggestion in one undoable step; returns how many."""
+    ids = [
+        s.id
+        for s in document.suggestions
+        if s.source is Source.REFERENCE and s.status is Status.PENDING and (casing or s.casing is None)
+    ]
+    history.do(commands.accept_many(document, ids))
+    return len(ids)
+
+
+def write_report(report: dict[str, object], path: Path | str) -> None:
+    write_bytes_atomically(Path(path), (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode())

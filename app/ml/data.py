@@ -1,0 +1,211 @@
+"""Training and evaluation text: the corpora in their own formats, turned into what ASR gives.
+
+Every reader returns ``LabelledText`` documents: lowercase words without punctuation (the model's
+input, as ASR output looks), the mark class after each word, and each word's casing class
+(-1 where the corpus is lowercased and casing is unknown).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.marks import model_class
+from app.core.model import Casing, casing_of
+from app.formats.corpora import read_token_tags
+from app.formats.cuetext import split_token
+
+#: Casing classes of the casing head.
+CASING_CLASSES = (Casing.LOWER, Casing.CAPITALISED, Casing.UPPER)
+UNKNOWN = -100  # ignored by the loss
+
+
+def casing_class(text: str) -> int:
+    casing = casing_of(text)
+    if casing is Casing.UPPER and len(text) > 1:
+        return 2
+    if casing in (Casing.CAPITALISED, Casing.MIXED) or (casing is Casing.UPPER and len(text) == 1):
+        return 1
+    return 0
+
+
+@dataclass
+class LabelledText:
+    words: list[str]
+    labels: list[int]
+    casing: list[int]
+    language: str
+    source: str
+    name: str = ""
+    extras: dict[str, object] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def from_punctuated_text(
+    text: str, language: str, source: str, name: str = "", cased: bool = True
+) -> LabelledText:
+    """Words, marks and casing of running punctuated text."""
+    words: list[str] = []
+    labels: list[int] = []
+    casing: list[int] = []
+    for token in text.split():
+        _, core, mark = split_token(token)
+        if not core:
+            # A mark standing alone (" – ", French " ?") belongs to the word before it.
+            if words and labels[-1] == 0:
+                labels[-1] = model_class(mark)
+            continue
+        words.append(core.lower())
+        labels.append(model_class(mark))
+        casing.append(casing_class(core) if cased else UNKNOWN)
+    return LabelledText(words, labels, casing, language, source, name)
+
+
+def read_plain_text(path: Path, language: str, source: str) -> LabelledText:
+    return from_punctuated_text(path.read_text(encoding="utf-8"), language, source, path.name)
+
+
+def read_rev(path: Path, source: str = "earnings22") -> LabelledText:
+    """Rev NLP files (``token|speaker|ts|endTs|punctuation|prepunctuation|case|...``), with timings."""
+    words: list[str] = []
+    labels: list[int] = []
+    casing: list[int] = []
+    starts: list[float | None] = []
+    ends: list[float | None] = []
+    with path.open(encoding="utf-8") as file:
+        next(file, None)
+        for line in file:
+            fields = line.rstrip("\n").split("|")
+            if len(fields) < 7:
+                continue
+            token = fields[0]
+            _, core, _ = split_token(token)
+            if not core:
+                if words and labels[-1] == 0:
+                    labels[-1] = model_class(fields[4] or token)
+                continue
+            words.append(core.lower())
+            labels.append(model_class(fields[4]))
+            casing.append({"LC": 0, "UC": 1, "CA": 2, "MC": 1}.get(fields[6], casing_class(core)))
+            starts.append(float(fields[2]) if fields[2] else None)
+            ends.append(float(fields[3]) if fields[3] else None)
+    return LabelledText(words, labels, casing, "en", source, path.name, {"starts": starts, "ends": ends})
+
+
+def conllu_sentences(path: Path) -> list[str]:
+    return [
+        line[len("# text = ") :].strip()
+        for line in path.open(encoding="utf-8")
+        if line.startswith("# text = ")
+    ]
+
+
+def read_conllu(path: Path, language: str, part: str = "all") -> LabelledText:
+    """The ``# text`` lines of a CoNLL-U file in order; ``part`` "dev" / "test" is its first / second half."""
+    sentences = conllu_sentences(path)
+    half = len(sentences) // 2
+    chosen = {"all": sentences, "dev": sentences[:half], "test": sentences[half:]}[part]
+    return from_punctuated_text(" ".join(chosen), language, "ud", f"{path.name}:{part}")
+
+
+def read_mteval_xml(path: Path, language: str, source: str) -> list[LabelledText]:
+    """IWSLT/mteval XML: one document per ``<doc>``, its segments joined."""
+    root = ElementTree.parse(path).getroot()
+    documents = []
+    for doc in root.iter("doc"):
+        text = " ".join((seg.text or "").strip() for seg in doc.iter("seg"))
+        documents.append(from_punctuated_text(text, language, source, f"{path.name}:{doc.get('docid')}"))
+    return documents
+
+
+def read_iwslt_tags(path: Path) -> LabelledText:
+    """IWSLT2011 token-tag files: lowercased, so casing is unknown."""
+    words = read_token_tags(path)
+    return LabelledText(
+        [w.text for w in words],
+        [model_class(w.mark) for w in words],
+        [UNKNOWN] * len(words),
+        "en",
+        "iwslt2011",
+        path.name,
+    )
+
+
+def read_json_lines(path: Path, language: str = "en", source: str = "mustc") -> LabelledText:
+    texts = [json.loads(line)["tgt_text"] for line in path.open(encoding="utf-8") if line.strip()]
+    return from_punctuated_text(" ".join(texts), language, source, path.name)
+
+
+READERS = {
+    "iwslt": "token-tag",
+    "rev": "Rev NLP",
+    "conllu": "CoNLL-U",
+    "xml": "mteval XML",
+    "text": "plain text",
+}
+
+
+def read_any(path: Path, format: str, language: str = "en") -> list[LabelledText]:
+    """Evaluation data by format name (the ``punctum eval --format`` choices)."""
+    paths = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    documents: list[LabelledText] = []
+    for item in paths:
+        if format == "iwslt":
+            documents.append(read_iwslt_tags(item))
+        elif format == "rev" and item.suffix == ".nlp":
+            documents.append(read_rev(item))
+        elif format == "conllu" and item.suffix == ".conllu":
+            documents.append(read_conllu(item, language))
+        elif format == "xml" and item.suffix == ".xml":
+            documents.extend(read_mteval_xml(item, language, item.stem))
+        elif format == "text" and item.suffix == ".txt":
+            documents.append(read_plain_text(item, language, item.parent.name))
+        elif format == "jsonl":
+            documents.append(read_json_lines(item, language))
+    return documents
+
+
+# --- the training mixture -------------------------------------------------------------------
+
+#: Earnings-22 calls held out from training (the first and last few in name order).
+EARNINGS_DEV_COUNT, EARNINGS_TEST_COUNT = 5, 8
+_NAME_SAFE = re.compile(r"[^A-Za-z0-9]+")
+
+
+def earnings_split(folder: Path) -> dict[str, list[Path]]:
+    calls = sorted(folder.glob("*.nlp"))
+    rng = random.Random(22)
+    shuffled = calls[:]
+    rng.shuffle(shuffled)
+    dev = sorted(shuffled[:EARNINGS_DEV_COUNT])
+    test = sorted(shuffled[EARNINGS_DEV_COUNT : EARNINGS_DEV_COUNT + EARNINGS_TEST_COUNT])
+    train = [c for c in calls if c not in dev and c not in test]
+    return {"train": train, "dev": dev, "test": test}
+
+
+def split_words(document: LabelledText, fraction: float) -> tuple[LabelledText, LabelledText]:
+    """The first ``fraction`` of a document and the rest, as two documents."""
+    cut = int(len(document) * fraction)
+
+    def part(lo: int, hi: int, suffix: str) -> LabelledText:
+        return LabelledText(
+            document.words[lo:hi],
+            document.labels[lo:hi],
+            document.casing[lo:hi],
+            document.language,
+            document.source,
+            document.name + suffix,
+        )
+
+    return part(0, cut, ":a"), part(cut, len(document), ":b")
+
+
+def iter_text_files(folder: Path) -> Iterator[Path]:
+    yield from sorted(p for p in folder.rglob("*.txt") if p.is_file())

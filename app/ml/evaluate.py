@@ -1,0 +1,48 @@
+"""Scoring the model on labelled documents the way the punctuation literature does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from app.core.marks import MODEL_MARKS, mark_class
+from app.core.metrics import punctuation_scores
+from app.ml.data import LabelledText
+from app.ml.inference import predict_probabilities
+from app.ml.model import PunctuationModel
+
+
+def predict_documents(
+    model: PunctuationModel,
+    tokenizer: Any,
+    documents: Sequence[LabelledText],
+    window_tokens: int,
+    temperature: float = 1.0,
+) -> list[torch.Tensor]:
+    return [
+        predict_probabilities(model, tokenizer, d.words, window_tokens, temperature=temperature)[0]
+        for d in documents
+    ]
+
+
+def scores_from(documents: Sequence[LabelledText], probabilities: Sequence[torch.Tensor]) -> dict[str, Any]:
+    gold: list[str] = []
+    predicted: list[str] = []
+    for document, probs in zip(documents, probabilities, strict=True):
+        gold.extend(mark_class(MODEL_MARKS[label]) for label in document.labels)
+        predicted.extend(mark_class(MODEL_MARKS[int(i)]) for i in probs.argmax(dim=-1).tolist())
+    return punctuation_scores(gold, predicted)
+
+
+def evaluate_documents(
+    model: PunctuationModel, tokenizer: Any, documents: Sequence[LabelledText], window_tokens: int
+) -> dict[str, Any]:
+    """Overall scores and scores per source."""
+    probabilities = predict_documents(model, tokenizer, documents, window_tokens)
+    result: dict[str, Any] = {"overall": scores_from(documents, probabilities)}
+    for source in sorted({d.source for d in documents}):
+        chosen = [i for i, d in enumerate(documents) if d.source == source]
+        result[source] = scores_from([documents[i] for i in chosen], [probabilities[i] for i in chosen])
+    return result

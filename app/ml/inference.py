@@ -1,0 +1,53 @@
+"""Running the model over whole documents: overlapping windows, batched, most-central prediction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from app.ml.model import PunctuationModel
+from app.ml.windows import central_windows, encode_words, make_batch, plan_windows
+
+
+def predict_probabilities(
+    model: PunctuationModel,
+    tokenizer: Any,
+    words: Sequence[str],
+    window_tokens: int = 192,
+    batch_size: int = 8,
+    temperature: float = 1.0,
+    stride: float = 0.5,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per word: probabilities of each mark after it (words x marks) and of its casing."""
+    if not words:
+        return torch.zeros((0, model.mark_head.out_features)), torch.zeros((0, model.casing_head.out_features))
+    encoded = encode_words(tokenizer, words)
+    windows = plan_windows(encoded, window_tokens - 2, stride)
+    owner = central_windows(windows, len(words))
+    wanted: dict[int, list[int]] = {}
+    for word, window in enumerate(owner):
+        wanted.setdefault(window, []).append(word)
+    marks = torch.zeros((len(words), model.mark_head.out_features))
+    casing = torch.zeros((len(words), model.casing_head.out_features))
+    # Windows whose words are all owned elsewhere need not run at all.
+    useful = [number for number in range(len(windows)) if number in wanted]
+    with torch.inference_mode():
+        for offset in range(0, len(useful), batch_size):
+            numbers = useful[offset : offset + batch_size]
+            batch = make_batch(
+                [(encoded, *windows[n]) for n in numbers],
+                tokenizer.cls_token_id,
+                tokenizer.sep_token_id,
+                tokenizer.pad_token_id,
+            )
+            mark_logits, casing_logits = model(**batch.model_inputs())
+            mark_probs = torch.softmax(mark_logits / temperature, dim=-1)
+            casing_probs = torch.softmax(casing_logits, dim=-1)
+            for row, number in enumerate(numbers):
+                first = windows[number][0]
+                for word in wanted[number]:
+                    marks[word] = mark_probs[row, word - first]
+                    casing[word] = casing_probs[row, word - first]
+    return marks, casing

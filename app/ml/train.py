@@ -1,0 +1,385 @@
+"""``punctum train --config FILE.toml``: fine-tune the punctuation model.
+
+Samples are windows over running text that start at a random word and span several sentences.
+The encoder stays frozen and learns through LoRA adapters (peft), with learning rates that shrink
+towards the lower layers; the layer mix and heads learn at a higher rate. Dev slot error rate is
+measured on a schedule; the best state is kept and training stops early when it stops improving
+or when the time budget runs out. Checkpoints (safetensors and JSON, no pickle) allow resuming.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+from tqdm import tqdm
+
+from app.core.marks import MODEL_MARKS
+from app.ml import data as corpora
+from app.ml.evaluate import evaluate_documents
+from app.ml.packaging import build_model, save_model, trainable_state
+from app.ml.windows import Encoded, encode_words, make_batch
+
+
+@dataclass
+class Source:
+    name: str
+    language: str
+    weight: float
+    documents: list[corpora.LabelledText]
+
+
+@dataclass
+class TrainConfig:
+    output: Path
+    data_root: Path
+    encoder: str | None = None
+    seed: int = 13
+    steps: int = 2000
+    batch_size: int = 8
+    window_tokens: int = 192
+    lr_head: float = 2e-3
+    lr_adapters: float = 1e-3
+    layer_decay: float = 0.9
+    warmup_steps: int = 100
+    weight_decay: float = 0.01
+    none_weight: float = 0.5
+    casing_weight: float = 0.3
+    lora_rank: int = 16
+    lora_alpha: int = 32
+    layer_dropout: float = 0.1
+    eval_every: int = 200
+    patience: int = 4
+    checkpoint_every: int = 100
+    time_budget_minutes: float = 95.0
+    max_words_per_source: int = 400_000
+    dev_words_per_source: int = 12_000
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        values = {**raw.get("train", {}), **(overrides or {})}
+        values["sources"] = raw.get("source", [])
+        base = path.parent
+        values["output"] = (base / values.get("output", "runs/model")).resolve()
+        values["data_root"] = (base / values.get("data_root", "../shared/data")).resolve()
+        return cls(**values)
+
+
+# --- data -------------------------------------------------------------------------------------
+
+
+def load_source(spec: dict[str, Any], root: Path, part: str) -> list[corpora.LabelledText]:
+    """Documents of one configured source for ``part`` ("train" or "dev")."""
+    kind, language = spec["kind"], spec.get("language", "en")
+    path = root / spec["path"]
+    if kind == "earnings22":
+        return [corpora.read_rev(p) for p in corpora.earnings_split(path)[part]]
+    if kind == "iwslt_tags":
+        document = corpora.read_iwslt_tags(path)
+        train, dev = corpora.split_words(document, 0.9)
+        return [train] if part == "train" else [dev]
+    if kind == "text":
+        documents = [
+            corpora.read_plain_text(p, language, spec["name"]) for p in corpora.iter_text_files(path)
+        ]
+        return documents if part == "train" else []
+    if kind == "conllu":
+        return [corpora.read_conllu(path, language, "dev")] if part == "dev" else []
+    raise ValueError(f"unknown source kind {kind!r}")
+
+
+def _cap(documents: list[corpora.LabelledText], words: int, rng: random.Random) -> list[corpora.LabelledText]:
+    """At most ``words`` words, taken as whole documents in random order (long ones cut)."""
+    order = documents[:]
+    rng.shuffle(order)
+    kept, total = [], 0
+    for document in order:
+        if total >= words:
+            break
+        if total + len(document) > words:
+            document, _ = corpora.split_words(document, (words - total) / len(document))
+        kept.append(document)
+        total += len(document)
+    return kept
+
+
+@dataclass
+class EncodedDocument:
+    text: corpora.LabelledText
+    encoded: Encoded
+
+
+class Sampler:
+    """Random windows: a source by weight, a document by length, a random first word."""
+
+    def __init__(self, sources: list[tuple[float, list[EncodedDocument]]], budget: int, seed: int) -> None:
+        self.sources = [(w, docs) for w, docs in sources if docs]
+        self.budget = budget
+        self.rng = random.Random(seed)
+
+    def sample(self) -> tuple[EncodedDocument, int, int]:
+        from app.ml.windows import window_end
+
+        weights = [w for w, _ in self.sources]
+        _, documents = self.rng.choices(self.sources, weights)[0]
+        document = self.rng.choices(documents, [len(d.text) for d in documents])[0]
+        first = self.rng.randrange(max(1, len(document.text) - 8))
+        return document, first, window_end(document.encoded, first, self.budget)
+
+
+# --- training ---------------------------------------------------------------------------------
+
+
+def _parameter_groups(model: nn.Module, config: TrainConfig, layers: int) -> list[dict[str, Any]]:
+    """Heads at ``lr_head``; adapters of layer i at ``lr_adapters * decay^(layers - 1 - i)``."""
+    groups: dict[float, list[nn.Parameter]] = {}
+    for name, parameter in model.named_parameters():
+        if not parameter.requires_grad:
+            continue
+        if name.startswith("encoder."):
+            layer = _layer_number(name)
+            depth = layers - 1 - (layer if layer is not None else 0)
+            rate = config.lr_adapters * config.layer_decay**depth
+        else:
+            rate = config.lr_head
+        groups.setdefault(rate, []).append(parameter)
+    return [{"params": params, "lr": rate, "initial_lr": rate} for rate, params in sorted(groups.items())]
+
+
+def _layer_number(name: str) -> int | None:
+    parts = name.split(".")
+    if "layer" in parts:
+        index = parts.index("layer") + 1
+        if index < len(parts) and parts[index].isdigit():
+            return int(parts[index])
+    return None
+
+
+def _schedule(step: int, config: TrainConfig) -> float:
+    if step < config.warmup_steps:
+        return (step + 1) / config.warmup_steps
+    progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
+    return max(0.05, 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def _checkpoint(
+    path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
+) -> None:
+    """Trainable weights and optimizer moments as safetensors, the rest as JSON."""
+    path.mkdir(parents=True, exist_ok=True)
+    tensors = {f"model.{k}": v.contiguous() for k, v in trainable_state(model).items()}
+    for index, moments in optimizer.state_dict()["state"].items():
+        for key, value in moments.items():
+            tensors[f"optim.{index}.{key}"] = torch.as_tensor(value).contiguous()
+    save_file(tensors, str(path / "checkpoint.tmp.safetensors"))
+    (path / "checkpoint.tmp.safetensors").replace(path / "checkpoint.safetensors")
+    (path / "checkpoint.json").write_text(json.dumps(state, indent=2))
+
+
+def _resume(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
+    if not (path / "checkpoint.safetensors").exists() or not (path / "checkpoint.json").exists():
+        return None
+    tensors = load_file(str(path / "checkpoint.safetensors"))
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
+    optimizer_state = optimizer.state_dict()
+    moments: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        if key.startswith("optim."):
+            _, index, name = key.split(".", 2)
+            moments.setdefault(int(index), {})[name] = value
+    optimizer_state["state"] = moments
+    optimizer.load_state_dict(optimizer_state)
+    state: dict[str, Any] = json.loads((path / "checkpoint.json").read_text())
+    return state
+
+
+def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
+    started = time.monotonic()
+    torch.manual_seed(config.seed)
+    random.seed(config.seed)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    model, tokenizer, packaging_config = build_model(
+        config.encoder,
+        lora_rank=config.lora_rank,
+        lora_alpha=config.lora_alpha,
+        layer_dropout=config.layer_dropout,
+    )
+    packaging_config["window_tokens"] = config.window_tokens
+
+    rng = random.Random(config.seed)
+    train_sources: list[tuple[float, list[EncodedDocument]]] = []
+    dev_documents: list[corpora.LabelledText] = []
+    inventory: dict[str, Any] = {}
+    for spec in config.sources:
+        documents = _cap(load_source(spec, config.data_root, "train"), config.max_words_per_source, rng)
+        dev = _cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, rng)
+        encoded = [EncodedDocument(d, encode_words(tokenizer, d.words)) for d in documents if len(d) > 16]
+        train_sources.append((float(spec.get("weight", 1.0)), encoded))
+        dev_documents.extend(dev)
+        inventory[spec["name"]] = {
+            "language": spec.get("language", "en"),
+            "train_words": sum(len(d) for d in documents),
+            "dev_words": sum(len(d) for d in dev),
+            "weight": spec.get("weight", 1.0),
+            "path": spec["path"],
+        }
+        log(
+            f"data {spec['name']}: {inventory[spec['name']]['train_words']} train words, {inventory[spec['name']]['dev_words']} dev"
+        )
+    sampler = Sampler(train_sources, config.window_tokens - 2, config.seed)
+
+    encoder: Any = model.encoder
+    layers = int(encoder.config.num_hidden_layers)
+    optimizer = torch.optim.AdamW(_parameter_groups(model, config, layers), weight_decay=config.weight_decay)
+    class_weights = torch.ones(len(MODEL_MARKS))
+    class_weights[0] = config.none_weight
+    mark_loss = nn.CrossEntropyLoss(weight=class_weights, ignore_index=corpora.UNKNOWN)
+    casing_loss = nn.CrossEntropyLoss(ignore_index=corpora.UNKNOWN)
+
+    state: dict[str, Any] = {
+        "step": 0,
+        "best_ser": None,
+        "best_step": None,
+        "evaluations": [],
+        "bad_evals": 0,
+    }
+    checkpoints = config.output / "checkpoint"
+    if resume:
+        restored = _resume(checkpoints, model, optimizer)
+        if restored is not None:
+            state = restored
+            sampler.rng.setstate(_tuple_state(state["sampler_rng"]))
+            log(f"resumed at step {state['step']}")
+    config.output.mkdir(parents=True, exist_ok=True)
+    best_path = config.output / "best"
+
+    budget_seconds = config.time_budget_minutes * 60
+    progress = tqdm(
+        total=config.steps, initial=state["step"], desc="training", unit="step", dynamic_ncols=True
+    )
+    model.train()
+    stop_reason = "steps done"
+    while state["step"] < config.steps:
+        step = state["step"]
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"] * _schedule(step, config)
+        windows = [sampler.sample() for _ in range(config.batch_size)]
+        batch = make_batch(
+            [(d.encoded, a, b) for d, a, b in windows],
+            tokenizer.cls_token_id,
+            tokenizer.sep_token_id,
+            tokenizer.pad_token_id,
+        )
+        width = batch.word_mask.size(1)
+        marks = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)
+        casings = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)
+        for row, (document, first, stop) in enumerate(windows):
+            marks[row, : stop - first] = torch.tensor(document.text.labels[first:stop])
+            casings[row, : stop - first] = torch.tensor(document.text.casing[first:stop])
+        mark_logits, casing_logits = model(**batch.model_inputs())
+        loss = mark_loss(mark_logits.reshape(-1, mark_logits.size(-1)), marks.reshape(-1))
+        if (casings != corpora.UNKNOWN).any():
+            loss = loss + config.casing_weight * casing_loss(
+                casing_logits.reshape(-1, casing_logits.size(-1)), casings.reshape(-1)
+            )
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]], 1.0)
+        optimizer.step()
+        state["step"] = step + 1
+        progress.update(1)
+        progress.set_postfix(loss=f"{loss.item():.3f}", best_ser=state["best_ser"])
+
+        out_of_time = time.monotonic() - started > budget_seconds
+        if state["step"] % config.eval_every == 0 or state["step"] == config.steps or out_of_time:
+            model.eval()
+            scores = evaluate_documents(model, tokenizer, dev_documents, config.window_tokens)
+            model.train()
+            ser = float(scores["overall"]["SER"])
+            state["evaluations"].append(
+                {
+                    "step": state["step"],
+                    "minutes": round((time.monotonic() - started) / 60, 1),
+                    **scores["overall"],
+                }
+            )
+            log(f"step {state['step']}: dev SER {ser:.1f}, F1 {scores['overall']['overall']['f1']}")
+            if state["best_ser"] is None or ser < state["best_ser"]:
+                state.update(best_ser=ser, best_step=state["step"], bad_evals=0)
+                save_model(model, packaging_config, best_path)
+            else:
+                state["bad_evals"] += 1
+            if state["bad_evals"] >= config.patience:
+                stop_reason = f"early stop: dev SER did not improve in {config.patience} evaluations"
+        if state["step"] % config.checkpoint_every == 0 or stop_reason != "steps done" or out_of_time:
+            state["sampler_rng"] = _list_state(sampler.rng.getstate())
+            _checkpoint(checkpoints, model, optimizer, state)
+        if stop_reason != "steps done":
+            break
+        if out_of_time:
+            stop_reason = f"time budget of {config.time_budget_minutes} minutes reached"
+            break
+    progress.close()
+    summary = {
+        "stop_reason": stop_reason,
+        "steps": state["step"],
+        "best_step": state["best_step"],
+        "best_dev_ser": state["best_ser"],
+        "minutes": round((time.monotonic() - started) / 60, 1),
+        "evaluations": state["evaluations"],
+        "data": inventory,
+    }
+    (config.output / "training.json").write_text(json.dumps(summary, indent=2))
+    log(f"done: {stop_reason}; best dev SER {state['best_ser']} at step {state['best_step']}")
+    return summary
+
+
+def dev_documents(config: TrainConfig) -> list[corpora.LabelledText]:
+    """The same dev documents training evaluated on."""
+    rng = random.Random(config.seed)
+    documents: list[corpora.LabelledText] = []
+    for spec in config.sources:
+        _cap(load_source(spec, config.data_root, "train"), config.max_words_per_source, rng)
+        documents.extend(_cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, rng))
+    return documents
+
+
+def calibrate_model(
+    config: TrainConfig, model_dir: Path, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Fit the temperature of a trained model on the dev data and write it into its settings."""
+    from app.ml.calibrate import calibrate
+    from app.ml.evaluate import predict_documents
+    from app.ml.packaging import CONFIG_NAME, load_model
+
+    model, tokenizer, settings = load_model(model_dir)
+    documents = dev_documents(config)
+    probabilities = predict_documents(model, tokenizer, documents, int(settings.get("window_tokens", 192)))
+    result = calibrate(probabilities, [d.labels for d in documents])
+    settings["temperature"] = result["temperature"]
+    settings["calibration"] = result
+    path = model_dir / CONFIG_NAME
+    path.with_suffix(".tmp").write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    path.with_suffix(".tmp").replace(path)
+    log(f"temperature {result['temperature']}: ECE {result['ece_before']} -> {result['ece_after']}")
+    return result
+
+
+def _list_state(state: Any) -> Any:
+    return [list(state[1]), state[0], state[2]]
+
+
+def _tuple_state(state: Any) -> Any:
+    return (state[1], tuple(state[0]), state[2])

@@ -1,0 +1,158 @@
+"""Words to sub-token windows and back: shared by training and inference.
+
+A window is a run of whole words whose sub-tokens fit the encoder's budget, wrapped in the
+tokenizer's start and end tokens. Inference slides overlapping windows over the whole document
+and keeps, for each word, the prediction of the window where it sits most centrally.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+#: A word longer than this many sub-tokens (a URL, a run of symbols) keeps its first and last ones.
+MAX_WORD_TOKENS = 16
+
+
+@dataclass
+class Encoded:
+    """A document's words as sub-token ids, flattened, with where each word starts and ends."""
+
+    ids: list[int]
+    starts: list[int]
+    ends: list[int]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def tokens_between(self, first: int, stop: int) -> int:
+        return self.ends[stop - 1] - self.starts[first] if stop > first else 0
+
+
+def encode_words(tokenizer: Any, words: Sequence[str], chunk: int = 4096) -> Encoded:
+    ids: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    unknown = tokenizer.unk_token_id
+    for offset in range(0, len(words), chunk):
+        part = list(words[offset : offset + chunk])
+        pieces = tokenizer(part, add_special_tokens=False, is_split_into_words=False)["input_ids"]
+        for word_ids in pieces:
+            if not word_ids:
+                word_ids = [unknown]
+            if len(word_ids) > MAX_WORD_TOKENS:
+                half = MAX_WORD_TOKENS // 2
+                word_ids = word_ids[:half] + word_ids[-half:]
+            starts.append(len(ids))
+            ids.extend(word_ids)
+            ends.append(len(ids))
+    return Encoded(ids, starts, ends)
+
+
+def window_end(encoded: Encoded, first: int, budget: int) -> int:
+    """The end (exclusive) of the longest run of words from ``first`` within ``budget`` tokens."""
+    limit = encoded.starts[first] + budget
+    low, high = first + 1, len(encoded)
+    # Binary search on the (increasing) word ends; at least one word per window.
+    while low < high:
+        middle = (low + high + 1) // 2
+        if encoded.ends[middle - 1] <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return max(low, first + 1)
+
+
+def plan_windows(encoded: Encoded, budget: int, stride: float = 0.5) -> list[tuple[int, int]]:
+    """Overlapping word ranges covering the document; each starts ``stride`` of a window later."""
+    windows: list[tuple[int, int]] = []
+    first = 0
+    total = len(encoded)
+    while first < total:
+        stop = window_end(encoded, first, budget)
+        windows.append((first, stop))
+        if stop >= total:
+            break
+        target = encoded.starts[first] + max(1, int(encoded.tokens_between(first, stop) * stride))
+        following = first + 1
+        while following < stop and encoded.starts[following] < target:
+            following += 1
+        first = following
+    return windows
+
+
+def central_windows(windows: Sequence[tuple[int, int]], total: int) -> list[int]:
+    """For each word, the window in which it sits furthest from a window edge (document edges
+    do not count as edges: a word there has no context to miss)."""
+    best = [0] * total
+    margin = [-1.0] * total
+    for number, (first, stop) in enumerate(windows):
+        for word in range(first, stop):
+            left = word - first if first > 0 else math.inf
+            right = stop - 1 - word if stop < total else math.inf
+            distance = min(left, right)
+            if distance > margin[word]:
+                margin[word], best[word] = distance, number
+    return best
+
+
+@dataclass
+class WindowBatch:
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    first_index: torch.Tensor
+    last_index: torch.Tensor
+    next_index: torch.Tensor
+    word_mask: torch.Tensor  # (batch, words): which word slots are real
+
+    def model_inputs(self) -> dict[str, torch.Tensor]:
+        return {
+            "input_ids": self.input_ids,
+            "attention_mask": self.attention_mask,
+            "first_index": self.first_index,
+            "last_index": self.last_index,
+            "next_index": self.next_index,
+        }
+
+
+def make_batch(
+    encoded_windows: Sequence[tuple[Encoded, int, int]], start_id: int, end_id: int, pad_id: int
+) -> WindowBatch:
+    """Tensors for a batch of windows: ``<s> words </s>`` with the positions of each word's parts."""
+    rows: list[list[int]] = []
+    firsts: list[list[int]] = []
+    lasts: list[list[int]] = []
+    nexts: list[list[int]] = []
+    for encoded, first, stop in encoded_windows:
+        row = [start_id]
+        word_first, word_last = [], []
+        for word in range(first, stop):
+            word_first.append(len(row))
+            row.extend(encoded.ids[encoded.starts[word] : encoded.ends[word]])
+            word_last.append(len(row) - 1)
+        row.append(end_id)
+        rows.append(row)
+        firsts.append(word_first)
+        lasts.append(word_last)
+        nexts.append([position + 1 for position in word_last])  # the next word's start, or </s>
+    width = max(len(row) for row in rows)
+    words = max(len(w) for w in firsts)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    first_index = torch.zeros((len(rows), words), dtype=torch.long)
+    last_index = torch.zeros((len(rows), words), dtype=torch.long)
+    next_index = torch.zeros((len(rows), words), dtype=torch.long)
+    word_mask = torch.zeros((len(rows), words), dtype=torch.bool)
+    for number, row in enumerate(rows):
+        input_ids[number, : len(row)] = torch.tensor(row)
+        attention[number, : len(row)] = 1
+        count = len(firsts[number])
+        first_index[number, :count] = torch.tensor(firsts[number])
+        last_index[number, :count] = torch.tensor(lasts[number])
+        next_index[number, :count] = torch.tensor(nexts[number])
+        word_mask[number, :count] = True
+    return WindowBatch(input_ids, attention, first_index, last_index, next_index, word_mask)

@@ -1,0 +1,47 @@
+"""``punctum eval``: score a model on labelled data in one of the corpus formats."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from app.formats import FormatError
+
+
+def evaluate_path(
+    data: Path, format: str, model: str | None, language: str, quantize: bool = False
+) -> dict[str, Any]:
+    from app.ml.data import read_any
+    from app.ml.evaluate import predict_documents, scores_from
+    from app.services.punctuate import Punctuator
+
+    if not data.exists():
+        raise FormatError(data, None, "No such file or directory")
+    try:
+        documents = [d for d in read_any(data, format, language) if len(d)]
+    except (OSError, ValueError, KeyError) as error:
+        raise FormatError(data, None, f"not readable as {format}: {error}") from None
+    if not documents:
+        raise FormatError(data, None, f"no {format} documents with words found")
+    punctuator = Punctuator(model, quantize=quantize)
+    network, tokenizer, config = punctuator.load()
+    began = time.perf_counter()
+    probabilities = predict_documents(
+        network,
+        tokenizer,
+        documents,
+        int(config.get("window_tokens", 192)),
+        float(config.get("temperature", 1.0)),
+    )
+    seconds = time.perf_counter() - began
+    words = sum(len(d) for d in documents)
+    return {
+        "data": str(data),
+        "format": format,
+        "documents": len(documents),
+        "words": words,
+        "seconds": round(seconds, 1),
+        "words_per_second": round(words / seconds) if seconds else None,
+        "scores": scores_from(documents, probabilities),
+    }

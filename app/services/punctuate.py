@@ -1,0 +1,207 @@
+"""The punctuation model as a use case: suggestions for a document, applied as the user asks.
+
+torch and transformers load only when a model is first used, so the rest of Punctum starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from app.core import commands
+from app.core.errors import PunctumError
+from app.core.history import History, Step, WordEdit
+from app.core.marks import MODEL_MARKS, PERIOD, QUESTION, mark_class, model_class
+from app.core.model import Casing, Document, Source, Status, Suggestion, Word, apply_casing
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "punctum-base"
+#: Languages whose typography puts a (non-breaking) space before these marks.
+_SPACED_MARKS = {"fr": set("?!:;")}
+_SENTENCE_END = {PERIOD, QUESTION}
+#: Scripts the model's training data covers; other text still gets a result, with a warning.
+_KNOWN_SCRIPTS = ("LATIN",)
+APPLY_CHOICES = ("all", "confident", "none")
+
+
+class ModelNotFoundError(PunctumError):
+    pass
+
+
+def render_mark(mark: str, language: str) -> str:
+    """A mark as the language writes it: French puts a no-break space before ? ! : ;"""
+    if mark and mark in _SPACED_MARKS.get(language, ()):
+        return "\u00a0" + mark
+    return mark
+
+
+def model_word(word: Word) -> str:
+    """What the model reads: the word lowercased, as ASR gives it, with accents composed (NFC) as in
+    the training text."""
+    return unicodedata.normalize("NFC", word.text.lower())
+
+
+def detect_language(words: list[Word], default: str = "en") -> str:
+    import py3langid
+
+    sample = " ".join(w.text for w in words[:400])
+    if not sample.strip():
+        return default
+    language, _ = py3langid.classify(sample)
+    return str(language)
+
+
+def unknown_script_share(words: list[Word]) -> float:
+    letters = [c for w in words for c in w.text if c.isalpha()]
+    if not letters:
+        return 0.0
+    foreign = sum(1 for c in letters if not unicodedata.name(c, "").startswith(_KNOWN_SCRIPTS))
+    return foreign / len(letters)
+
+
+@dataclass
+class Punctuator:
+    """A loaded punctuation model. ``location``: a model folder (default: the shipped one)."""
+
+    location: Path | str | None = None
+    quantize: bool = False
+    _loaded: tuple[Any, Any, dict[str, Any]] | None = field(default=None, init=False, repr=False)
+
+    def load(self) -> tuple[Any, Any, dict[str, Any]]:
+        if self._loaded is None:
+            from app.ml.packaging import load_model
+
+            self._loaded = load_model(resolve_model(self.location), quantize=self.quantize)
+        return self._loaded
+
+    def probabilities(self, words: list[str]) -> tuple[list[list[float]], list[list[float]]]:
+        from app.ml.inference import predict_probabilities
+
+        model, tokenizer, config = self.load()
+        marks, casing = predict_probabilities(
+            model,
+            tokenizer,
+            words,
+            int(config.get("window_tokens", 192)),
+            temperature=float(config.get("temperature", 1.0)),
+        )
+        return marks.tolist(), casing.tolist()
+
+
+def resolve_model(location: Path | str | None) -> Path:
+    """A local model folder, or a Hugging Face repository id fetched on request."""
+    if location is None:
+        if not DEFAULT_MODEL.is_dir():
+            raise ModelNotFoundError(f"the default model is missing from {DEFAULT_MODEL}")
+        return DEFAULT_MODEL
+    path = Path(location).expanduser()
+    if path.exists():
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(str(location), allow_patterns=["*.json", "*.safetensors"]))
+    except Exception as error:  # hub errors come in many types; the user needs one line
+        raise ModelNotFoundError(
+            f"model {location!r}: not a folder here, and the hub gave: {error}"
+        ) from None
+
+
+def suggest(
+    document: Document, punctuator: Punctuator, language: str | None = None
+) -> tuple[list[Suggestion], dict[str, Any]]:
+    """One suggestion per gap where the model disagrees with the current mark, and casing ones."""
+    words = list(document.words())
+    info: dict[str, Any] = {"words": len(words), "warnings": []}
+    if not words:
+        info["warnings"].append("the document has no words")
+        return [], info
+    language = language or detect_language(words)
+    info["language"] = language
+    if unknown_script_share(words) > 0.5:
+        info["warnings"].append(
+            "most of the text is in a script the model was not trained on; expect few marks"
+        )
+    mark_probs, casing_probs = punctuator.probabilities([model_word(w) for w in words])
+    suggestions: list[Suggestion] = []
+    next_id = document.next_suggestion_id()
+    for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
+        best = max(range(len(probs)), key=probs.__getitem__)
+        if best == model_class(word.mark):
+            continue
+        distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
+        mark = render_mark(MODEL_MARKS[best], language)
+        suggestions.append(
+            Suggestion(next_id, index, mark, round(probs[best], 4), Source.MODEL, distribution)
+        )
+        next_id += 1
+    for index, (word, probs) in enumerate(zip(words, casing_probs, strict=True)):
+        capital = probs[1] + probs[2]
+        if word.casing is Casing.LOWER and capital > 0.5 and not _starts_sentence(words, index):
+            casing = Casing.UPPER if probs[2] > probs[1] else Casing.CAPITALISED
+            suggestions.append(
+                Suggestion(
+                    next_id,
+                    index,
+                    "",
+                    round(capital, 4),
+                    Source.MODEL,
+                    {"capital": round(capital, 4)},
+                    casing=casing,
+                )
+            )
+            next_id += 1
+    return suggestions, info
+
+
+def _starts_sentence(words: list[Word], index: int) -> bool:
+    return index == 0 or mark_class(words[index - 1].mark) in _SENTENCE_END or "!" in words[index - 1].mark
+
+
+def apply_suggestions(document: Document, history: History, how: str, min_confidence: float) -> int:
+    """Accept model suggestions (all, or those at least ``min_confidence``) as one step."""
+    if how == "none":
+        return 0
+    ids = [
+        s.id
+        for s in document.suggestions
+        if s.source is Source.MODEL
+        and s.status is Status.PENDING
+        and (how == "all" or s.confidence >= min_confidence)
+    ]
+    history.do(commands.accept_many(document, ids))
+    return len(ids)
+
+
+def sentence_casing(document: Document) -> Step:
+    """Capitalise the first word of every sentence; capitals already there are never lowered."""
+    words = list(document.words())
+    edits = []
+    for index, word in enumerate(words):
+        if _starts_sentence(words, index) and word.casing is Casing.LOWER:
+            edits.append(
+                WordEdit(index, word, replace(word, text=apply_casing(word.text, Casing.CAPITALISED)))
+            )
+    return Step("Capitalise sentence starts", tuple(edits))
+
+
+def suggestions_json(document: Document, info: dict[str, Any]) -> str:
+    cue_of = [ref.cue for ref in (document.locate(i) for i in range(document.word_count))]
+    items = [
+        {
+            "id": s.id,
+            "word_index": s.gap,
+            "word": document.word(s.gap).text,
+            "cue": cue_of[s.gap] + 1,
+            "mark": s.mark,
+            "casing": s.casing.value if s.casing else None,
+            "probabilities": s.probabilities,
+            "confidence": s.confidence,
+            "source": s.source.value,
+            "status": s.status.value,
+        }
+        for s in document.suggestions
+    ]
+    return json.dumps({**info, "suggestions": items}, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,120 @@
+"""Punctuation speed on a laptop-class CPU: words per second over a 10,000-word document with the
+shipped model (float32 and int8), peak memory, and the same pipeline with encoders the size of
+xlm-roberta-base and xlm-roberta-large (random weights: speed does not depend on them), as
+ratios measured in this one run. Each measurement runs in its own process. Prints JSON.
+
+Goal: >= 1,500 words/s; peak memory <= 1.5 GB.
+Run: `.venv/bin/python -m tests.benchmarks.bench_punctuate`
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+
+WORDS = 10_000
+COMPARE_WORDS = 2_000  # the big encoders are slow; they and the shipped one are timed on this many
+SIZES = {
+    "xlm-roberta-base-sized": {
+        "hidden_size": 768,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+    },
+    "xlm-roberta-large-sized": {
+        "hidden_size": 1024,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 16,
+        "intermediate_size": 4096,
+    },
+}
+
+
+def document(count: int, seed: int = 5) -> list[str]:
+    """Lowercase running text drawn from the bundled sample's vocabulary."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "resources" / "sample" / "reference.txt"
+    vocabulary = [w.strip(".,?!:;\"'").lower() for w in sample.read_text(encoding="utf-8").split()]
+    rng = random.Random(seed)
+    return [rng.choice(vocabulary) for _ in range(count)]
+
+
+def measure(kind: str, count: int) -> dict[str, object]:
+    import torch
+
+    from app.ml.inference import predict_probabilities
+
+    torch.set_num_threads(2)
+    if kind in ("shipped", "shipped-int8"):
+        from app.ml.packaging import load_model
+        from app.services.punctuate import DEFAULT_MODEL
+
+        model, tokenizer, config = load_model(DEFAULT_MODEL, quantize=kind.endswith("int8"))
+        window = int(config.get("window_tokens", 192))
+    else:
+        from transformers import AutoTokenizer, BertConfig, BertModel
+
+        from app.ml.base_encoder import resolve_encoder
+        from app.ml.model import PunctuationModel
+
+        tokenizer = AutoTokenizer.from_pretrained(resolve_encoder(None))
+        encoder = BertModel(BertConfig(vocab_size=len(tokenizer), **SIZES[kind]), add_pooling_layer=False)
+        model = PunctuationModel(encoder, 6).eval()
+        window = 192
+    words = document(count)
+    predict_probabilities(model, tokenizer, words[:300], window)  # warm-up
+    began = time.perf_counter()
+    predict_probabilities(model, tokenizer, words, window)
+    seconds = time.perf_counter() - began
+    return {
+        "model": kind,
+        "words": count,
+        "seconds": round(seconds, 2),
+        "words_per_second": round(count / seconds),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+
+
+def run(kind: str, count: int) -> dict[str, object]:
+    output = subprocess.run(
+        [sys.executable, "-m", "tests.benchmarks.bench_punctuate", "--one", kind, str(count)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def main() -> int:
+    if len(sys.argv) > 3 and sys.argv[1] == "--one":
+        print(json.dumps(measure(sys.argv[2], int(sys.argv[3]))))
+        return 0
+    full = [run("shipped", WORDS), run("shipped-int8", WORDS)]
+    small = run("shipped", COMPARE_WORDS)
+    bigger = [run(kind, COMPARE_WORDS) for kind in SIZES]
+    result = {
+        "benchmark": "punctuate",
+        "document_words": WORDS,
+        "results": full,
+        "goal_words_per_second": 1500,
+        "goal_peak_rss_mb": 1536,
+        "encoder_size_comparison": {
+            "words": COMPARE_WORDS,
+            "shipped": small,
+            **{b["model"]: b for b in bigger},
+            "speedup_over": {
+                b["model"]: round(small["words_per_second"] / b["words_per_second"], 1) for b in bigger
+            },  # type: ignore[operator]
+        },
+    }
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Tiny random models for fast tests of the model code (the real encoder's tokenizer, 2 small layers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.ml.base_encoder import resolve_encoder
+
+
+def tiny_encoder(directory: Path) -> Path:
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    if (directory / "config.json").exists():
+        return directory
+    base = resolve_encoder(None)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size if tokenizer.vocab_size > 1000 else len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    import torch
+
+    torch.manual_seed(0)
+    BertModel(config, add_pooling_layer=False).save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return directory

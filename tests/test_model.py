@@ -1,0 +1,174 @@
+"""The punctuation model code on a tiny random encoder: shapes, learning, saving, loading, windows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from app.ml.calibrate import expected_calibration_error, fit_temperature
+from app.ml.inference import predict_probabilities
+from app.ml.packaging import ModelError, build_model, load_model, save_model
+from app.ml.windows import encode_words, make_batch
+from tests.ml_fixtures import tiny_encoder
+
+WORDS = [
+    "so",
+    "what",
+    "is",
+    "this",
+    "it",
+    "is",
+    "a",
+    "test",
+    "of",
+    "the",
+    "model",
+    "and",
+    "it",
+    "works",
+    "well",
+    "do",
+    "you",
+    "agree",
+]
+
+
+@pytest.fixture(scope="module")
+def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
+
+
+def test_forward_gives_one_row_per_word(encoder_dir: Path) -> None:
+    model, tokenizer, config = build_model(str(encoder_dir), lora_rank=4, lora_alpha=8)
+    encoded = encode_words(tokenizer, WORDS)
+    batch = make_batch(
+        [(encoded, 0, len(WORDS)), (encoded, 3, 8)],
+        tokenizer.cls_token_id,
+        tokenizer.sep_token_id,
+        tokenizer.pad_token_id,
+    )
+    marks, casing = model(**batch.model_inputs())
+    assert marks.shape == (2, len(WORDS), len(config["marks"]))
+    assert casing.shape == (2, len(WORDS), 3)
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert any("lora_A" in n for n in trainable)
+    assert not any("word_embeddings" in n for n in trainable)  # the big table stays frozen
+
+
+def test_a_few_steps_learn_the_marks(encoder_dir: Path) -> None:
+    torch.manual_seed(1)
+    model, tokenizer, _ = build_model(str(encoder_dir), lora_rank=4, lora_alpha=8, layer_dropout=0.0)
+    encoded = encode_words(tokenizer, WORDS)
+    batch = make_batch(
+        [(encoded, 0, len(WORDS))], tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+    )
+    labels = torch.tensor([[1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 3]])
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    losses = []
+    for _ in range(25):
+        marks, _ = model(**batch.model_inputs())
+        loss = torch.nn.functional.cross_entropy(marks.reshape(-1, marks.size(-1)), labels.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_saved_model_loads_with_the_same_predictions(encoder_dir: Path, tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    model, tokenizer, config = build_model(str(encoder_dir), lora_rank=4, lora_alpha=8)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.normal_(0, 0.5)  # make the adapters matter
+    model.eval()
+    before, _ = predict_probabilities(model, tokenizer, WORDS, window_tokens=32)
+    save_model(model, config, tmp_path / "model")
+    loaded, _, _ = load_model(tmp_path / "model")
+    after, _ = predict_probabilities(loaded, tokenizer, WORDS, window_tokens=32)
+    assert torch.allclose(before, after, atol=1e-4)
+    assert after.shape == (len(WORDS), 6)
+    assert torch.allclose(after.sum(dim=-1), torch.ones(len(WORDS)), atol=1e-5)
+    quantized, _, _ = load_model(tmp_path / "model", quantize=True)
+    fast, _ = predict_probabilities(quantized, tokenizer, WORDS, window_tokens=32)
+    assert fast.shape == after.shape
+
+
+def test_pickle_only_and_damaged_models_are_refused(encoder_dir: Path, tmp_path: Path) -> None:
+    pickled = tmp_path / "pickled"
+    pickled.mkdir()
+    (pickled / "pytorch_model.bin").write_bytes(b"\x80\x04not really")
+    with pytest.raises(ModelError, match="safetensors only"):
+        load_model(pickled)
+    model, _, config = build_model(str(encoder_dir), lora_rank=4, lora_alpha=8)
+    save_model(model, config, tmp_path / "model")
+    weights = tmp_path / "model" / "weights.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ModelError, match="damaged"):
+        load_model(tmp_path / "model")
+    with pytest.raises(ModelError, match="not a Punctum model"):
+        load_model(tmp_path)
+
+
+def test_long_documents_use_many_windows_and_keep_every_word(encoder_dir: Path) -> None:
+    model, tokenizer, _ = build_model(str(encoder_dir), lora_rank=0)
+    model.eval()
+    words = (WORDS * 200)[:3000]
+    marks, casing = predict_probabilities(model, tokenizer, words, window_tokens=64, batch_size=16)
+    assert marks.shape[0] == casing.shape[0] == 3000
+    assert not torch.isnan(marks).any()
+    assert (marks.sum(dim=-1) > 0.99).all()  # every word got a prediction
+
+
+def test_temperature_fixes_overconfidence() -> None:
+    torch.manual_seed(3)
+    labels = torch.randint(0, 3, (4000,))
+    logits = torch.randn(4000, 3)
+    logits[torch.arange(4000), labels] += 1.0  # right about 60% of the time...
+    overconfident = torch.log_softmax(logits * 4, dim=-1)  # ...but says 95%
+    before = expected_calibration_error(overconfident.exp(), labels)
+    temperature = fit_temperature(overconfident, labels)
+    after = expected_calibration_error(torch.softmax(overconfident / temperature, dim=-1), labels)
+    assert temperature > 2
+    assert after < before / 3
+
+
+def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> None:
+    from app.ml.train import TrainConfig, train
+
+    corpus = tmp_path / "data" / "en"
+    corpus.mkdir(parents=True)
+    text = "Hello there, how are you? I am fine, thank you. It is a nice day, is it not? Yes. " * 40
+    (corpus / "a.txt").write_text(text)
+    config = TrainConfig(
+        output=tmp_path / "run",
+        data_root=tmp_path / "data",
+        encoder=str(encoder_dir),
+        steps=4,
+        batch_size=2,
+        window_tokens=48,
+        eval_every=2,
+        checkpoint_every=2,
+        lora_rank=2,
+        lora_alpha=4,
+        warmup_steps=1,
+        sources=[{"name": "toy", "kind": "text", "path": "en", "language": "en"}],
+    )
+    # The dev set comes from a UD-style file; here the same text serves.
+    (tmp_path / "data" / "dev.conllu").write_text(
+        "".join(f"# text = {s.strip()}.\n\n" for s in text.split(".")[:60])
+    )
+    config.sources.append({"name": "dev", "kind": "conllu", "path": "dev.conllu", "language": "en"})
+    first = train(config, log=lambda _: None)
+    assert first["steps"] == 4
+    assert (tmp_path / "run" / "best" / "weights.safetensors").exists()
+    config.steps = 6
+    second = train(config, log=lambda _: None)
+    assert second["steps"] == 6
+    assert [e["step"] for e in second["evaluations"]] == [2, 4, 6]
+    saved = json.loads((tmp_path / "run" / "training.json").read_text())
+    assert saved["steps"] == 6

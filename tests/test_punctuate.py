@@ -1,0 +1,146 @@
+"""`punctum punctuate` end to end: the pipeline with a tiny model, and the shipped model's behaviour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.core.history import History
+from app.formats import read_document
+from app.services.punctuate import (
+    DEFAULT_MODEL,
+    Punctuator,
+    apply_suggestions,
+    render_mark,
+    sentence_casing,
+    suggest,
+)
+from tests.conftest import SAMPLE
+from tests.ml_fixtures import tiny_encoder
+from tests.test_cli import punctum
+
+SHIPPED = (DEFAULT_MODEL / "weights.safetensors").exists()
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+
+    from app.ml.packaging import build_model, save_model
+
+    folder = tmp_path_factory.mktemp("tiny-model")
+    torch.manual_seed(4)
+    model, _, config = build_model(str(tiny_encoder(folder / "encoder")), lora_rank=2, lora_alpha=4)
+    with torch.no_grad():
+        model.mark_head.bias.copy_(torch.tensor([0.0, 0.0, 3.0, 0.0, -5.0, -5.0]))  # periods everywhere
+        model.casing_head.bias.copy_(torch.tensor([5.0, 0.0, 0.0]))  # and no capitals of its own
+    save_model(model, config, folder / "model")
+    return folder / "model"
+
+
+def _timings(path: Path) -> list[tuple[int, int]]:
+    return [(cue.start, cue.end) for cue in read_document(path).cues]
+
+
+def test_words_timings_and_styling_come_back_unchanged(
+    tiny_model: Path, tmp_path: Path, fixtures: Path
+) -> None:
+    out, report = tmp_path / "out.srt", tmp_path / "suggestions.json"
+    result = punctum(
+        "punctuate", str(fixtures / "styled.srt"), "-o", str(out), "--model", str(tiny_model),
+        "--apply", "all", "--suggestions", str(report), "--language", "en",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    original, written = read_document(fixtures / "styled.srt"), read_document(out)
+    assert [w.text.lower() for w in written.words()] == [w.text.lower() for w in original.words()]
+    assert _timings(out) == _timings(fixtures / "styled.srt")
+    assert "<i>" in out.read_text() and "{\\an8}" in out.read_text()
+    assert all(w.mark == "." for w in written.words())
+    assert all(w.text[0].isupper() for w in written.words())  # every word starts a sentence here
+    facts = json.loads(report.read_text())
+    first = facts["suggestions"][0]
+    assert set(first) >= {"word_index", "cue", "mark", "probabilities", "confidence", "source"}
+    assert first["source"] == "model" and abs(sum(first["probabilities"].values()) - 1) < 0.01
+
+
+def test_apply_none_leaves_the_text_and_lists_suggestions(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.vtt"
+    result = punctum(
+        "punctuate", str(SAMPLE / "sample.vtt"), "-o", str(out), "--model", str(tiny_model), "--apply", "none"
+    )
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() == (SAMPLE / "sample.vtt").read_bytes()
+
+
+def test_existing_marks_and_capitals_are_kept_as_the_starting_state(tiny_model: Path) -> None:
+    from app.formats import parse_document
+
+    document = parse_document(b"1\n00:00:01,000 --> 00:00:03,000\nWell, NASA said so. ok\n", "srt")
+    suggestions, _ = suggest(document, Punctuator(tiny_model), "en")
+    by_gap = {s.gap: s.mark for s in suggestions if s.casing is None}
+    assert 3 not in by_gap  # "so." already has the period the model proposes
+    assert by_gap[0] == "."  # a disagreement becomes a suggestion
+    document.add_suggestions(suggestions)
+    history = History(document)
+    apply_suggestions(document, history, "all", 0.0)
+    history.do(sentence_casing(document))
+    assert [w.text for w in document.words()] == ["Well", "NASA", "Said", "So", "Ok"]
+
+
+def test_french_marks_take_a_space() -> None:
+    assert render_mark("?", "fr") == "\u00a0?"
+    assert render_mark(",", "fr") == ","
+    assert render_mark("?", "en") == "?"
+
+
+def test_bad_input(tiny_model: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.srt"
+    empty.write_text("")
+    result = punctum("punctuate", str(empty), "-o", str(tmp_path / "o.srt"), "--model", str(tiny_model))
+    assert result.returncode == 0
+    assert "no words" in result.stderr
+    missing = punctum("punctuate", str(SAMPLE / "sample.srt"), "--model", str(tmp_path / "nope"))
+    assert missing.returncode == 3 and "Traceback" not in missing.stderr
+    assert punctum("punctuate", str(SAMPLE / "sample.srt"), "--min-confidence", "2").returncode == 2
+
+
+@pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
+def test_shipped_model_punctuates_like_a_person_would(tmp_path: Path) -> None:
+    source = tmp_path / "talk.srt"
+    source.write_text(
+        "1\n00:00:01,000 --> 00:00:04,000\nhow are you today i am fine thank you\n\n"
+        "2\n00:00:04,000 --> 00:00:08,000\nwhat time is it it is late we should go home\n"
+    )
+    out = tmp_path / "out.srt"
+    result = punctum("punctuate", str(source), "-o", str(out), "--apply", "all", "--language", "en")
+    assert result.returncode == 0, result.stderr
+    words = list(read_document(out).words())
+    assert [w.text.lower() for w in words] == [
+        "how",
+        "are",
+        "you",
+        "today",
+        "i",
+        "am",
+        "fine",
+        "thank",
+        "you",
+        "what",
+        "time",
+        "is",
+        "it",
+        "it",
+        "is",
+        "late",
+        "we",
+        "should",
+        "go",
+        "home",
+    ]
+    assert words[3].mark == "?"  # "how are you today?"
+    assert words[13].mark == "?"  # "what time is it?"
+    assert words[-1].mark == "."
+    assert words[0].text == "How"
+    assert _timings(out) == _timings(source)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 
 from app.core.errors import PunctumError
@@ -215,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Libraries' deprecation notices are for developers; a caption editor sees results and errors.
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))

@@ -22,7 +22,9 @@ def predict_probabilities(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per word: probabilities of each mark after it (words x marks) and of its casing."""
     if not words:
-        return torch.zeros((0, model.mark_head.out_features)), torch.zeros((0, model.casing_head.out_features))
+        return torch.zeros((0, model.mark_head.out_features)), torch.zeros(
+            (0, model.casing_head.out_features)
+        )
     encoded = encode_words(tokenizer, words)
     windows = plan_windows(encoded, window_tokens - 2, stride)
     owner = central_windows(windows, len(words))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,13 @@ def build_model(
     """A fresh model over the encoder, with trainable LoRA adapters and heads; and its tokenizer."""
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    # Loading reports (such as the unused pooler) are for developers, not caption editors.
+    quiet: Any = transformers_logging.set_verbosity_error
+    quiet()
+    no_bars: Any = transformers_logging.disable_progress_bar
+    no_bars()
 
     location = resolve_encoder(encoder_name)
     _refuse_pickle_only(Path(location))
@@ -130,7 +138,9 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
     model.eval()
     if quantize:
         quantize_dynamic: Any = torch.ao.quantization.quantize_dynamic
-        model = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch announces a successor API; this one still works
+            model = quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
     return model, tokenizer, config
 
 

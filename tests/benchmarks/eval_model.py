@@ -1,0 +1,85 @@
+"""Scores of a punctuation model on the held-out benchmarks; prints JSON.
+
+IWSLT2011 test2011 (reference transcripts) and test2011asr (ASR output), IWSLT17 tst2016 English,
+German and French, the second half of each UD dev file (the first half is the training dev set),
+and the held-out Earnings-22 test calls. Overall = micro-average over comma, period, question.
+
+Run: `.venv/bin/python -m tests.benchmarks.eval_model [--model DIR] [--int8] [--data DIR]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from app.ml import data as corpora
+from app.ml.evaluate import predict_documents, scores_from
+from app.services.punctuate import Punctuator
+from tests.conftest import SHARED_DATA
+
+UD = {
+    "de": "UD_German-GSD/de_gsd-ud-dev.conllu",
+    "fr": "UD_French-GSD/fr_gsd-ud-dev.conllu",
+    "es": "UD_Spanish-GSD/es_gsd-ud-dev.conllu",
+    "pt": "UD_Portuguese-Bosque/pt_bosque-ud-dev.conllu",
+    "nl": "UD_Dutch-Alpino/nl_alpino-ud-dev.conllu",
+    "ro": "UD_Romanian-RRT/ro_rrt-ud-dev.conllu",
+}
+
+
+def benchmarks(root: Path) -> dict[str, list[corpora.LabelledText]]:
+    sets = {
+        "iwslt2011_test2011": [corpora.read_iwslt_tags(root / "iwslt2011" / "test2011")],
+        "iwslt2011_test2011asr": [corpora.read_iwslt_tags(root / "iwslt2011" / "test2011asr")],
+    }
+    for language, name in (("en", "en-de.en"), ("de", "de-en.de"), ("fr", "fr-en.fr")):
+        sets[f"iwslt17_tst2016_{language}"] = corpora.read_mteval_xml(
+            root / "iwslt17" / f"IWSLT17.TED.tst2016.{name}.xml", language, "iwslt17"
+        )
+    for language, path in UD.items():
+        sets[f"ud_test_{language}"] = [corpora.read_conllu(root / "ud" / path, language, "test")]
+    split = corpora.earnings_split(root / "earnings22" / "force_aligned_nlp_references")
+    sets["earnings22_test_calls"] = [corpora.read_rev(p) for p in split["test"]]
+    return sets
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model")
+    parser.add_argument("--int8", action="store_true")
+    parser.add_argument("--data", default=str(SHARED_DATA))
+    parser.add_argument("--only", nargs="*", help="benchmark names to run")
+    args = parser.parse_args()
+    root = Path(args.data)
+    if not root.is_dir():
+        print(f"eval_model: no data folder at {root}", file=sys.stderr)
+        return 3
+    model, tokenizer, config = Punctuator(args.model, quantize=args.int8).load()
+    results: dict[str, object] = {"model": args.model or "shipped default", "int8": args.int8}
+    for name, documents in benchmarks(root).items():
+        if args.only and name not in args.only:
+            continue
+        began = time.perf_counter()
+        probabilities = predict_documents(
+            model,
+            tokenizer,
+            documents,
+            int(config.get("window_tokens", 192)),
+            float(config.get("temperature", 1.0)),
+        )
+        scores = scores_from(documents, probabilities)
+        results[name] = {
+            "words": sum(len(d) for d in documents),
+            "seconds": round(time.perf_counter() - began, 1),
+            **scores,
+        }
+        print(name, scores["overall"], file=sys.stderr)
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

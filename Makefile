@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 
 run: setup
 	$(BIN)/punctum info $(SAMPLE)
-	$(BIN)/punctum punctuate $(SAMPLE) --apply confident --language en
+	$(BIN)/punctum punctuate $(SAMPLE) --apply all --language en
 
 lint: setup
 	$(BIN)/ruff check app tests

@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     punctuate.add_argument("input", metavar="INPUT", help=".srt, .vtt or .txt")
     punctuate.add_argument("-o", "--output", metavar="OUT", help="file to write (format from its extension)")
     punctuate.add_argument("--apply", choices=["all", "confident", "none"], default="confident")
-    punctuate.add_argument("--min-confidence", type=float, default=0.9, metavar="P")
+    punctuate.add_argument("--min-confidence", type=float, default=0.7, metavar="P")
     punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
     punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
     punctuate.add_argument("--language", metavar="CODE", help="language of the text (detected if omitted)")

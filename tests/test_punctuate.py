@@ -161,3 +161,17 @@ def test_a_200000_word_document_runs_in_bounded_memory(tiny_model: Path) -> None
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert marks.shape[0] == 200_000
     assert grown_mb < 400  # per-word results only; no window's activations are kept
+
+
+def test_eval_command_scores_labelled_text(tiny_model: Path, tmp_path: Path) -> None:
+    data = tmp_path / "gold.conllu"
+    data.write_text(
+        "".join(f"# text = {s}\n\n" for s in ["Hello there, my friend.", "Is it late?", "Yes, it is."] * 30)
+    )
+    result = punctum("eval", str(data), "--format", "conllu", "--model", str(tiny_model), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["words"] == 300 and report["documents"] == 1
+    assert report["scores"]["PERIOD"]["recall"] == 100.0  # the tiny model writes a period after every word
+    assert report["scores"]["QUESTION"]["f1"] == 0.0
+    assert punctum("eval", str(tmp_path / "none"), "--format", "conllu").returncode == 3

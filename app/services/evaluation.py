@@ -13,7 +13,6 @@ def evaluate_path(
     data: Path, format: str, model: str | None, language: str, quantize: bool = False
 ) -> dict[str, Any]:
     from app.ml.data import read_any
-    from app.ml.evaluate import predict_documents, scores_from
     from app.services.punctuate import Punctuator
 
     if not data.exists():
@@ -24,7 +23,14 @@ def evaluate_path(
         raise FormatError(data, None, f"not readable as {format}: {error}") from None
     if not documents:
         raise FormatError(data, None, f"no {format} documents with words found")
-    punctuator = Punctuator(model, quantize=quantize)
+    result = score_documents(documents, Punctuator(model, quantize=quantize))
+    return {"data": str(data), "format": format, "documents": len(documents), **result}
+
+
+def score_documents(documents: list[Any], punctuator: Any) -> dict[str, Any]:
+    """Words, time, speed and scores of ``punctuator`` on labelled documents."""
+    from app.ml.evaluate import predict_documents, scores_from
+
     network, tokenizer, config = punctuator.load()
     began = time.perf_counter()
     probabilities = predict_documents(
@@ -37,9 +43,6 @@ def evaluate_path(
     seconds = time.perf_counter() - began
     words = sum(len(d) for d in documents)
     return {
-        "data": str(data),
-        "format": format,
-        "documents": len(documents),
         "words": words,
         "seconds": round(seconds, 1),
         "words_per_second": round(words / seconds) if seconds else None,

@@ -12,11 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 from app.ml import data as corpora
-from app.ml.evaluate import predict_documents, scores_from
+from app.services.evaluation import score_documents
 from app.services.punctuate import Punctuator
 from tests.conftest import SHARED_DATA
 
@@ -57,25 +56,14 @@ def main() -> int:
     if not root.is_dir():
         print(f"eval_model: no data folder at {root}", file=sys.stderr)
         return 3
-    model, tokenizer, config = Punctuator(args.model, quantize=args.int8).load()
+    punctuator = Punctuator(args.model, quantize=args.int8)
     results: dict[str, object] = {"model": args.model or "shipped default", "int8": args.int8}
     for name, documents in benchmarks(root).items():
         if args.only and name not in args.only:
             continue
-        began = time.perf_counter()
-        probabilities = predict_documents(
-            model,
-            tokenizer,
-            documents,
-            int(config.get("window_tokens", 192)),
-            float(config.get("temperature", 1.0)),
-        )
-        scores = scores_from(documents, probabilities)
-        results[name] = {
-            "words": sum(len(d) for d in documents),
-            "seconds": round(time.perf_counter() - began, 1),
-            **scores,
-        }
+        result = score_documents(documents, punctuator)
+        scores = result.pop("scores")
+        results[name] = {**result, **scores}
         print(name, scores["overall"], file=sys.stderr)
     print(json.dumps(results, indent=2))
     return 0

@@ -6,6 +6,28 @@ from pathlib import Path
 
 from app.ml.base_encoder import resolve_encoder
 
+#: A short lowercase run of speech-like words for tiny-model tests.
+WORDS = [
+    "so",
+    "what",
+    "is",
+    "this",
+    "it",
+    "is",
+    "a",
+    "test",
+    "of",
+    "the",
+    "model",
+    "and",
+    "it",
+    "works",
+    "well",
+    "do",
+    "you",
+    "agree",
+]
+
 
 def tiny_encoder(directory: Path) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertModel
@@ -15,7 +37,7 @@ def tiny_encoder(directory: Path) -> Path:
     base = resolve_encoder(None)
     tokenizer = AutoTokenizer.from_pretrained(base)
     config = BertConfig(
-        vocab_size=tokenizer.vocab_size if tokenizer.vocab_size > 1000 else len(tokenizer),
+        vocab_size=len(tokenizer),
         hidden_size=32,
         num_hidden_layers=2,
         num_attention_heads=2,

@@ -12,28 +12,7 @@ from app.ml.calibrate import expected_calibration_error, fit_temperature
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import ModelError, build_model, load_model, save_model
 from app.ml.windows import encode_words, make_batch
-from tests.ml_fixtures import tiny_encoder
-
-WORDS = [
-    "so",
-    "what",
-    "is",
-    "this",
-    "it",
-    "is",
-    "a",
-    "test",
-    "of",
-    "the",
-    "model",
-    "and",
-    "it",
-    "works",
-    "well",
-    "do",
-    "you",
-    "agree",
-]
+from tests.ml_fixtures import WORDS, tiny_encoder
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from app.services.punctuate import (
     suggest,
 )
 from tests.conftest import SAMPLE
-from tests.ml_fixtures import tiny_encoder
+from tests.ml_fixtures import WORDS, tiny_encoder
 from tests.test_cli import punctum
 
 SHIPPED = (DEFAULT_MODEL / "weights.safetensors").exists()
@@ -133,29 +133,7 @@ def test_a_200000_word_document_runs_in_bounded_memory(tiny_model: Path) -> None
     from app.ml.packaging import load_model
 
     model, tokenizer, _ = load_model(tiny_model)
-    words = (
-        [
-            "so",
-            "what",
-            "is",
-            "this",
-            "it",
-            "is",
-            "a",
-            "test",
-            "of",
-            "the",
-            "model",
-            "and",
-            "it",
-            "works",
-            "well",
-            "do",
-            "you",
-            "agree",
-        ]
-        * 12_500
-    )[:200_000]
+    words = (WORDS * 12_500)[:200_000]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     marks, _ = predict_probabilities(model, tokenizer, words, window_tokens=192, batch_size=16)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024

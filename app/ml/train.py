@@ -28,7 +28,7 @@ from app.core.marks import MODEL_MARKS
 from app.ml import data as corpora
 from app.ml.evaluate import evaluate_documents
 from app.ml.packaging import build_model, save_model, trainable_state
-from app.ml.windows import Encoded, encode_words, make_batch
+from app.ml.windows import Encoded, encode_words, make_batch, window_end
 
 
 @dataclass
@@ -130,8 +130,6 @@ class Sampler:
         self.rng = random.Random(seed)
 
     def sample(self) -> tuple[EncodedDocument, int, int]:
-        from app.ml.windows import window_end
-
         weights = [w for w, _ in self.sources]
         _, documents = self.rng.choices(self.sources, weights)[0]
         document = self.rng.choices(documents, [len(d.text) for d in documents])[0]

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
-from app.ml.calibrate import expected_calibration_error, fit_temperature
+from app.ml.calibrate import expected_calibration_error, fit_bias, fit_temperature, micro_f1
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import ModelError, build_model, load_model, save_model
 from app.ml.windows import encode_words, make_batch
@@ -151,3 +152,30 @@ def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> 
     assert [e["step"] for e in second["evaluations"]] == [2, 4, 6]
     saved = json.loads((tmp_path / "run" / "training.json").read_text())
     assert saved["steps"] == 6
+
+    # A second stage starts from the first one's best model with its lowest layer left alone.
+    stage_one = load_file(str(tmp_path / "run" / "best" / "weights.safetensors"))
+    config.output, config.steps = tmp_path / "stage2", 2
+    config.init_from, config.frozen_layers = tmp_path / "run" / "best", 1
+    train(config, resume=False, log=lambda _: None)
+    stage_two = load_file(str(tmp_path / "stage2" / "best" / "weights.safetensors"))
+    assert stage_two.keys() == stage_one.keys()
+    lowest = [k for k in stage_one if "layer.0." in k and "lora_" in k]
+    assert lowest and all(torch.equal(stage_one[k], stage_two[k]) for k in lowest)
+    assert any(not torch.equal(stage_one[k], stage_two[k]) for k in stage_one if "layer.1." in k)
+    load_model(tmp_path / "stage2" / "best")  # the partly frozen model saves everything it needs
+
+
+def test_mark_bias_restores_a_timid_models_decisions() -> None:
+    torch.manual_seed(4)
+    gold = torch.randint(0, 3, (5000,))
+    logits = torch.randn(5000, 6)
+    logits[torch.arange(5000), gold] += 2.5
+    logits[:, 1] -= 3.0  # commas are almost never chosen
+    log_probabilities = torch.log_softmax(logits, dim=-1)
+    bias = fit_bias(log_probabilities, gold)
+    assert bias[0] == 0 and bias[1] > 1.5
+    assert (
+        micro_f1(log_probabilities, gold, torch.tensor(bias))
+        > micro_f1(log_probabilities, gold, torch.zeros(6)) + 0.1
+    )

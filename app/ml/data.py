@@ -138,8 +138,15 @@ def read_iwslt_tags(path: Path) -> LabelledText:
     )
 
 
-def read_json_lines(path: Path, language: str = "en", source: str = "mustc") -> LabelledText:
-    texts = [json.loads(line)["tgt_text"] for line in path.open(encoding="utf-8") if line.strip()]
+def read_json_lines(
+    path: Path, language: str = "en", source: str = "mustc", exclude: Path | None = None
+) -> LabelledText:
+    """MuST-C style JSON lines (``tgt_text``); segments whose ``id`` is in ``exclude`` are skipped."""
+    skipped = set()
+    if exclude is not None:
+        skipped = {json.loads(line)["id"] for line in exclude.open(encoding="utf-8") if line.strip()}
+    rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+    texts = [row["tgt_text"] for row in rows if row.get("id") not in skipped]
     return from_punctuated_text(" ".join(texts), language, source, path.name)
 
 

@@ -19,12 +19,9 @@ def predict_documents(
     tokenizer: Any,
     documents: Sequence[LabelledText],
     window_tokens: int,
-    temperature: float = 1.0,
+    **options: Any,
 ) -> list[torch.Tensor]:
-    return [
-        predict_probabilities(model, tokenizer, d.words, window_tokens, temperature=temperature)[0]
-        for d in documents
-    ]
+    return [predict_probabilities(model, tokenizer, d.words, window_tokens, **options)[0] for d in documents]
 
 
 def scores_from(documents: Sequence[LabelledText], probabilities: Sequence[torch.Tensor]) -> dict[str, Any]:

@@ -19,8 +19,12 @@ def predict_probabilities(
     batch_size: int = 8,
     temperature: float = 1.0,
     stride: float = 0.5,
+    mark_bias: Sequence[float] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per word: probabilities of each mark after it (words x marks) and of its casing."""
+    """Per word: probabilities of each mark after it (words x marks) and of its casing.
+
+    The mark probabilities are ``softmax((log_softmax(logits) + mark_bias) / temperature)``.
+    """
     if not words:
         return torch.zeros((0, model.mark_head.out_features)), torch.zeros(
             (0, model.casing_head.out_features)
@@ -35,6 +39,7 @@ def predict_probabilities(
     casing = torch.zeros((len(words), model.casing_head.out_features))
     # Windows whose words are all owned elsewhere need not run at all.
     useful = [number for number in range(len(windows)) if number in wanted]
+    bias = torch.tensor(list(mark_bias)) if mark_bias else torch.zeros(marks.size(-1))
     with torch.inference_mode():
         for offset in range(0, len(useful), batch_size):
             numbers = useful[offset : offset + batch_size]
@@ -45,7 +50,7 @@ def predict_probabilities(
                 tokenizer.pad_token_id,
             )
             mark_logits, casing_logits = model(**batch.model_inputs())
-            mark_probs = torch.softmax(mark_logits / temperature, dim=-1)
+            mark_probs = torch.softmax((torch.log_softmax(mark_logits, dim=-1) + bias) / temperature, dim=-1)
             casing_probs = torch.softmax(casing_logits, dim=-1)
             for row, number in enumerate(numbers):
                 first = windows[number][0]
@@ -53,3 +58,13 @@ def predict_probabilities(
                     marks[word] = mark_probs[row, word - first]
                     casing[word] = casing_probs[row, word - first]
     return marks, casing
+
+
+def inference_options(settings: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``predict_probabilities`` a model's settings call for."""
+    return {
+        "window_tokens": int(settings.get("window_tokens", 192)),
+        "stride": float(settings.get("stride", 0.5)),
+        "temperature": float(settings.get("temperature", 1.0)),
+        "mark_bias": settings.get("mark_bias"),
+    }

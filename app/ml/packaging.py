@@ -78,7 +78,28 @@ def build_model(
 
 
 def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {name: p.detach().clone().contiguous() for name, p in model.named_parameters() if p.requires_grad}
+    """What the model adds to the base encoder: adapters, layer mix and heads (frozen or not)."""
+    return {
+        name: p.detach().clone().contiguous()
+        for name, p in model.named_parameters()
+        if not name.startswith("encoder.") or "lora_" in name
+    }
+
+
+def load_weights(model: nn.Module, directory: Path) -> None:
+    """Put a saved model's weights into a freshly built one, refusing damaged or partial files."""
+    weights_path = directory / WEIGHTS_NAME
+    if not weights_path.is_file():
+        _refuse_pickle_only(directory)
+        raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
+    try:
+        weights = load_file(str(weights_path))
+    except Exception as error:  # safetensors raises its own error types for damaged files
+        raise ModelError(f"{weights_path}: damaged weights ({error})") from None
+    missing = set(trainable_state(model)) - set(weights)
+    if missing:
+        raise ModelError(f"{weights_path}: {len(missing)} weights missing, e.g. {sorted(missing)[0]}")
+    model.load_state_dict(weights, strict=False)
 
 
 def save_model(model: nn.Module, config: dict[str, Any], directory: Path) -> None:
@@ -116,22 +137,14 @@ def read_config(directory: Path) -> dict[str, Any]:
 def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationModel, Any, dict[str, Any]]:
     """The model ready for inference: adapters merged into the encoder, eval mode."""
     config = read_config(directory)
-    weights_path = directory / WEIGHTS_NAME
-    if not weights_path.is_file():
+    if not (directory / WEIGHTS_NAME).is_file():
         _refuse_pickle_only(directory)
         raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
     lora = config.get("lora", {})
     model, tokenizer, _ = build_model(
         config["encoder"], lora_rank=int(lora.get("rank", 0)), lora_alpha=int(lora.get("alpha", 1))
     )
-    try:
-        weights = load_file(str(weights_path))
-    except Exception as error:  # safetensors raises its own error types for damaged files
-        raise ModelError(f"{weights_path}: damaged weights ({error})") from None
-    missing = set(trainable_state(model)) - set(weights)
-    if missing:
-        raise ModelError(f"{weights_path}: {len(missing)} weights missing, e.g. {sorted(missing)[0]}")
-    model.load_state_dict(weights, strict=False)
+    load_weights(model, directory)
     encoder: Any = model.encoder
     if hasattr(encoder, "merge_and_unload"):
         model.encoder = encoder.merge_and_unload()

@@ -27,7 +27,7 @@ from tqdm import tqdm
 from app.core.marks import MODEL_MARKS
 from app.ml import data as corpora
 from app.ml.evaluate import evaluate_documents
-from app.ml.packaging import build_model, save_model, trainable_state
+from app.ml.packaging import build_model, load_weights, save_model, trainable_state
 from app.ml.windows import Encoded, encode_words, make_batch, window_end
 
 
@@ -64,6 +64,11 @@ class TrainConfig:
     time_budget_minutes: float = 95.0
     max_words_per_source: int = 400_000
     dev_words_per_source: int = 12_000
+    question_weight: float = 1.0
+    # A second stage starts from a trained model; its lowest layers may stay as they are, which
+    # spares their backward pass.
+    init_from: Path | None = None
+    frozen_layers: int = 0
     sources: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
@@ -74,6 +79,8 @@ class TrainConfig:
         base = path.parent
         values["output"] = (base / values.get("output", "runs/model")).resolve()
         values["data_root"] = (base / values.get("data_root", "../shared/data")).resolve()
+        if values.get("init_from"):
+            values["init_from"] = (base / values["init_from"]).resolve()
         return cls(**values)
 
 
@@ -95,6 +102,9 @@ def load_source(spec: dict[str, Any], root: Path, part: str) -> list[corpora.Lab
             corpora.read_plain_text(p, language, spec["name"]) for p in corpora.iter_text_files(path)
         ]
         return documents if part == "train" else []
+    if kind == "jsonl":
+        exclude = root / spec["exclude"] if spec.get("exclude") else None
+        return [corpora.read_json_lines(path, language, spec["name"], exclude)] if part == "train" else []
     if kind == "conllu":
         return [corpora.read_conllu(path, language, "dev")] if part == "dev" else []
     raise ValueError(f"unknown source kind {kind!r}")
@@ -215,6 +225,13 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         layer_dropout=config.layer_dropout,
     )
     packaging_config["window_tokens"] = config.window_tokens
+    if config.init_from is not None:
+        load_weights(model, config.init_from)
+        log(f"starting from {config.init_from}")
+    for name, parameter in model.named_parameters():
+        layer = _layer_number(name)
+        if name.startswith("encoder.") and layer is not None and layer < config.frozen_layers:
+            parameter.requires_grad = False
 
     rng = random.Random(config.seed)
     train_sources: list[tuple[float, list[EncodedDocument]]] = []
@@ -243,6 +260,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
     optimizer = torch.optim.AdamW(_parameter_groups(model, config, layers), weight_decay=config.weight_decay)
     class_weights = torch.ones(len(MODEL_MARKS))
     class_weights[0] = config.none_weight
+    class_weights[MODEL_MARKS.index("?")] = config.question_weight
     mark_loss = nn.CrossEntropyLoss(weight=class_weights, ignore_index=corpora.UNKNOWN)
     casing_loss = nn.CrossEntropyLoss(ignore_index=corpora.UNKNOWN)
 
@@ -357,21 +375,31 @@ def dev_documents(config: TrainConfig) -> list[corpora.LabelledText]:
 def calibrate_model(
     config: TrainConfig, model_dir: Path, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    """Fit the temperature of a trained model on the dev data and write it into its settings."""
+    """Fit the mark biases and temperature of a trained model on the dev data; write them into its settings."""
     from app.ml.calibrate import calibrate
     from app.ml.evaluate import predict_documents
     from app.ml.packaging import CONFIG_NAME, load_model
 
     model, tokenizer, settings = load_model(model_dir)
     documents = dev_documents(config)
-    probabilities = predict_documents(model, tokenizer, documents, int(settings.get("window_tokens", 192)))
+    probabilities = predict_documents(
+        model,
+        tokenizer,
+        documents,
+        int(settings.get("window_tokens", 192)),
+        stride=float(settings.get("stride", 0.5)),
+    )
     result = calibrate(probabilities, [d.labels for d in documents])
     settings["temperature"] = result["temperature"]
+    settings["mark_bias"] = result["mark_bias"]
     settings["calibration"] = result
     path = model_dir / CONFIG_NAME
     path.with_suffix(".tmp").write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
     path.with_suffix(".tmp").replace(path)
-    log(f"temperature {result['temperature']}: ECE {result['ece_before']} -> {result['ece_after']}")
+    log(
+        f"bias {result['mark_bias']}: dev F1 {result['f1_before']} -> {result['f1_after']}; "
+        f"temperature {result['temperature']}: ECE {result['ece_before']} -> {result['ece_after']}"
+    )
     return result
 
 

@@ -30,16 +30,12 @@ def evaluate_path(
 def score_documents(documents: list[Any], punctuator: Any) -> dict[str, Any]:
     """Words, time, speed and scores of ``punctuator`` on labelled documents."""
     from app.ml.evaluate import predict_documents, scores_from
+    from app.ml.inference import inference_options
 
     network, tokenizer, config = punctuator.load()
     began = time.perf_counter()
-    probabilities = predict_documents(
-        network,
-        tokenizer,
-        documents,
-        int(config.get("window_tokens", 192)),
-        float(config.get("temperature", 1.0)),
-    )
+    options = inference_options(config)
+    probabilities = predict_documents(network, tokenizer, documents, options.pop("window_tokens"), **options)
     seconds = time.perf_counter() - began
     words = sum(len(d) for d in documents)
     return {

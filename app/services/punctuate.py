@@ -77,16 +77,10 @@ class Punctuator:
         return self._loaded
 
     def probabilities(self, words: list[str]) -> tuple[list[list[float]], list[list[float]]]:
-        from app.ml.inference import predict_probabilities
+        from app.ml.inference import inference_options, predict_probabilities
 
         model, tokenizer, config = self.load()
-        marks, casing = predict_probabilities(
-            model,
-            tokenizer,
-            words,
-            int(config.get("window_tokens", 192)),
-            temperature=float(config.get("temperature", 1.0)),
-        )
+        marks, casing = predict_probabilities(model, tokenizer, words, **inference_options(config))
         return marks.tolist(), casing.tolist()
 
 

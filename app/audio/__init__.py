@@ -1,0 +1,1 @@
+"""Media in: decoding to 16 kHz mono, speech activity, word timings, pauses and prosody per word gap."""

@@ -1,0 +1,169 @@
+"""Audio tracks of video and audio files as 16 kHz mono float32, streamed in chunks.
+
+WAV, FLAC and OGG are read with soundfile and resampled by soxr as they stream; everything else
+(video containers, MP3, AAC, Opus...) goes through ffmpeg, which ``pydub`` locates and probes.
+Nothing holds the whole track unless asked: a 2-hour film streams through in fixed-size chunks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.audio.errors import AudioError
+
+SAMPLE_RATE = 16_000
+CHUNK_SECONDS = 30.0
+SOUNDFILE_SUFFIXES = {".wav", ".flac", ".ogg", ".oga"}
+FFMPEG_HINT = "ffmpeg is not installed (Debian/Ubuntu: sudo apt install ffmpeg; macOS: brew install ffmpeg)"
+
+
+@dataclass(frozen=True)
+class MediaInfo:
+    path: Path
+    duration: float | None  # seconds, as the container states it
+    codec: str
+    sample_rate: int
+    channels: int
+    has_video: bool
+
+
+def ffmpeg_path() -> str:
+    from pydub.utils import which
+
+    found = which("ffmpeg")
+    if not found:
+        raise AudioError(None, FFMPEG_HINT)
+    return str(found)
+
+
+def probe(path: Path) -> MediaInfo:
+    """What the file holds, or an AudioError saying why it cannot be used."""
+    path = Path(path)
+    if not path.is_file():
+        raise AudioError(path, "no such file")
+    if path.stat().st_size == 0:
+        raise AudioError(path, "the file is empty")
+    if path.suffix.lower() in SOUNDFILE_SUFFIXES:
+        info = _soundfile_info(path)
+        if info is not None:
+            return info
+    from pydub.utils import mediainfo_json
+
+    if not shutil.which("ffprobe"):
+        raise AudioError(None, FFMPEG_HINT.replace("ffmpeg is", "ffprobe (part of ffmpeg) is"))
+    try:
+        described = mediainfo_json(str(path), read_ahead_limit=-1)
+    except Exception as error:  # pydub lets ffprobe's JSON errors through as they come
+        raise AudioError(path, f"not a media file ffmpeg can read ({error})") from None
+    streams = described.get("streams", [])
+    if not streams:
+        raise AudioError(path, "not a media file ffmpeg can read (no streams found)")
+    audio = [s for s in streams if s.get("codec_type") == "audio"]
+    if not audio:
+        raise AudioError(path, "the file has no audio stream")
+    stream = audio[0]
+    codec = str(stream.get("codec_name") or "unknown")
+    if codec in ("unknown", "none"):
+        raise AudioError(path, "the audio stream's codec is not supported by this ffmpeg")
+    duration = stream.get("duration") or described.get("format", {}).get("duration")
+    return MediaInfo(
+        path=path,
+        duration=float(duration) if duration not in (None, "N/A") else None,
+        codec=codec,
+        sample_rate=int(stream.get("sample_rate") or 0),
+        channels=int(stream.get("channels") or 0),
+        has_video=any(s.get("codec_type") == "video" for s in streams),
+    )
+
+
+def stream_audio(path: Path, chunk_seconds: float = CHUNK_SECONDS) -> Iterator[np.ndarray]:
+    """Consecutive chunks of the track, 16 kHz mono float32 in [-1, 1]."""
+    info = probe(path)
+    if path.suffix.lower() in SOUNDFILE_SUFFIXES and _soundfile_info(path) is not None:
+        yield from _stream_soundfile(info, chunk_seconds)
+    else:
+        yield from _stream_ffmpeg(info, chunk_seconds)
+
+
+def decode_audio(path: Path) -> np.ndarray:
+    """The whole track at once (for clips; long media should use ``stream_audio``)."""
+    chunks = list(stream_audio(path))
+    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+
+
+def _soundfile_info(path: Path) -> MediaInfo | None:
+    import soundfile
+
+    try:
+        info = soundfile.info(str(path))
+    except (RuntimeError, soundfile.LibsndfileError):
+        return None  # not something libsndfile reads: let ffmpeg try
+    return MediaInfo(path, float(info.duration), info.format.lower(), info.samplerate, info.channels, False)
+
+
+def _stream_soundfile(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray]:
+    import soundfile
+    import soxr
+
+    block = max(1, int(chunk_seconds * info.sample_rate))
+    resampler = None
+    if info.sample_rate != SAMPLE_RATE:
+        resampler = soxr.ResampleStream(info.sample_rate, SAMPLE_RATE, 1, dtype="float32")
+    try:
+        for frames in soundfile.blocks(str(info.path), blocksize=block, dtype="float32", always_2d=True):
+            mono = np.ascontiguousarray(frames.mean(axis=1), dtype=np.float32)
+            if resampler is not None:
+                mono = resampler.resample_chunk(mono)
+            if mono.size:
+                yield mono
+    except (RuntimeError, soundfile.LibsndfileError) as error:
+        raise AudioError(info.path, f"the audio is damaged or truncated ({error})") from None
+    if resampler is not None:
+        tail = resampler.resample_chunk(np.zeros(0, dtype=np.float32), last=True)
+        if tail.size:
+            yield tail
+
+
+def _stream_ffmpeg(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray]:
+    command = [
+        ffmpeg_path(), "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(info.path),
+        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", str(SAMPLE_RATE), "-f", "s16le", "-",
+    ]  # fmt: skip
+    chunk_bytes = 2 * int(chunk_seconds * SAMPLE_RATE)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    decoded = 0
+    try:
+        while True:
+            data = process.stdout.read(chunk_bytes)
+            if not data:
+                break
+            samples = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2")
+            decoded += samples.size
+            yield (samples.astype(np.float32) / 32768.0)
+    finally:
+        if process.poll() is None:
+            process.kill()  # the consumer stopped early (cancel): do not leave ffmpeg running
+        process.stdout.close()
+        errors = process.stderr.read().decode("utf-8", "replace").strip().splitlines()
+        process.stderr.close()
+        status = process.wait()
+    if status != 0 and status != -9:
+        reason = errors[-1] if errors else f"ffmpeg exited with status {status}"
+        if "decoder" in reason.lower() and "not found" in reason.lower():
+            raise AudioError(info.path, f"unsupported audio codec {info.codec!r} ({reason})")
+        raise AudioError(info.path, f"the audio could not be decoded ({reason})")
+    if decoded == 0:
+        raise AudioError(info.path, "the audio stream holds no samples (damaged or truncated file)")
+    seconds = decoded / SAMPLE_RATE
+    if info.duration and seconds < info.duration - max(1.0, 0.02 * info.duration):
+        raise AudioError(
+            info.path,
+            f"the file is truncated: {seconds:.1f} s of audio decoded, {info.duration:.1f} s announced",
+        )

@@ -1,0 +1,143 @@
+"""Decoding real media, speech activity, word timings and pauses against known silences."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from app.audio.analysis import analyse_media
+from app.audio.decode import CHUNK_SECONDS, SAMPLE_RATE, decode_audio, probe, stream_audio
+from app.audio.errors import AudioError
+from app.audio.prosody import gap_prosody
+from app.audio.timing import TimingSource, word_timings
+from app.formats import parse_document, read_document
+from tests.conftest import SAMPLE, shared_data
+
+VIDEO = SAMPLE / "sample.mp4"
+
+
+@pytest.fixture(scope="module")
+def sample_audio() -> np.ndarray:
+    return decode_audio(VIDEO)
+
+
+@pytest.fixture(scope="module")
+def sample_track():  # type: ignore[no-untyped-def]
+    return analyse_media(VIDEO)
+
+
+def test_bundled_video_decodes_to_16k_mono(sample_audio: np.ndarray) -> None:
+    assert sample_audio.dtype == np.float32
+    assert abs(sample_audio.size / SAMPLE_RATE - 62.0) < 0.3
+    assert np.abs(sample_audio).max() <= 1.0
+    info = probe(VIDEO)
+    assert info.has_video and info.codec == "aac"
+    chunks = list(stream_audio(VIDEO))
+    assert max(c.size for c in chunks) <= CHUNK_SECONDS * SAMPLE_RATE  # memory stays per chunk
+    assert np.array_equal(np.concatenate(chunks), sample_audio)
+
+
+def test_shared_clips_decode() -> None:
+    flac = decode_audio(shared_data("audio", "faster_whisper", "jfk.flac"))
+    assert abs(flac.size / SAMPLE_RATE - 11.0) < 0.1
+    mp3 = decode_audio(shared_data("audio", "faster_whisper", "multilingual.mp3"))
+    assert abs(mp3.size / SAMPLE_RATE - 60.0) < 0.5
+    wavs = sorted(shared_data("audio", "ljspeech").glob("*.wav"))
+    assert wavs and abs(decode_audio(wavs[0]).size / SAMPLE_RATE - soundfile.info(wavs[0]).duration) < 0.01
+
+
+def test_bad_media_gets_a_clear_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty.mp4"
+    empty.write_bytes(b"")
+    with pytest.raises(AudioError, match="empty"):
+        decode_audio(empty)
+    with pytest.raises(AudioError, match="no audio stream"):
+        decode_audio(SAMPLE / "sample.srt")
+    truncated = tmp_path / "truncated.mp4"
+    truncated.write_bytes(VIDEO.read_bytes()[: VIDEO.stat().st_size // 3])
+    with pytest.raises(AudioError):
+        decode_audio(truncated)
+    noise = tmp_path / "noise.mp3"
+    noise.write_bytes(bytes(range(256)) * 64)
+    with pytest.raises(AudioError):
+        decode_audio(noise)
+    silent_video = tmp_path / "silent.mp4"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=c=black:s=64x64:d=1", "-an", str(silent_video)],
+        check=True,
+    )
+    with pytest.raises(AudioError, match="no audio stream"):
+        decode_audio(silent_video)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert shutil.which("ffmpeg") is None
+    with pytest.raises(AudioError, match="apt install ffmpeg"):
+        decode_audio(VIDEO)
+
+
+def test_estimated_timings_put_an_inserted_silence_at_the_right_gap(
+    sample_audio: np.ndarray, tmp_path: Path
+) -> None:
+    # The sample's first seconds: "hello and welcome to the maple street repair cafe. every saturday"
+    # with Whisper word times; "cafe" ends at 3.24 s and "every" starts at 3.70 s. One more second
+    # of digital silence goes into that gap.
+    cut = int(3.47 * SAMPLE_RATE)
+    clip = np.concatenate(
+        [sample_audio[:cut], np.zeros(SAMPLE_RATE, np.float32), sample_audio[cut : int(4.6 * SAMPLE_RATE)]]
+    )
+    media = tmp_path / "clip.wav"
+    soundfile.write(media, clip, SAMPLE_RATE)
+    captions = parse_document(
+        b"1\n00:00:00,000 --> 00:00:05,600\nhello and welcome to the maple street repair cafe every saturday\n",
+        "srt",
+    )
+    track = analyse_media(media)
+    timings = word_timings(captions, track)
+    words = [w.text for w in captions.cues[0].words]
+    pauses = [t.pause_after or 0.0 for t in timings]
+    assert all(t.source is TimingSource.ESTIMATED for t in timings)
+    assert words[int(np.argmax(pauses))] == "cafe"
+    assert 1.2 <= pauses[words.index("cafe")] <= 1.7  # the inserted second plus the natural pause
+    assert pauses[words.index("maple")] < 0.1  # no pause inside "maple street"
+
+
+def test_given_timings_and_audio_show_sentence_pauses(sample_track) -> None:  # type: ignore[no-untyped-def]
+    captions = read_document(SAMPLE / "sample.vtt")
+    words = [w.text for c in captions.cues for w in c.words]
+    timings = word_timings(captions, sample_track)
+    assert all(t.source is TimingSource.GIVEN for t in timings)
+    pauses = {i: t.pause_after for i, t in enumerate(timings) if t.pause_after is not None}
+    # The reference text puts sentence ends after these words; Piper pauses there.
+    ends = [words.index(w) for w in ("cafe", "together", "warm")]
+    ends.append(words.index("bring", words.index("bring") + 1))  # "So what do people bring?"
+    assert all(pauses[i] >= 0.25 for i in ends)
+    assert float(np.median(list(pauses.values()))) < 0.1
+    assert pauses[words.index("maple")] < 0.1
+
+
+def test_pitch_and_prosody_on_real_speech(sample_track) -> None:  # type: ignore[no-untyped-def]
+    voiced = sample_track.f0[~np.isnan(sample_track.f0)]
+    assert voiced.size > 1000
+    assert 70 <= float(np.median(voiced)) <= 200  # a man's speaking voice
+    assert 0.5 < float((sample_track.speech >= 0.5).mean()) < 0.95
+    captions = read_document(SAMPLE / "sample.vtt")
+    words = [w.text for c in captions.cues for w in c.words]
+    gaps = gap_prosody(words, word_timings(captions, sample_track), sample_track)
+    assert len(gaps) == len(words)
+    assert sum(g.pitch_slope is not None for g in gaps) > len(words) / 2
+    assert sum(g.rate_change is not None for g in gaps) > len(words) / 2
+
+
+def test_timings_without_audio_come_from_the_cues() -> None:
+    captions = parse_document(
+        b"1\n00:00:01,000 --> 00:00:02,000\nso it goes\n\n2\n00:00:02,800 --> 00:00:03,500\nand then\n",
+        "srt",
+    )
+    timings = word_timings(captions)
+    assert [t.source for t in timings][:2] == [TimingSource.NONE] * 2
+    assert timings[2].pause_after == pytest.approx(0.8)  # between the cues
+    assert timings[0].pause_after is None

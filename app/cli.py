@@ -108,7 +108,14 @@ def _eval(args: argparse.Namespace) -> int:
 
     from app.services.evaluation import evaluate_path
 
-    result = evaluate_path(Path(args.data), args.format, args.model, args.language, quantize=args.int8)
+    result = evaluate_path(
+        Path(args.data),
+        args.format,
+        args.model,
+        args.language,
+        quantize=args.int8,
+        timings=not args.no_timings,
+    )
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -198,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--model", metavar="DIR_OR_ID")
     evaluate.add_argument("--language", default="en", metavar="CODE")
     evaluate.add_argument("--int8", action="store_true")
+    evaluate.add_argument(
+        "--no-timings", action="store_true", help="ignore word timings the data carries (rev)"
+    )
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(run=_eval)
 

@@ -179,3 +179,48 @@ def test_mark_bias_restores_a_timid_models_decisions() -> None:
         micro_f1(log_probabilities, gold, torch.tensor(bias))
         > micro_f1(log_probabilities, gold, torch.zeros(6)) + 0.1
     )
+
+
+def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp_path: Path) -> None:
+    from app.ml.gaps import SIZE, timed_gaps
+
+    torch.manual_seed(0)
+    text_model, tokenizer, _ = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4)
+    model, _, config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE)
+    model.load_state_dict(text_model.state_dict(), strict=False)
+    model.eval()
+    text_model.eval()
+    words = ["so", "we", "left", "then", "it", "rained"] * 4
+    starts = [0.4 * i for i in range(len(words))]
+    ends = [s + 0.3 for s in starts]
+    for i in range(2, len(words), 3):  # a long pause after every third word
+        ends[i] -= 0.2
+    gaps = timed_gaps(words, starts, ends)
+    assert sum(g is not None and g[1] == 1.0 for g in gaps) == len(words) // 3 - 1  # none after the last
+    plain, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32)
+    absent, _ = predict_probabilities(model, tokenizer, words, window_tokens=32)
+    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    assert torch.allclose(plain, absent, atol=1e-5) and torch.allclose(plain, timed, atol=1e-5)
+
+    # A little training on pause-after-every-third-word data: the branch finds the pauses.
+    assert model.gap_branch is not None
+    optimizer = torch.optim.Adam(model.gap_branch.parameters(), lr=1e-2)
+    encoded = encode_words(tokenizer, words)
+    labels = torch.tensor([[2 if g is not None and g[1] == 1.0 else 0 for g in gaps]])
+    model.train()
+    for _ in range(60):
+        batch = make_batch([(encoded, 0, len(words))], tokenizer.cls_token_id, tokenizer.sep_token_id, 1)
+        batch.add_gaps([(gaps, 0, len(words))], SIZE)
+        logits, _ = model(**batch.model_inputs())
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    assert (timed.argmax(dim=-1) == labels[0]).float().mean() > 0.95
+    save_model(model, config, tmp_path / "gap-model")
+    reloaded, _, settings = load_model(tmp_path / "gap-model")
+    assert settings["gap_features"] == SIZE and reloaded.gap_branch is not None
+    again, _ = predict_probabilities(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
+    assert torch.allclose(again, timed, atol=1e-4)

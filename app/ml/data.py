@@ -209,6 +209,11 @@ def split_words(document: LabelledText, fraction: float) -> tuple[LabelledText, 
             document.language,
             document.source,
             document.name + suffix,
+            # Per-word lists (word timings) are cut with the words.
+            {
+                key: value[lo:hi] if isinstance(value, list) and len(value) == len(document) else value
+                for key, value in document.extras.items()
+            },
         )
 
     return part(0, cut, ":a"), part(cut, len(document), ":b")

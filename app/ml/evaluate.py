@@ -10,6 +10,7 @@ import torch
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
 from app.ml.data import LabelledText
+from app.ml.gaps import document_gaps
 from app.ml.inference import predict_probabilities
 from app.ml.model import PunctuationModel
 
@@ -19,9 +20,22 @@ def predict_documents(
     tokenizer: Any,
     documents: Sequence[LabelledText],
     window_tokens: int,
+    use_timings: bool = True,
     **options: Any,
 ) -> list[torch.Tensor]:
-    return [predict_probabilities(model, tokenizer, d.words, window_tokens, **options)[0] for d in documents]
+    """Mark probabilities per document; word timings a document carries feed a gap branch unless
+    ``use_timings`` is off."""
+    return [
+        predict_probabilities(
+            model,
+            tokenizer,
+            d.words,
+            window_tokens,
+            gaps=document_gaps(d.extras, d.words) if use_timings and model.gap_branch is not None else None,
+            **options,
+        )[0]
+        for d in documents
+    ]
 
 
 def scores_from(documents: Sequence[LabelledText], probabilities: Sequence[torch.Tensor]) -> dict[str, Any]:

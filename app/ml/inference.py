@@ -20,10 +20,12 @@ def predict_probabilities(
     temperature: float = 1.0,
     stride: float = 0.5,
     mark_bias: Sequence[float] | None = None,
+    gaps: Sequence[list[float] | None] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per word: probabilities of each mark after it (words x marks) and of its casing.
 
     The mark probabilities are ``softmax((log_softmax(logits) + mark_bias) / temperature)``.
+    ``gaps`` holds each word's gap evidence (see ``app.ml.gaps``) for models with a gap branch.
     """
     if not words:
         return torch.zeros((0, model.mark_head.out_features)), torch.zeros(
@@ -49,6 +51,8 @@ def predict_probabilities(
                 tokenizer.sep_token_id,
                 tokenizer.pad_token_id,
             )
+            if gaps is not None and model.gap_branch is not None:
+                batch.add_gaps([(gaps, *windows[n]) for n in numbers], model.gap_branch.features)
             mark_logits, casing_logits = model(**batch.model_inputs())
             mark_probs = torch.softmax((torch.log_softmax(mark_logits, dim=-1) + bias) / temperature, dim=-1)
             casing_probs = torch.softmax(casing_logits, dim=-1)

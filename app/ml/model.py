@@ -4,6 +4,12 @@ Architecture after Guerreiro et al.: a softmax-weighted sum of all encoder layer
 dropped at random in training so no single layer dominates), then for each word the embedding
 of its last sub-token concatenated with that of the next token, then a linear classifier for the
 mark after the word. A casing head reads the word's first and last sub-tokens.
+
+An optional gap branch (after UniPunc's idea of a virtual embedding for missing audio) adds what
+timings and audio say about each gap: pause, rate, loudness, pitch slope. It reads the word's text
+features too, so a pause after "the" need not end a sentence. Where a gap has no evidence, a
+learned stand-in embedding takes the evidence's place; its output layer starts at zero, so a
+branch added to a trained text model starts out changing nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +35,10 @@ class PunctuationModel(nn.Module):
         self.dropout = nn.Dropout(0.1)
         self.mark_head = nn.Linear(2 * hidden, num_marks)
         self.casing_head = nn.Linear(2 * hidden, num_casings)
+        self.gap_branch: GapBranch | None = None
+
+    def add_gap_branch(self, features: int, width: int = 64) -> None:
+        self.gap_branch = GapBranch(self.mark_head.in_features, features, self.mark_head.out_features, width)
 
     def mixed_layers(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         output = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
@@ -49,15 +59,50 @@ class PunctuationModel(nn.Module):
         first_index: torch.Tensor,
         last_index: torch.Tensor,
         next_index: torch.Tensor,
+        gap_features: torch.Tensor | None = None,
+        gap_present: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mark logits (batch, words, marks) and casing logits (batch, words, casings)."""
+        """Mark logits (batch, words, marks) and casing logits (batch, words, casings).
+
+        ``gap_features`` (batch, words, features) and ``gap_present`` (batch, words) carry the gap
+        evidence; without them every gap counts as absent.
+        """
         states = self.dropout(self.mixed_layers(input_ids, attention_mask))
         last = _gather(states, last_index)
         following = _gather(states, next_index)
         first = _gather(states, first_index)
-        marks = self.mark_head(torch.cat([last, following], dim=-1))
+        text = torch.cat([last, following], dim=-1)
+        marks = self.mark_head(text)
+        if self.gap_branch is not None:
+            marks = marks + self.gap_branch(text, gap_features, gap_present)
         casing = self.casing_head(torch.cat([first, last], dim=-1))
         return marks, casing
+
+
+class GapBranch(nn.Module):
+    """Mark logit corrections from gap evidence read together with the word's text features."""
+
+    def __init__(self, text_size: int, features: int, marks: int, width: int = 64) -> None:
+        super().__init__()
+        self.features = features
+        self.text = nn.Linear(text_size, width)
+        self.evidence = nn.Sequential(nn.Linear(features, width), nn.GELU(), nn.Linear(width, width))
+        self.absent = nn.Parameter(torch.zeros(width))  # the stand-in for gaps without evidence
+        self.hidden = nn.Linear(width, width)
+        self.out = nn.Linear(width, marks)
+        nn.init.zeros_(self.out.weight)
+        nn.init.zeros_(self.out.bias)
+
+    def forward(
+        self, text: torch.Tensor, features: torch.Tensor | None, present: torch.Tensor | None
+    ) -> torch.Tensor:
+        if features is None or present is None:
+            evidence = self.absent.expand(*text.shape[:-1], -1)
+        else:
+            evidence = torch.where(present.unsqueeze(-1), self.evidence(features), self.absent)
+        hidden = nn.functional.gelu(self.text(text) + evidence)
+        out: torch.Tensor = self.out(nn.functional.gelu(self.hidden(hidden)))
+        return out
 
 
 def _gather(states: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

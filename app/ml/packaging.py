@@ -41,6 +41,7 @@ def build_model(
     lora_rank: int = 16,
     lora_alpha: int = 32,
     layer_dropout: float = 0.1,
+    gap_features: int = 0,
 ) -> tuple[PunctuationModel, Any, dict[str, Any]]:
     """A fresh model over the encoder, with trainable LoRA adapters and heads; and its tokenizer."""
     from peft import LoraConfig, get_peft_model
@@ -65,6 +66,8 @@ def build_model(
         )
         encoder = get_peft_model(encoder, adapters)
     model = PunctuationModel(encoder, len(MODEL_MARKS), 3, layer_dropout)
+    if gap_features:
+        model.add_gap_branch(gap_features)
     config = {
         "format": FORMAT,
         "encoder": encoder_name or BASE_ENCODER,
@@ -73,6 +76,7 @@ def build_model(
         "lora": {"rank": lora_rank, "alpha": lora_alpha, "targets": LORA_TARGETS},
         "temperature": 1.0,
         "window_tokens": 192,
+        "gap_features": gap_features,
     }
     return model, tokenizer, config
 
@@ -86,8 +90,11 @@ def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
     }
 
 
-def load_weights(model: nn.Module, directory: Path) -> None:
-    """Put a saved model's weights into a freshly built one, refusing damaged or partial files."""
+def load_weights(model: nn.Module, directory: Path, new_parts: tuple[str, ...] = ()) -> None:
+    """Put a saved model's weights into a freshly built one, refusing damaged or partial files.
+
+    Parameters under ``new_parts`` (such as a branch added for further training) may be missing.
+    """
     weights_path = directory / WEIGHTS_NAME
     if not weights_path.is_file():
         _refuse_pickle_only(directory)
@@ -96,7 +103,7 @@ def load_weights(model: nn.Module, directory: Path) -> None:
         weights = load_file(str(weights_path))
     except Exception as error:  # safetensors raises its own error types for damaged files
         raise ModelError(f"{weights_path}: damaged weights ({error})") from None
-    missing = set(trainable_state(model)) - set(weights)
+    missing = {name for name in set(trainable_state(model)) - set(weights) if not name.startswith(new_parts)}
     if missing:
         raise ModelError(f"{weights_path}: {len(missing)} weights missing, e.g. {sorted(missing)[0]}")
     model.load_state_dict(weights, strict=False)
@@ -142,7 +149,10 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
         raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
     lora = config.get("lora", {})
     model, tokenizer, _ = build_model(
-        config["encoder"], lora_rank=int(lora.get("rank", 0)), lora_alpha=int(lora.get("alpha", 1))
+        config["encoder"],
+        lora_rank=int(lora.get("rank", 0)),
+        lora_alpha=int(lora.get("alpha", 1)),
+        gap_features=int(config.get("gap_features", 0)),
     )
     load_weights(model, directory)
     encoder: Any = model.encoder

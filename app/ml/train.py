@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from app.core.marks import MODEL_MARKS
 from app.ml import data as corpora
+from app.ml import gaps
 from app.ml.evaluate import evaluate_documents
 from app.ml.packaging import build_model, load_weights, save_model, trainable_state
 from app.ml.windows import Encoded, encode_words, make_batch, window_end
@@ -69,6 +70,11 @@ class TrainConfig:
     # spares their backward pass.
     init_from: Path | None = None
     frozen_layers: int = 0
+    # The gap branch learns from word timings where a corpus has them (dropped at random so the
+    # same model also learns to do without), everything else may stay as it is.
+    gap_branch: bool = False
+    only_gap_branch: bool = False
+    drop_timing: float = 0.3
     sources: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
@@ -129,6 +135,7 @@ def _cap(documents: list[corpora.LabelledText], words: int, rng: random.Random) 
 class EncodedDocument:
     text: corpora.LabelledText
     encoded: Encoded
+    gaps: list[list[float] | None] | None = None
 
 
 class Sampler:
@@ -223,14 +230,17 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         lora_rank=config.lora_rank,
         lora_alpha=config.lora_alpha,
         layer_dropout=config.layer_dropout,
+        gap_features=gaps.SIZE if config.gap_branch else 0,
     )
     packaging_config["window_tokens"] = config.window_tokens
     if config.init_from is not None:
-        load_weights(model, config.init_from)
+        load_weights(model, config.init_from, new_parts=("gap_branch.",))
         log(f"starting from {config.init_from}")
     for name, parameter in model.named_parameters():
         layer = _layer_number(name)
         if name.startswith("encoder.") and layer is not None and layer < config.frozen_layers:
+            parameter.requires_grad = False
+        if config.only_gap_branch and not name.startswith("gap_branch."):
             parameter.requires_grad = False
 
     rng = random.Random(config.seed)
@@ -240,7 +250,15 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
     for spec in config.sources:
         documents = _cap(load_source(spec, config.data_root, "train"), config.max_words_per_source, rng)
         dev = _cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, rng)
-        encoded = [EncodedDocument(d, encode_words(tokenizer, d.words)) for d in documents if len(d) > 16]
+        encoded = [
+            EncodedDocument(
+                d,
+                encode_words(tokenizer, d.words),
+                gaps.document_gaps(d.extras, d.words) if config.gap_branch else None,
+            )
+            for d in documents
+            if len(d) > 16
+        ]
         train_sources.append((float(spec.get("weight", 1.0)), encoded))
         dev_documents.extend(dev)
         inventory[spec["name"]] = {
@@ -298,6 +316,14 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
             tokenizer.sep_token_id,
             tokenizer.pad_token_id,
         )
+        if model.gap_branch is not None:
+            batch.add_gaps(
+                [
+                    (d.gaps if sampler.rng.random() >= config.drop_timing else None, a, b)
+                    for d, a, b in windows
+                ],
+                gaps.SIZE,
+            )
         width = batch.word_mask.size(1)
         marks = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)
         casings = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)

@@ -108,15 +108,34 @@ class WindowBatch:
     last_index: torch.Tensor
     next_index: torch.Tensor
     word_mask: torch.Tensor  # (batch, words): which word slots are real
+    gap_features: torch.Tensor | None = None  # (batch, words, features)
+    gap_present: torch.Tensor | None = None  # (batch, words): which gaps have evidence
 
-    def model_inputs(self) -> dict[str, torch.Tensor]:
+    def model_inputs(self) -> dict[str, torch.Tensor | None]:
         return {
             "input_ids": self.input_ids,
             "attention_mask": self.attention_mask,
             "first_index": self.first_index,
             "last_index": self.last_index,
             "next_index": self.next_index,
+            "gap_features": self.gap_features,
+            "gap_present": self.gap_present,
         }
+
+    def add_gaps(
+        self, windows: Sequence[tuple[Sequence[list[float] | None] | None, int, int]], size: int
+    ) -> None:
+        """Gap evidence for each window's words: (the document's per-word vectors or None, first, stop)."""
+        features = torch.zeros((*self.word_mask.shape, size))
+        present = torch.zeros(self.word_mask.shape, dtype=torch.bool)
+        for row, (gaps, first, stop) in enumerate(windows):
+            if gaps is None:
+                continue
+            for column, vector in enumerate(gaps[first:stop]):
+                if vector is not None:
+                    features[row, column] = torch.tensor(vector)
+                    present[row, column] = True
+        self.gap_features, self.gap_present = features, present
 
 
 def make_batch(

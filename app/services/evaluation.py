@@ -10,7 +10,12 @@ from app.formats import FormatError
 
 
 def evaluate_path(
-    data: Path, format: str, model: str | None, language: str, quantize: bool = False
+    data: Path,
+    format: str,
+    model: str | None,
+    language: str,
+    quantize: bool = False,
+    timings: bool = True,
 ) -> dict[str, Any]:
     from app.ml.data import read_any
     from app.services.punctuate import Punctuator
@@ -23,11 +28,11 @@ def evaluate_path(
         raise FormatError(data, None, f"not readable as {format}: {error}") from None
     if not documents:
         raise FormatError(data, None, f"no {format} documents with words found")
-    result = score_documents(documents, Punctuator(model, quantize=quantize))
+    result = score_documents(documents, Punctuator(model, quantize=quantize), timings)
     return {"data": str(data), "format": format, "documents": len(documents), **result}
 
 
-def score_documents(documents: list[Any], punctuator: Any) -> dict[str, Any]:
+def score_documents(documents: list[Any], punctuator: Any, timings: bool = True) -> dict[str, Any]:
     """Words, time, speed and scores of ``punctuator`` on labelled documents."""
     from app.ml.evaluate import predict_documents, scores_from
     from app.ml.inference import inference_options
@@ -35,7 +40,9 @@ def score_documents(documents: list[Any], punctuator: Any) -> dict[str, Any]:
     network, tokenizer, config = punctuator.load()
     began = time.perf_counter()
     options = inference_options(config)
-    probabilities = predict_documents(network, tokenizer, documents, options.pop("window_tokens"), **options)
+    probabilities = predict_documents(
+        network, tokenizer, documents, options.pop("window_tokens"), use_timings=timings, **options
+    )
     seconds = time.perf_counter() - began
     words = sum(len(d) for d in documents)
     return {

@@ -1,0 +1,54 @@
+"""Word-gap evidence as model input: what timings and audio say about each gap, as a small vector.
+
+A gap without any evidence is marked absent and the model uses a learned stand-in ("virtual")
+embedding there, so one model serves captions with audio, with timings only, and plain text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from app.audio.prosody import GapProsody, gap_prosody
+from app.audio.timing import TimingSource, WordTiming
+
+FEATURES = ("pause", "long_pause", "rate_change", "energy", "pitch_slope", "heard")
+SIZE = len(FEATURES)
+
+
+def gap_vector(gap: GapProsody | None) -> list[float] | None:
+    """The model's input for one gap, or None when nothing is known about it."""
+    if gap is None or gap.pause is None:
+        return None
+    return [
+        math.log1p(10 * max(0.0, gap.pause)) / 3,
+        1.0 if gap.pause >= 0.25 else 0.0,
+        max(-2.0, min(2.0, gap.rate_change or 0.0)),
+        max(-3.0, min(3.0, (gap.energy or 0.0) / 10)),
+        max(-3.0, min(3.0, (gap.pitch_slope or 0.0) / 50)),
+        1.0 if gap.heard else 0.0,
+    ]
+
+
+def document_gaps(extras: dict[str, object], words: Sequence[str]) -> list[list[float] | None] | None:
+    """Gap vectors of a labelled corpus document that carries word timings (Earnings-22), else None."""
+    starts, ends = extras.get("starts"), extras.get("ends")
+    if not isinstance(starts, list) or not isinstance(ends, list):
+        return None
+    return timed_gaps(words, starts, ends)
+
+
+def timed_gaps(
+    words: Sequence[str], starts: Sequence[float | None], ends: Sequence[float | None]
+) -> list[list[float] | None]:
+    """Gap vectors from word timings alone (no audio): pauses and speaking-rate changes."""
+    timings = []
+    for index in range(len(words)):
+        start, end = starts[index], ends[index]
+        following = starts[index + 1] if index + 1 < len(words) else None
+        pause = None
+        if end is not None and following is not None:
+            pause = max(0.0, following - end)
+        source = TimingSource.GIVEN if start is not None else TimingSource.NONE
+        timings.append(WordTiming(start, end, pause, source))
+    return [gap_vector(gap) for gap in gap_prosody(list(words), timings, None)]

@@ -75,6 +75,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     from app.services.punctuate import (
         Punctuator,
         apply_suggestions,
+        gap_evidence,
         sentence_casing,
         suggest,
         suggestions_json,
@@ -82,8 +83,11 @@ def _punctuate(args: argparse.Namespace) -> int:
 
     if not 0.0 <= args.min_confidence <= 1.0:
         raise UsageError("--min-confidence must be between 0 and 1")
+    if args.media and args.no_audio:
+        raise UsageError("--media and --no-audio contradict each other")
     document = open_document(args.input)
-    suggestions, info = suggest(document, Punctuator(args.model, quantize=args.int8), args.language)
+    evidence = None if args.no_audio else gap_evidence(document, Path(args.media) if args.media else None)
+    suggestions, info = suggest(document, Punctuator(args.model, quantize=args.int8), args.language, evidence)
     document.add_suggestions(suggestions)
     history = History(document)
     applied = apply_suggestions(document, history, args.apply, args.min_confidence)
@@ -192,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
     punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
     punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
     punctuate.add_argument("--language", metavar="CODE", help="language of the text (detected if omitted)")
+    punctuate.add_argument(
+        "--media", metavar="FILE", help="the video or audio: pauses and intonation inform the model"
+    )
+    punctuate.add_argument(
+        "--no-audio", action="store_true", help="text only: ignore media and the captions' word timings"
+    )
     punctuate.add_argument(
         "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
     )

@@ -153,3 +153,55 @@ def test_eval_command_scores_labelled_text(tiny_model: Path, tmp_path: Path) -> 
     assert report["scores"]["PERIOD"]["recall"] == 100.0  # the tiny model writes a period after every word
     assert report["scores"]["QUESTION"]["f1"] == 0.0
     assert punctum("eval", str(tmp_path / "none"), "--format", "conllu").returncode == 3
+
+
+@pytest.fixture(scope="module")
+def hearing_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model whose gap branch is switched on (random, non-zero), so evidence changes its output."""
+    import torch
+
+    from app.ml.gaps import SIZE
+    from app.ml.packaging import build_model, save_model
+
+    folder = tmp_path_factory.mktemp("hearing-model")
+    torch.manual_seed(5)
+    model, _, config = build_model(
+        str(tiny_encoder(folder / "encoder")), lora_rank=2, lora_alpha=4, gap_features=SIZE
+    )
+    assert model.gap_branch is not None
+    with torch.no_grad():
+        model.gap_branch.out.weight.normal_(0, 1.0)
+    save_model(model, config, folder / "model")
+    return folder / "model"
+
+
+def test_media_informs_a_model_that_listens(hearing_model: Path, tmp_path: Path) -> None:
+    def run(*extra: str) -> dict:  # type: ignore[type-arg]
+        out = tmp_path / f"s{len(extra)}.json"
+        result = punctum(
+            "punctuate", str(SAMPLE / "sample.srt"), "--apply", "none", "--language", "en",
+            "--model", str(hearing_model), "--suggestions", str(out), *extra,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return json.loads(out.read_text())
+
+    heard = run("--media", str(SAMPLE / "sample.mp4"))
+    read = run("--no-audio")
+    assert heard["evidence"] == "audio" and read["evidence"] == "text"
+    assert {s["evidence"] for s in read["suggestions"]} == {"text"}
+    assert "audio" in {s["evidence"] for s in heard["suggestions"]}
+    by_gap = {s["word_index"]: s["probabilities"] for s in read["suggestions"] if s["casing"] is None}
+    assert any(
+        s["probabilities"] != by_gap.get(s["word_index"]) for s in heard["suggestions"] if s["casing"] is None
+    )
+
+
+def test_media_problems_are_one_line(tiny_model: Path) -> None:
+    captions = str(SAMPLE / "sample.srt")
+    not_media = punctum("punctuate", captions, "--model", str(tiny_model), "--media", captions)
+    assert not_media.returncode == 3
+    assert "no audio stream" in not_media.stderr and len(not_media.stderr.strip().splitlines()) == 1
+    both = punctum("punctuate", captions, "--media", str(SAMPLE / "sample.mp4"), "--no-audio")
+    assert both.returncode == 2
+    deaf = punctum("punctuate", captions, "--model", str(tiny_model), "--media", str(SAMPLE / "sample.mp4"))
+    assert deaf.returncode == 0 and "reads text only" in deaf.stderr

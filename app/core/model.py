@@ -146,6 +146,8 @@ class Suggestion:
     ``mark`` is the text to write there ("" proposes removing a mark); ``probabilities`` maps each
     candidate mark to its probability; ``confidence`` is what the editor ranks by, in [0, 1].
     A suggestion with ``casing`` set proposes recasing word ``gap`` instead, and ignores ``mark``.
+    ``evidence`` says what a model suggestion rested on: "text", "timing" (a pause known from word
+    or cue times) or "audio" (pause and prosody heard in the media).
     """
 
     id: int
@@ -156,6 +158,7 @@ class Suggestion:
     probabilities: dict[str, float] = field(default_factory=dict, hash=False)
     status: Status = Status.PENDING
     casing: Casing | None = None
+    evidence: str = "text"
 
 
 @dataclass(frozen=True)

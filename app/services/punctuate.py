@@ -76,11 +76,18 @@ class Punctuator:
             self._loaded = load_model(resolve_model(self.location), quantize=self.quantize)
         return self._loaded
 
-    def probabilities(self, words: list[str]) -> tuple[list[list[float]], list[list[float]]]:
+    @property
+    def hears(self) -> bool:
+        """Whether the model has a gap branch that uses timings and audio."""
+        return bool(int(self.load()[2].get("gap_features", 0)))
+
+    def probabilities(
+        self, words: list[str], gaps: list[list[float] | None] | None = None
+    ) -> tuple[list[list[float]], list[list[float]]]:
         from app.ml.inference import inference_options, predict_probabilities
 
         model, tokenizer, config = self.load()
-        marks, casing = predict_probabilities(model, tokenizer, words, **inference_options(config))
+        marks, casing = predict_probabilities(model, tokenizer, words, gaps=gaps, **inference_options(config))
         return marks.tolist(), casing.tolist()
 
 
@@ -103,10 +110,48 @@ def resolve_model(location: Path | str | None) -> Path:
         ) from None
 
 
+@dataclass
+class GapEvidence:
+    """What timings and audio say about each word gap: model inputs and their provenance."""
+
+    vectors: list[list[float] | None]
+    kinds: list[str]  # per gap: "text", "timing" or "audio"
+    media: str | None = None
+
+
+def gap_evidence(document: Document, media: Path | None = None) -> GapEvidence:
+    """Pauses from the captions' own timings and, with ``media``, pauses and prosody from its audio."""
+    from app.audio.analysis import analyse_media
+    from app.audio.prosody import gap_prosody
+    from app.audio.timing import TimingSource, word_timings
+    from app.ml.gaps import gap_vector
+
+    words = list(document.words())
+    track = analyse_media(media) if media is not None else None
+    timings = word_timings(document, track)
+    gaps = gap_prosody([w.text for w in words], timings, track)
+    vectors = [gap_vector(g) for g in gaps]
+    kinds = [
+        "text"
+        if v is None
+        else "audio"
+        if g.heard or (track and g.timing is TimingSource.ESTIMATED)
+        else "timing"
+        for v, g in zip(vectors, gaps, strict=True)
+    ]
+    return GapEvidence(vectors, kinds, str(media) if media is not None else None)
+
+
 def suggest(
-    document: Document, punctuator: Punctuator, language: str | None = None
+    document: Document,
+    punctuator: Punctuator,
+    language: str | None = None,
+    evidence: GapEvidence | None = None,
 ) -> tuple[list[Suggestion], dict[str, Any]]:
-    """One suggestion per gap where the model disagrees with the current mark, and casing ones."""
+    """One suggestion per gap where the model disagrees with the current mark, and casing ones.
+
+    ``evidence`` (from ``gap_evidence``) feeds models that listen; others read the text alone.
+    """
     words = list(document.words())
     info: dict[str, Any] = {"words": len(words), "warnings": []}
     if not words:
@@ -118,7 +163,14 @@ def suggest(
         info["warnings"].append(
             "most of the text is in a script the model was not trained on; expect few marks"
         )
-    mark_probs, casing_probs = punctuator.probabilities([model_word(w) for w in words])
+    heard = evidence is not None and punctuator.hears
+    if evidence is not None and evidence.media and not heard:
+        info["warnings"].append("this model reads text only; the media was not used")
+    info["evidence"] = "text" if not heard or evidence is None else ("audio" if evidence.media else "timing")
+    mark_probs, casing_probs = punctuator.probabilities(
+        [model_word(w) for w in words], evidence.vectors if heard and evidence is not None else None
+    )
+    kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
     suggestions: list[Suggestion] = []
     next_id = document.next_suggestion_id()
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
@@ -128,7 +180,15 @@ def suggest(
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
         mark = render_mark(MODEL_MARKS[best], language)
         suggestions.append(
-            Suggestion(next_id, index, mark, round(probs[best], 4), Source.MODEL, distribution)
+            Suggestion(
+                next_id,
+                index,
+                mark,
+                round(probs[best], 4),
+                Source.MODEL,
+                distribution,
+                evidence=kinds[index],
+            )
         )
         next_id += 1
     for index, (word, probs) in enumerate(zip(words, casing_probs, strict=True)):
@@ -194,6 +254,7 @@ def suggestions_json(document: Document, info: dict[str, Any]) -> str:
             "probabilities": s.probabilities,
             "confidence": s.confidence,
             "source": s.source.value,
+            "evidence": s.evidence if s.source is Source.MODEL else "reference",
             "status": s.status.value,
         }
         for s in document.suggestions

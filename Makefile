@@ -8,12 +8,19 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := resources/sample/sample.srt
 
-.PHONY: setup run test lint typecheck layers unit benchmark clean
+.PHONY: setup ffmpeg run test lint typecheck layers unit benchmark clean
 
 setup: $(STAMP)
 	@$(BIN)/python -m app.ml.base_encoder
 
+# ffmpeg decodes the audio of videos; installed with apt where that is possible without a prompt.
+ffmpeg:
+	@command -v ffmpeg >/dev/null || { command -v apt-get >/dev/null && \
+		{ [ "$$(id -u)" = 0 ] && apt-get install -y -qq ffmpeg || sudo -n apt-get install -y -qq ffmpeg; } ; } || \
+		echo "warning: ffmpeg not found; install it to use video files (https://ffmpeg.org/download.html)"
+
 $(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory ffmpeg
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
@@ -42,6 +49,7 @@ benchmark: setup
 	$(BIN)/python -m tests.benchmarks.bench_formats
 	$(BIN)/python -m tests.benchmarks.bench_align
 	$(BIN)/python -m tests.benchmarks.bench_punctuate
+	$(BIN)/python -m tests.benchmarks.bench_audio
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,9 @@ def shared_data(*parts: str) -> Path:
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+#: Decoding video needs ffmpeg on the system (set-up installs it where apt allows).
+requires_ffmpeg = pytest.mark.skipif(
+    shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None, reason="ffmpeg is not installed"
+)

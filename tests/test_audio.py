@@ -16,7 +16,7 @@ from app.audio.errors import AudioError
 from app.audio.prosody import gap_prosody
 from app.audio.timing import TimingSource, word_timings
 from app.formats import parse_document, read_document
-from tests.conftest import SAMPLE, shared_data
+from tests.conftest import SAMPLE, requires_ffmpeg, shared_data
 
 VIDEO = SAMPLE / "sample.mp4"
 
@@ -31,6 +31,7 @@ def sample_track():  # type: ignore[no-untyped-def]
     return analyse_media(VIDEO)
 
 
+@requires_ffmpeg
 def test_bundled_video_decodes_to_16k_mono(sample_audio: np.ndarray) -> None:
     assert sample_audio.dtype == np.float32
     assert abs(sample_audio.size / SAMPLE_RATE - 62.0) < 0.3
@@ -42,6 +43,7 @@ def test_bundled_video_decodes_to_16k_mono(sample_audio: np.ndarray) -> None:
     assert np.array_equal(np.concatenate(chunks), sample_audio)
 
 
+@requires_ffmpeg
 def test_shared_clips_decode() -> None:
     flac = decode_audio(shared_data("audio", "faster_whisper", "jfk.flac"))
     assert abs(flac.size / SAMPLE_RATE - 11.0) < 0.1
@@ -51,6 +53,7 @@ def test_shared_clips_decode() -> None:
     assert wavs and abs(decode_audio(wavs[0]).size / SAMPLE_RATE - soundfile.info(wavs[0]).duration) < 0.01
 
 
+@requires_ffmpeg
 def test_bad_media_gets_a_clear_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     empty = tmp_path / "empty.mp4"
     empty.write_bytes(b"")
@@ -79,6 +82,7 @@ def test_bad_media_gets_a_clear_reason(tmp_path: Path, monkeypatch: pytest.Monke
         decode_audio(VIDEO)
 
 
+@requires_ffmpeg
 def test_estimated_timings_put_an_inserted_silence_at_the_right_gap(
     sample_audio: np.ndarray, tmp_path: Path
 ) -> None:
@@ -105,6 +109,7 @@ def test_estimated_timings_put_an_inserted_silence_at_the_right_gap(
     assert pauses[words.index("maple")] < 0.1  # no pause inside "maple street"
 
 
+@requires_ffmpeg
 def test_given_timings_and_audio_show_sentence_pauses(sample_track) -> None:  # type: ignore[no-untyped-def]
     captions = read_document(SAMPLE / "sample.vtt")
     words = [w.text for c in captions.cues for w in c.words]
@@ -119,6 +124,7 @@ def test_given_timings_and_audio_show_sentence_pauses(sample_track) -> None:  # 
     assert pauses[words.index("maple")] < 0.1
 
 
+@requires_ffmpeg
 def test_pitch_and_prosody_on_real_speech(sample_track) -> None:  # type: ignore[no-untyped-def]
     voiced = sample_track.f0[~np.isnan(sample_track.f0)]
     assert voiced.size > 1000

@@ -17,7 +17,7 @@ from app.services.punctuate import (
     sentence_casing,
     suggest,
 )
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, requires_ffmpeg
 from tests.ml_fixtures import WORDS, tiny_encoder
 from tests.test_cli import punctum
 
@@ -175,6 +175,7 @@ def hearing_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "model"
 
 
+@requires_ffmpeg
 def test_media_informs_a_model_that_listens(hearing_model: Path, tmp_path: Path) -> None:
     def run(*extra: str) -> dict:  # type: ignore[type-arg]
         out = tmp_path / f"s{len(extra)}.json"
@@ -196,6 +197,7 @@ def test_media_informs_a_model_that_listens(hearing_model: Path, tmp_path: Path)
     )
 
 
+@requires_ffmpeg
 def test_media_problems_are_one_line(tiny_model: Path) -> None:
     captions = str(SAMPLE / "sample.srt")
     not_media = punctum("punctuate", captions, "--model", str(tiny_model), "--media", captions)

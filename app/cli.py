@@ -146,6 +146,102 @@ def _train(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _batch(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from app.services.batch import BatchSettings, import_folder, run_batch
+    from app.store.project import DONE, Project
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: not a folder")
+    if not 0.0 <= args.min_confidence <= 1.0:
+        raise UsageError("--min-confidence must be between 0 and 1")
+    settings = BatchSettings(
+        model=args.model,
+        apply=args.apply,
+        min_confidence=args.min_confidence,
+        workers=args.workers,
+        use_audio=not args.no_audio,
+        int8=args.int8,
+    )
+    with Project(Path(args.project), create=True) as project:
+        pairing = import_folder(folder, project)
+        for path in pairing.unpaired:
+            print(f"punctum: unpaired (no captions with its name): {path}", file=sys.stderr)
+        for stem, paths in pairing.ambiguous.items():
+            print(f"punctum: ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}", file=sys.stderr)
+        entries = project.files()
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=not sys.stderr.isatty(),
+            console=None,
+        ) as progress:
+            overall = progress.add_task(
+                "files", total=len(entries), completed=sum(e.state == DONE for e in entries)
+            )
+            tasks: dict[str, object] = {}
+
+            def report(stem: str, state: str) -> None:
+                if state == "started":
+                    tasks[stem] = progress.add_task(f"  {stem}", total=None)
+                    return
+                task = tasks.pop(stem, None)
+                if task is not None:
+                    progress.remove_task(task)  # type: ignore[arg-type]
+                progress.advance(overall)
+                if state == "failed":
+                    progress.console.print(f"[red]failed[/red] {stem}")
+
+            summary = run_batch(project, settings, report)
+    print(
+        f"{args.project}: {summary.done} processed, {summary.failed} failed, {summary.skipped} already done"
+    )
+    for stem, reason in summary.failures.items():
+        print(f"punctum: {stem}: {reason}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _status(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.services.batch import project_status
+    from app.store.project import Project
+
+    with Project(Path(args.project)) as project:
+        rows = project_status(project)
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"{'file':40} {'state':8} {'pending':>8} {'accepted':>8} {'rejected':>8} {'review':>8}")
+    for row in rows:
+        if row["state"] == "done":
+            print(
+                f"{row['file'][:40]:40} {row['state']:8} {row['pending']:>8} {row['accepted']:>8} "
+                f"{row['rejected']:>8} {row['review_minutes']:>6} min"
+            )
+        else:
+            print(f"{row['file'][:40]:40} {row['state']:8} {row.get('reason') or ''}")
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.services.batch import export_project
+    from app.store.project import Project
+
+    with Project(Path(args.project)) as project:
+        written = export_project(project, Path(args.out), args.format)
+    print(f"{len(written)} files written to {args.out}")
+    return EXIT_OK
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -226,6 +322,28 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--data", metavar="DIR", help="folder of the corpora (overrides the config)")
     training.add_argument("--restart", action="store_true", help="ignore an existing checkpoint")
     training.set_defaults(run=_train)
+
+    batch = commands.add_parser("batch", help="process a folder of captions, media and references")
+    batch.add_argument("folder", metavar="FOLDER")
+    batch.add_argument("--project", required=True, metavar="P.punctum", help="project file (created if new)")
+    batch.add_argument("--apply", choices=["all", "confident", "none"], default="none")
+    batch.add_argument("--min-confidence", type=float, default=0.9, metavar="P")
+    batch.add_argument("--model", metavar="DIR_OR_ID")
+    batch.add_argument("--workers", type=int, metavar="N", help="worker processes (default: by CPU count)")
+    batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
+    batch.add_argument("--int8", action="store_true")
+    batch.set_defaults(run=_batch)
+
+    status = commands.add_parser("status", help="per file: state, pending/accepted/rejected, review time")
+    status.add_argument("project", metavar="P.punctum")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(run=_status)
+
+    export = commands.add_parser("export", help="write every processed file of a project")
+    export.add_argument("project", metavar="P.punctum")
+    export.add_argument("--out", required=True, metavar="DIR")
+    export.add_argument("--format", choices=["srt", "vtt"], help="default: each file's own format")
+    export.set_defaults(run=_export)
 
     calibration = commands.add_parser("calibrate", help="fit a trained model's confidence on its dev data")
     calibration.add_argument("--config", required=True, metavar="FILE.toml", help="the training config")

@@ -51,3 +51,18 @@ def tiny_encoder(directory: Path) -> Path:
     BertModel(config, add_pooling_layer=False).save_pretrained(directory, safe_serialization=True)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+def tiny_model(folder: Path) -> Path:
+    """A saved tiny model that puts a period after every word and proposes no capitals of its own."""
+    import torch
+
+    from app.ml.packaging import build_model, save_model
+
+    torch.manual_seed(4)
+    model, _, config = build_model(str(tiny_encoder(folder / "encoder")), lora_rank=2, lora_alpha=4)
+    with torch.no_grad():
+        model.mark_head.bias.copy_(torch.tensor([0.0, 0.0, 3.0, 0.0, -5.0, -5.0]))
+        model.casing_head.bias.copy_(torch.tensor([5.0, 0.0, 0.0]))
+    save_model(model, config, folder / "model")
+    return folder / "model"

@@ -19,6 +19,7 @@ from app.services.punctuate import (
 )
 from tests.conftest import SAMPLE, requires_ffmpeg
 from tests.ml_fixtures import WORDS, tiny_encoder
+from tests.ml_fixtures import tiny_model as make_tiny_model
 from tests.test_cli import punctum
 
 SHIPPED = (DEFAULT_MODEL / "weights.safetensors").exists()
@@ -26,18 +27,7 @@ SHIPPED = (DEFAULT_MODEL / "weights.safetensors").exists()
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import torch
-
-    from app.ml.packaging import build_model, save_model
-
-    folder = tmp_path_factory.mktemp("tiny-model")
-    torch.manual_seed(4)
-    model, _, config = build_model(str(tiny_encoder(folder / "encoder")), lora_rank=2, lora_alpha=4)
-    with torch.no_grad():
-        model.mark_head.bias.copy_(torch.tensor([0.0, 0.0, 3.0, 0.0, -5.0, -5.0]))  # periods everywhere
-        model.casing_head.bias.copy_(torch.tensor([5.0, 0.0, 0.0]))  # and no capitals of its own
-    save_model(model, config, folder / "model")
-    return folder / "model"
+    return make_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 def _timings(path: Path) -> list[tuple[int, int]]:

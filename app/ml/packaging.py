@@ -168,6 +168,11 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
     return model, tokenizer, config
 
 
+def use_threads(count: int) -> None:
+    """CPU threads torch may use in this process (worker processes share the machine's cores)."""
+    torch.set_num_threads(max(1, count))
+
+
 def _refuse_pickle_only(directory: Path) -> None:
     if not directory.is_dir():
         return

@@ -67,12 +67,15 @@ class Punctuator:
 
     location: Path | str | None = None
     quantize: bool = False
+    threads: int | None = None  # CPU threads for the model; the library's default when None
     _loaded: tuple[Any, Any, dict[str, Any]] | None = field(default=None, init=False, repr=False)
 
     def load(self) -> tuple[Any, Any, dict[str, Any]]:
         if self._loaded is None:
-            from app.ml.packaging import load_model
+            from app.ml.packaging import load_model, use_threads
 
+            if self.threads:
+                use_threads(self.threads)
             self._loaded = load_model(resolve_model(self.location), quantize=self.quantize)
         return self._loaded
 

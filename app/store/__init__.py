@@ -1,0 +1,1 @@
+"""The project file: one SQLite database holding files, suggestions and every decision."""

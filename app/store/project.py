@@ -1,0 +1,433 @@
+"""A Punctum project: one SQLite file (WAL) with the captions as loaded, the suggestions made for
+them, every decision taken and the processing jobs.
+
+A document's current state is never stored as such: it is the captions as loaded, the suggestions,
+then the decisions replayed in order through the same commands and history the editor uses (undo
+and redo included). A decision is one row, committed before ``record`` returns, so a crash a
+millisecond later loses nothing. Captions are kept as their original bytes, so a project file copied
+to another machine still opens; media and reference paths are stored relative to the project
+folder where possible, and can be relinked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from app.core import commands
+from app.core.errors import PunctumError
+from app.core.history import History
+from app.core.model import Casing, Document, Source, Status, Suggestion
+from app.formats import FormatError, parse_document
+
+SCHEMA_VERSION = 1
+ACTIONS = ("accept", "reject", "accept_many", "set_mark", "edit_word", "undo", "redo")
+DECIDERS = ("editor", "rule", "batch")
+#: File states: waiting, being processed, processed, failed with a reason.
+PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE files (
+        id INTEGER PRIMARY KEY,
+        stem TEXT NOT NULL UNIQUE,
+        captions_path TEXT NOT NULL,
+        captions_format TEXT NOT NULL,
+        captions_bytes BLOB NOT NULL,
+        media_path TEXT,
+        reference_path TEXT,
+        language TEXT,
+        state TEXT NOT NULL DEFAULT 'pending',
+        reason TEXT,
+        report TEXT,
+        added_at REAL NOT NULL,
+        processed_at REAL
+    );
+    CREATE TABLE cues (
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        number INTEGER NOT NULL,
+        start_ms INTEGER NOT NULL,
+        end_ms INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (file_id, number)
+    );
+    CREATE TABLE suggestions (
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        id INTEGER NOT NULL,
+        gap INTEGER NOT NULL,
+        mark TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        source TEXT NOT NULL,
+        evidence TEXT NOT NULL,
+        casing TEXT,
+        probabilities TEXT NOT NULL,
+        PRIMARY KEY (file_id, id)
+    );
+    CREATE TABLE decisions (
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        action TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        decided_by TEXT NOT NULL,
+        decided_at REAL NOT NULL
+    );
+    CREATE INDEX decisions_by_file ON decisions(file_id, id);
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        state TEXT NOT NULL,
+        pid INTEGER,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        error TEXT
+    );
+    """,
+}
+
+
+class ProjectError(PunctumError):
+    """A project file that cannot be opened or an operation it cannot take."""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    id: int
+    stem: str
+    captions_path: Path
+    captions_format: str
+    media_path: Path | None
+    reference_path: Path | None
+    language: str | None
+    state: str
+    reason: str | None
+
+
+class Project:
+    """An open project file. Use as a context manager or call ``close``."""
+
+    def __init__(self, path: Path, create: bool = False) -> None:
+        self.path = Path(path).resolve()
+        if not create and not self.path.is_file():
+            raise ProjectError(f"{self.path}: no such project file")
+        if create and self.path.exists() and self.path.stat().st_size and not _is_sqlite(self.path):
+            raise ProjectError(f"{self.path}: exists and is not a Punctum project; not overwriting it")
+        try:
+            connection = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            self.db = Database(connection)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # Durable at commit: a decision is on disk when ``record`` returns.
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise ProjectError(f"{self.path}: not a readable project file ({error})") from None
+
+    # --- life cycle -----------------------------------------------------------------------
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def _migrate(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise ProjectError(
+                f"{self.path}: made by a newer Punctum (schema {version}, this one reads {SCHEMA_VERSION})"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self.db.atomic():
+                for statement in _MIGRATIONS[target].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {target}")
+
+    # --- files ------------------------------------------------------------------------------
+
+    def add_file(
+        self,
+        stem: str,
+        captions: Path,
+        media: Path | None = None,
+        reference: Path | None = None,
+        language: str | None = None,
+    ) -> int:
+        """Register a caption file (its bytes are copied in) with its media and reference."""
+        data = Path(captions).read_bytes()
+        format = Path(captions).suffix.lower().lstrip(".")
+        document = parse_document(data, format, Path(captions))
+        with self.db.atomic():
+            cursor = self.db.execute(
+                "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, media_path,"
+                " reference_path, language, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    stem,
+                    self._stored_path(captions),
+                    document.format,
+                    data,
+                    self._stored_path(media) if media else None,
+                    self._stored_path(reference) if reference else None,
+                    language,
+                    time.time(),
+                ],
+            )
+            file_id = int(cursor.lastrowid or 0)
+            self.db.table("cues").insert_all(
+                (
+                    {
+                        "file_id": file_id,
+                        "number": number,
+                        "start_ms": cue.start,
+                        "end_ms": cue.end,
+                        "text": cue.plain_text(),
+                    }
+                    for number, cue in enumerate(document.cues, 1)
+                ),
+                batch_size=500,
+            )
+        return file_id
+
+    def add_file_failed(self, stem: str, captions: Path, reason: str) -> int:
+        """Register a caption file that could not be read, with the reason, so status lists it."""
+        with self.db.atomic():
+            cursor = self.db.execute(
+                "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, state, reason,"
+                " added_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    stem,
+                    self._stored_path(captions),
+                    Path(captions).suffix.lstrip("."),
+                    b"",
+                    FAILED,
+                    reason,
+                    time.time(),
+                ],
+            )
+        return int(cursor.lastrowid or 0)
+
+    def files(self) -> list[FileEntry]:
+        rows = self.db.execute(
+            "SELECT id, stem, captions_path, captions_format, media_path, reference_path, language,"
+            " state, reason FROM files ORDER BY stem"
+        ).fetchall()
+        return [
+            FileEntry(
+                row[0],
+                row[1],
+                self._resolved(row[2]),
+                row[3],
+                self._resolved(row[4]) if row[4] else None,
+                self._resolved(row[5]) if row[5] else None,
+                row[6],
+                row[7],
+                row[8],
+            )
+            for row in rows
+        ]
+
+    def file(self, file_id: int) -> FileEntry:
+        for entry in self.files():
+            if entry.id == file_id:
+                return entry
+        raise ProjectError(f"{self.path}: no file {file_id}")
+
+    def relink_media(self, file_id: int, media: Path) -> None:
+        with self.db.atomic():
+            self.db.execute(
+                "UPDATE files SET media_path = ? WHERE id = ?", [self._stored_path(media), file_id]
+            )
+
+    def _stored_path(self, path: Path) -> str:
+        absolute = Path(path).resolve()
+        try:
+            return os.path.relpath(absolute, self.folder)
+        except ValueError:  # another drive on Windows
+            return str(absolute)
+
+    def _resolved(self, stored: str) -> Path:
+        path = Path(stored)
+        return path if path.is_absolute() else (self.folder / path).resolve()
+
+    # --- processing -------------------------------------------------------------------------
+
+    def start_job(self, file_id: int) -> int:
+        with self.db.atomic():
+            self.db.execute("UPDATE files SET state = ? WHERE id = ?", [RUNNING, file_id])
+            cursor = self.db.execute(
+                "INSERT INTO jobs (file_id, state, pid, started_at) VALUES (?, ?, ?, ?)",
+                [file_id, RUNNING, os.getpid(), time.time()],
+            )
+        return int(cursor.lastrowid or 0)
+
+    def finish(
+        self,
+        file_id: int,
+        job_id: int,
+        suggestions: list[Suggestion],
+        report: dict[str, Any],
+        decisions: Sequence[tuple[str, dict[str, Any]]] = (),
+    ) -> None:
+        """Store a file's results in one transaction: all of them, or (after a crash) none."""
+        with self.db.atomic():
+            self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
+            self.db.table("suggestions").insert_all(
+                ({"file_id": file_id, **_suggestion_row(s)} for s in suggestions), batch_size=500
+            )
+            for action, arguments in decisions:
+                self._insert_decision(file_id, action, arguments, "batch")
+            self.db.execute(
+                "UPDATE files SET state = ?, reason = NULL, report = ?, processed_at = ? WHERE id = ?",
+                [DONE, json.dumps(report, ensure_ascii=False), time.time(), file_id],
+            )
+            self.db.execute(
+                "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?", [DONE, time.time(), job_id]
+            )
+
+    def fail(self, file_id: int, job_id: int | None, reason: str) -> None:
+        with self.db.atomic():
+            self.db.execute("UPDATE files SET state = ?, reason = ? WHERE id = ?", [FAILED, reason, file_id])
+            if job_id is not None:
+                self.db.execute(
+                    "UPDATE jobs SET state = ?, finished_at = ?, error = ? WHERE id = ?",
+                    [FAILED, time.time(), reason, job_id],
+                )
+
+    def reset_interrupted(self) -> int:
+        """Files left running by a process that died go back to pending; returns how many."""
+        with self.db.atomic():
+            cursor = self.db.execute("UPDATE files SET state = ? WHERE state = ?", [PENDING, RUNNING])
+            self.db.execute(
+                "UPDATE jobs SET state = 'interrupted', finished_at = ? WHERE state = ?",
+                [time.time(), RUNNING],
+            )
+        return int(cursor.rowcount)
+
+    # --- decisions --------------------------------------------------------------------------
+
+    def record(self, file_id: int, action: str, arguments: dict[str, Any], by: str = "editor") -> int:
+        """Append one decision; it is committed (and synced to disk) when this returns."""
+        if action not in ACTIONS:
+            raise ProjectError(f"unknown action {action!r}")
+        if by not in DECIDERS:
+            raise ProjectError(f"unknown decider {by!r}")
+        with self.db.atomic():
+            return self._insert_decision(file_id, action, arguments, by)
+
+    def _insert_decision(self, file_id: int, action: str, arguments: dict[str, Any], by: str) -> int:
+        cursor = self.db.execute(
+            "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at) VALUES (?, ?, ?, ?, ?)",
+            [file_id, action, json.dumps(arguments, ensure_ascii=False), by, time.time()],
+        )
+        return int(cursor.lastrowid or 0)
+
+    def decisions(self, file_id: int) -> Iterator[tuple[str, dict[str, Any], str]]:
+        for action, arguments, by in self.db.execute(
+            "SELECT action, arguments, decided_by FROM decisions WHERE file_id = ? ORDER BY id", [file_id]
+        ).fetchall():
+            yield action, json.loads(arguments), by
+
+    # --- documents --------------------------------------------------------------------------
+
+    def load(self, file_id: int) -> tuple[Document, History]:
+        """The document as it stands: captions as loaded, suggestions, decisions replayed."""
+        row = self.db.execute(
+            "SELECT captions_bytes, captions_format, captions_path FROM files WHERE id = ?", [file_id]
+        ).fetchone()
+        if row is None:
+            raise ProjectError(f"{self.path}: no file {file_id}")
+        try:
+            document = parse_document(row[0], row[1], self._resolved(row[2]))
+        except FormatError as error:
+            raise ProjectError(
+                f"{self.path}: stored captions of file {file_id} unreadable ({error})"
+            ) from None
+        document.add_suggestions(
+            [
+                _suggestion_from_row(r)
+                for r in self.db.execute(
+                    "SELECT id, gap, mark, confidence, source, evidence, casing, probabilities"
+                    " FROM suggestions WHERE file_id = ? ORDER BY id",
+                    [file_id],
+                ).fetchall()
+            ]
+        )
+        history = History(document)
+        for action, arguments, _ in self.decisions(file_id):
+            replay(document, history, action, arguments)
+        document.changes_since_save = 0
+        return document, history
+
+    def counts(self, file_id: int) -> dict[str, int]:
+        """Suggestions of a file by status, as the decisions leave them."""
+        document, _ = self.load(file_id)
+        counts = {status.value: 0 for status in Status}
+        for suggestion in document.suggestions:
+            counts[suggestion.status.value] += 1
+        return counts
+
+
+def replay(document: Document, history: History, action: str, arguments: dict[str, Any]) -> None:
+    """Apply one recorded decision through the editor's own commands."""
+    if action == "accept":
+        history.do(commands.accept(document, int(arguments["suggestion"])))
+    elif action == "reject":
+        history.do(commands.reject(document, int(arguments["suggestion"])))
+    elif action == "accept_many":
+        history.do(commands.accept_many(document, [int(i) for i in arguments["suggestions"]]))
+    elif action == "set_mark":
+        history.do(commands.set_mark(document, int(arguments["word"]), str(arguments["mark"])))
+    elif action == "edit_word":
+        history.do(commands.edit_word(document, int(arguments["word"]), str(arguments["text"])))
+    elif action == "undo":
+        history.undo()
+    elif action == "redo":
+        history.redo()
+    else:
+        raise ProjectError(f"unknown action {action!r}")
+
+
+def _suggestion_row(suggestion: Suggestion) -> dict[str, Any]:
+    return {
+        "id": suggestion.id,
+        "gap": suggestion.gap,
+        "mark": suggestion.mark,
+        "confidence": suggestion.confidence,
+        "source": suggestion.source.value,
+        "evidence": suggestion.evidence,
+        "casing": suggestion.casing.value if suggestion.casing else None,
+        "probabilities": json.dumps(suggestion.probabilities, ensure_ascii=False),
+    }
+
+
+def _suggestion_from_row(row: tuple[Any, ...]) -> Suggestion:
+    return Suggestion(
+        id=int(row[0]),
+        gap=int(row[1]),
+        mark=str(row[2]),
+        confidence=float(row[3]),
+        source=Source(row[4]),
+        evidence=str(row[5]),
+        casing=Casing(row[6]) if row[6] else None,
+        probabilities=json.loads(row[7]),
+    )
+
+
+def _is_sqlite(path: Path) -> bool:
+    with path.open("rb") as file:
+        return file.read(16) == b"SQLite format 3\x00"

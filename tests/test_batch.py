@@ -1,0 +1,211 @@
+"""Folders, the project file and batch runs: pairing, resume after SIGKILL, durable decisions, export."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.model import Status
+from app.formats import read_document
+from app.services.batch import pair_folder
+from app.store.project import Project, ProjectError
+from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
+from tests.ml_fixtures import tiny_model as make_tiny_model
+from tests.test_cli import punctum
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+def test_folder_pairing(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    for name in [
+        "a/talk.mp4", "a/talk.en.srt", "a/talk.ref.txt",
+        "b/other.vtt", "b/other.transcript.txt",
+        "c/dup.srt", "c/dup.vtt",
+        "lonely.mp4", ".hidden.srt", "notes.srt~", "draft.srt.part", ".git/x.srt",
+    ]:  # fmt: skip
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("x")
+    outside = tmp_path / "outside.srt"
+    outside.write_text("x")
+    (folder / "linked.srt").symlink_to(outside)
+    pairing = pair_folder(folder)
+    groups = {g["stem"]: g for g in pairing.groups}
+    assert set(groups) == {"a/talk", "b/other"}
+    assert groups["a/talk"]["language"] == "en"
+    assert groups["a/talk"]["media"].name == "talk.mp4"
+    assert groups["a/talk"]["reference"].name == "talk.ref.txt"
+    assert (
+        groups["b/other"]["media"] is None and groups["b/other"]["reference"].name == "other.transcript.txt"
+    )
+    assert list(pairing.ambiguous) == ["c/dup"]
+    assert [p.name for p in pairing.unpaired] == ["lonely.mp4"]
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "good1.srt")
+    shutil.copy(SAMPLE / "sample.mp4", folder / "good1.mp4")
+    shutil.copy(SAMPLE / "reference.txt", folder / "good1.ref.txt")
+    shutil.copy(SAMPLE / "sample.vtt", folder / "good2.vtt")
+    shutil.copy(SAMPLE / "sample.mp4", folder / "good2.mp4")
+    shutil.copy(SAMPLE / "sample.srt", folder / "good3.en.srt")
+    (folder / "brokencaptions.srt").write_bytes(b"1\n00:00:01,000 --> nonsense\n\x00\x01\x02binary\n")
+    shutil.copy(SAMPLE / "sample.srt", folder / "brokenmedia.srt")
+    data = (SAMPLE / "sample.mp4").read_bytes()
+    (folder / "brokenmedia.mp4").write_bytes(data[: len(data) // 3])
+    return folder
+
+
+def _states(project_path: Path) -> dict[str, str]:
+    with sqlite3.connect(project_path) as connection:
+        try:
+            return dict(connection.execute("SELECT stem, state FROM files").fetchall())
+        except sqlite3.OperationalError:  # the batch is still creating the project
+            return {}
+
+
+@requires_ffmpeg
+def test_batch_resumes_after_sigkill_and_exports_exact_timings(tiny_model: Path, tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    project = tmp_path / "work.punctum"
+    command = [
+        sys.executable, "-m", "app", "batch", str(folder), "--project", str(project),
+        "--model", str(tiny_model), "--workers", "1", "--apply", "confident", "--min-confidence", "0.8",
+    ]  # fmt: skip
+    first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if project.exists() and "done" in _states(project).values():
+            break
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    interrupted = _states(project)
+    assert "done" in interrupted.values()
+    assert sum(state == "done" for state in interrupted.values()) < 3, "killed too late to test resuming"
+
+    second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert "Traceback" not in second.stderr
+    states = _states(project)
+    assert states == {
+        "good1": "done", "good2": "done", "good3": "done", "brokencaptions": "failed", "brokenmedia": "failed",
+    }  # fmt: skip
+    with sqlite3.connect(project) as connection:
+        done_jobs = dict(
+            connection.execute(
+                "SELECT f.stem, COUNT(*) FROM jobs j JOIN files f ON f.id = j.file_id"
+                " WHERE j.state = 'done' GROUP BY f.stem"
+            ).fetchall()
+        )
+        reasons = dict(connection.execute("SELECT stem, reason FROM files WHERE state = 'failed'").fetchall())
+    assert done_jobs == {"good1": 1, "good2": 1, "good3": 1}  # each good file processed exactly once
+    assert "truncated" in reasons["brokenmedia"] or "decoded" in reasons["brokenmedia"]
+    assert "brokencaptions.srt" in reasons["brokencaptions"]
+
+    status = punctum("status", str(project), "--json")
+    assert status.returncode == 0, status.stderr
+    assert "review_minutes" in status.stdout
+
+    out = tmp_path / "out"
+    exported = punctum("export", str(project), "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    for name, source in (
+        ("good1.srt", "good1.srt"),
+        ("good2.vtt", "good2.vtt"),
+        ("good3.en.srt", "good3.en.srt"),
+    ):
+        before, after = read_document(folder / source), read_document(out / name)
+        assert [(c.start, c.end) for c in after.cues] == [(c.start, c.end) for c in before.cues]
+        assert [w.text.lower() for w in after.words()] == [w.text.lower() for w in before.words()]
+    # "--apply confident" accepted the suggestions of at least 0.8; the others wait for review.
+    rows = {row["file"]: row for row in json.loads(status.stdout)}
+    assert rows["good3"]["accepted"] > 0 and rows["good3"]["pending"] > 0
+    marks = sum(1 for w in read_document(out / "good3.en.srt").words() if w.mark)
+    assert marks == rows["good3"]["accepted"]
+    refused = punctum("export", str(project), "--out", str(folder))
+    assert refused.returncode == 3 and "input file" in refused.stderr
+
+
+def test_a_decision_survives_sigkill_a_millisecond_later(tmp_path: Path) -> None:
+    path = tmp_path / "p.punctum"
+    with Project(path, create=True) as project:
+        file_id = project.add_file("sample", SAMPLE / "sample.srt")
+        from app.core.model import Source, Suggestion
+
+        project.finish(file_id, project.start_job(file_id), [Suggestion(1, 3, ",", 0.8, Source.MODEL)], {})
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from app.store.project import Project\n"
+        f"project = Project(Path({str(path)!r}))\n"
+        f"project.record({file_id}, 'accept', {{'suggestion': 1}})\n"
+        "print('recorded', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "recorded"
+    time.sleep(0.001)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    with Project(path) as project:
+        document, _ = project.load(file_id)
+    assert document.suggestion(1).status is Status.ACCEPTED
+    assert document.word(3).mark == ","
+
+
+def test_decisions_replay_like_the_editor_made_them(tmp_path: Path) -> None:
+    from app.core.model import Source, Suggestion
+
+    with Project(tmp_path / "p.punctum", create=True) as project:
+        file_id = project.add_file("sample", SAMPLE / "sample.srt")
+        suggestions = [Suggestion(1, 0, ",", 0.9, Source.MODEL), Suggestion(2, 5, ".", 0.7, Source.MODEL)]
+        project.finish(file_id, project.start_job(file_id), suggestions, {})
+        for action, arguments in [
+            ("accept", {"suggestion": 1}),
+            ("reject", {"suggestion": 2}),
+            ("undo", {}),
+            ("set_mark", {"word": 7, "mark": "?"}),
+            ("edit_word", {"word": 2, "text": "Welcome"}),
+            ("undo", {}),
+            ("redo", {}),
+        ]:
+            project.record(file_id, action, arguments)
+        document, history = project.load(file_id)
+    assert document.word(0).mark == ","
+    assert document.suggestion(2).status is Status.PENDING  # the rejection was undone
+    assert document.word(7).mark == "?" and document.word(2).text == "Welcome"
+    assert history.can_undo
+    # The project keeps the captions' bytes: it opens after the original file is gone.
+    copy = tmp_path / "elsewhere" / "p.punctum"
+    copy.parent.mkdir()
+    shutil.copy(tmp_path / "p.punctum", copy)
+    with Project(copy) as moved:
+        assert moved.load(file_id)[0].word(0).mark == ","
+
+
+def test_bad_project_files(tmp_path: Path) -> None:
+    not_a_project = tmp_path / "notes.punctum"
+    not_a_project.write_text("my notes")
+    with pytest.raises(ProjectError, match="not overwriting"):
+        Project(not_a_project, create=True)
+    assert not_a_project.read_text() == "my notes"
+    with pytest.raises(ProjectError, match="no such project"):
+        Project(tmp_path / "missing.punctum")
+    result = punctum("status", str(not_a_project))
+    assert result.returncode == 3 and "Traceback" not in result.stderr

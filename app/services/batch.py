@@ -8,12 +8,14 @@ start on the next run); never half of one.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any
 
 from app.core.errors import PunctumError
@@ -149,54 +151,64 @@ def run_batch(
     settings: BatchSettings,
     on_progress: Callable[[str, str], None] | None = None,
 ) -> BatchSummary:
-    """Process every pending file; ``on_progress(stem, state)`` hears each start and finish."""
+    """Process every pending file; ``on_progress(stem, state)`` hears each start and finish.
+
+    Ctrl+C stops the workers at once; files they were on go back to pending.
+    """
     project.reset_interrupted()
     summary = BatchSummary(skipped=sum(1 for e in project.files() if e.state == DONE))
-    pending = [e for e in project.files() if e.state == PENDING]
-    if not pending:
+    queue = [e for e in project.files() if e.state == PENDING]
+    if not queue:
         return summary
-    workers = settings.workers or max(1, min(len(pending), (os.cpu_count() or 1), 4))
+    workers = settings.workers or max(1, min(len(queue), os.cpu_count() or 1, 4))
     threads = max(1, (os.cpu_count() or 1) // workers)
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=_start_worker, initargs=(settings, threads)
-    ) as pool:
-        running: dict[Future[dict[str, Any]], tuple[int, int, str]] = {}
-        queue = list(pending)
-        try:
+    finished: SimpleQueue[tuple[int, dict[str, Any]]] = SimpleQueue()
+    running: dict[int, tuple[int, str]] = {}
+    try:
+        with multiprocessing.get_context("spawn").Pool(
+            workers, initializer=_start_worker, initargs=(settings, threads)
+        ) as pool:  # leaving the block terminates the workers, finished or not
             while queue or running:
                 while queue and len(running) < workers:
                     entry = queue.pop(0)
-                    job = project.start_job(entry.id)
-                    task = _task(project, entry.id)
-                    running[pool.submit(_process, task)] = (entry.id, job, entry.stem)
+                    running[entry.id] = (project.start_job(entry.id), entry.stem)
+                    pool.apply_async(
+                        _process,
+                        (_task(project, entry.id),),
+                        callback=partial(_deliver, finished, entry.id),
+                        error_callback=partial(_deliver_crash, finished, entry.id),
+                    )
                     if on_progress:
                         on_progress(entry.stem, "started")
-                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for future in finished:
-                    file_id, job, stem = running.pop(future)
-                    try:
-                        outcome = future.result()
-                    except Exception as error:  # a worker that crashed outright
-                        outcome = {"error": f"processing crashed: {error}"}
-                    if "error" in outcome:
-                        project.fail(file_id, job, outcome["error"])
-                        summary.failed += 1
-                        summary.failures[stem] = outcome["error"]
-                        if on_progress:
-                            on_progress(stem, "failed")
-                        continue
+                file_id, outcome = finished.get()
+                job, stem = running.pop(file_id)
+                if "error" in outcome:
+                    project.fail(file_id, job, outcome["error"])
+                    summary.failed += 1
+                    summary.failures[stem] = outcome["error"]
+                else:
                     suggestions = outcome["suggestions"]
-                    project.finish(
-                        file_id, job, suggestions, outcome["report"], _batch_decisions(suggestions, settings)
-                    )
+                    decisions = _batch_decisions(suggestions, settings)
+                    project.finish(file_id, job, suggestions, outcome["report"], decisions)
                     summary.done += 1
-                    if on_progress:
-                        on_progress(stem, "done")
-        except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
-            project.reset_interrupted()
-            raise
+                if on_progress:
+                    on_progress(stem, "failed" if "error" in outcome else "done")
+    except KeyboardInterrupt:
+        project.reset_interrupted()
+        raise
     return summary
+
+
+def _deliver(
+    finished: SimpleQueue[tuple[int, dict[str, Any]]], file_id: int, outcome: dict[str, Any]
+) -> None:
+    finished.put((file_id, outcome))
+
+
+def _deliver_crash(
+    finished: SimpleQueue[tuple[int, dict[str, Any]]], file_id: int, error: BaseException
+) -> None:
+    finished.put((file_id, {"error": f"processing crashed: {error}"}))
 
 
 def _task(project: Project, file_id: int) -> dict[str, Any]:

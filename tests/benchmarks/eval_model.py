@@ -3,6 +3,8 @@
 IWSLT2011 test2011 (reference transcripts) and test2011asr (ASR output), IWSLT17 tst2016 English,
 German and French, the second half of each UD dev file (the first half is the training dev set),
 and the held-out Earnings-22 test calls. Overall = micro-average over comma, period, question.
+For a model with a gap branch, the Earnings-22 calls are scored twice: with their word timings
+(pauses from the force-aligned words) and without, and the gain is printed per mark.
 
 Run: `.venv/bin/python -m tests.benchmarks.eval_model [--model DIR] [--int8] [--data DIR]`
 """
@@ -51,13 +53,25 @@ def main() -> int:
     parser.add_argument("--int8", action="store_true")
     parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--only", nargs="*", help="benchmark names to run")
+    parser.add_argument("--stride", type=float, help="window stride (fraction of a window) to try")
+    parser.add_argument("--window", type=int, help="window size in sub-tokens to try")
     args = parser.parse_args()
     root = Path(args.data)
     if not root.is_dir():
         print(f"eval_model: no data folder at {root}", file=sys.stderr)
         return 3
     punctuator = Punctuator(args.model, quantize=args.int8)
-    results: dict[str, object] = {"model": args.model or "shipped default", "int8": args.int8}
+    settings = punctuator.load()[2]
+    if args.stride:
+        settings["stride"] = args.stride
+    if args.window:
+        settings["window_tokens"] = args.window
+    results: dict[str, object] = {
+        "model": args.model or "shipped default",
+        "int8": args.int8,
+        "window_tokens": settings.get("window_tokens"),
+        "stride": settings.get("stride", 0.5),
+    }
     for name, documents in benchmarks(root).items():
         if args.only and name not in args.only:
             continue
@@ -65,6 +79,14 @@ def main() -> int:
         scores = result.pop("scores")
         results[name] = {**result, **scores}
         print(name, scores["overall"], file=sys.stderr)
+        if name.startswith("earnings22") and punctuator.hears:
+            plain = score_documents(documents, punctuator, timings=False).pop("scores")
+            results[f"{name}_without_timings"] = plain
+            results[f"{name}_timing_gain_f1"] = {
+                mark: round(scores[mark]["f1"] - plain[mark]["f1"], 1)
+                for mark in ("COMMA", "PERIOD", "QUESTION", "overall")
+            }
+            print(name, "without timings", plain["overall"], file=sys.stderr)
     print(json.dumps(results, indent=2))
     return 0
 

@@ -242,6 +242,23 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _relink(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.store.project import Project
+
+    media = Path(args.media)
+    if not media.is_file():
+        raise UsageError(f"{media}: no such file")
+    with Project(Path(args.project)) as project:
+        entry = next((e for e in project.files() if e.stem == args.file), None)
+        if entry is None:
+            raise UsageError(f"{args.project}: no file {args.file!r} (see punctum status)")
+        project.relink_media(entry.id, media)
+    print(f"{args.file}: media is now {media}")
+    return EXIT_OK
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -344,6 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, metavar="DIR")
     export.add_argument("--format", choices=["srt", "vtt"], help="default: each file's own format")
     export.set_defaults(run=_export)
+
+    relink = commands.add_parser("relink", help="point a project's file at its media in a new place")
+    relink.add_argument("project", metavar="P.punctum")
+    relink.add_argument("file", metavar="FILE", help="the file's name as punctum status lists it")
+    relink.add_argument("media", metavar="MEDIA")
+    relink.set_defaults(run=_relink)
 
     calibration = commands.add_parser("calibrate", help="fit a trained model's confidence on its dev data")
     calibration.add_argument("--config", required=True, metavar="FILE.toml", help="the training config")

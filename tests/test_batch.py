@@ -98,6 +98,17 @@ def test_batch_resumes_after_sigkill_and_exports_exact_timings(tiny_model: Path,
     assert "done" in interrupted.values()
     assert sum(state == "done" for state in interrupted.values()) < 3, "killed too late to test resuming"
 
+    # Ctrl+C in the next run: the workers stop at once, the run says so in one line.
+    before = sum(state == "done" for state in interrupted.values())
+    ctrl_c = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and sum(s == "done" for s in _states(project).values()) == before:
+        time.sleep(0.05)
+    ctrl_c.send_signal(signal.SIGINT)
+    _, stderr = ctrl_c.communicate(timeout=60)
+    assert ctrl_c.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+    assert "running" not in _states(project).values()
+
     second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr
     assert "Traceback" not in second.stderr
@@ -197,6 +208,11 @@ def test_decisions_replay_like_the_editor_made_them(tmp_path: Path) -> None:
     shutil.copy(tmp_path / "p.punctum", copy)
     with Project(copy) as moved:
         assert moved.load(file_id)[0].word(0).mark == ","
+    relinked = punctum("relink", str(copy), "sample", str(SAMPLE / "sample.mp4"))
+    assert relinked.returncode == 0, relinked.stderr
+    with Project(copy) as moved:
+        assert moved.files()[0].media_path == (SAMPLE / "sample.mp4").resolve()
+    assert punctum("relink", str(copy), "nope", str(SAMPLE / "sample.mp4")).returncode == 2
 
 
 def test_bad_project_files(tmp_path: Path) -> None:

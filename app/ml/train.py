@@ -374,6 +374,8 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
             stop_reason = f"time budget of {config.time_budget_minutes} minutes reached"
             break
     progress.close()
+    # The final state too: the early-stopping pick is not always the one to keep or build on.
+    save_model(model, packaging_config, config.output / "last")
     summary = {
         "stop_reason": stop_reason,
         "steps": state["step"],

@@ -51,11 +51,12 @@ def measure(kind: str, count: int) -> dict[str, object]:
 
     torch.set_num_threads(2)
     if kind in ("shipped", "shipped-int8"):
+        from app.ml.inference import inference_options
         from app.ml.packaging import load_model
         from app.services.punctuate import DEFAULT_MODEL
 
         model, tokenizer, config = load_model(DEFAULT_MODEL, quantize=kind.endswith("int8"))
-        window = int(config.get("window_tokens", 192))
+        options = inference_options(config)
     else:
         from transformers import AutoTokenizer, BertConfig, BertModel
 
@@ -65,15 +66,23 @@ def measure(kind: str, count: int) -> dict[str, object]:
         tokenizer = AutoTokenizer.from_pretrained(resolve_encoder(None))
         encoder = BertModel(BertConfig(vocab_size=len(tokenizer), **SIZES[kind]), add_pooling_layer=False)
         model = PunctuationModel(encoder, 6).eval()
-        window = 192
+        # The same windows as the shipped model, so only the encoder differs.
+        from app.ml.inference import inference_options
+        from app.ml.packaging import read_config
+        from app.services.punctuate import DEFAULT_MODEL
+
+        options = inference_options(read_config(DEFAULT_MODEL))
+        options["temperature"], options["mark_bias"] = 1.0, None
     words = document(count)
-    predict_probabilities(model, tokenizer, words[:300], window)  # warm-up
+    predict_probabilities(model, tokenizer, words[:300], **options)  # warm-up
     began = time.perf_counter()
-    predict_probabilities(model, tokenizer, words, window)
+    predict_probabilities(model, tokenizer, words, **options)
     seconds = time.perf_counter() - began
     return {
         "model": kind,
         "words": count,
+        "window_tokens": options["window_tokens"],
+        "stride": options["stride"],
         "seconds": round(seconds, 2),
         "words_per_second": round(count / seconds),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),

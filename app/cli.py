@@ -264,7 +264,8 @@ def _calibrate(args: argparse.Namespace) -> int:
 
     from app.ml.train import TrainConfig, calibrate_model
 
-    config = TrainConfig.load(Path(args.config))
+    overrides = {"dev_words_per_source": args.dev_words} if args.dev_words else None
+    config = TrainConfig.load(Path(args.config), overrides)
     if args.data:
         config.data_root = Path(args.data).resolve()
     result = calibrate_model(config, Path(args.model))
@@ -372,6 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
     calibration.add_argument("--config", required=True, metavar="FILE.toml", help="the training config")
     calibration.add_argument("--model", required=True, metavar="DIR", help="the trained model folder")
     calibration.add_argument("--data", metavar="DIR", help="folder of the corpora (overrides the config)")
+    calibration.add_argument(
+        "--dev-words", type=int, metavar="N", help="dev words per source (default: the config's)"
+    )
     calibration.set_defaults(run=_calibrate)
     return parser
 

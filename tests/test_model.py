@@ -224,3 +224,22 @@ def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp
     assert settings["gap_features"] == SIZE and reloaded.gap_branch is not None
     again, _ = predict_probabilities(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(again, timed, atol=1e-4)
+
+
+def test_each_language_gets_its_own_mark_biases() -> None:
+    from app.ml.calibrate import calibrate
+
+    torch.manual_seed(5)
+    documents, labels, languages = [], [], []
+    for language, question_shift in (("en", 3.0), ("de", -3.0)):
+        gold = torch.randint(0, 4, (9000,))
+        logits = torch.randn(9000, 6)
+        logits[torch.arange(9000), gold] += 2.5
+        logits[:, 3] += question_shift  # English over-asks, German under-asks
+        documents.append(torch.softmax(logits, dim=-1))
+        labels.append(gold.tolist())
+        languages.append(language)
+    result = calibrate(documents, labels, languages)
+    by_language = result["mark_bias_by_language"]
+    assert by_language["en"][3] < 0 < by_language["de"][3]
+    assert result["f1_after"] > result["f1_before"]

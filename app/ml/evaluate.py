@@ -10,7 +10,7 @@ import torch
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
 from app.ml.data import LabelledText
-from app.ml.gaps import document_gaps
+from app.ml.gaps import document_gaps, restrict
 from app.ml.inference import predict_probabilities
 from app.ml.model import PunctuationModel
 
@@ -21,21 +21,24 @@ def predict_documents(
     documents: Sequence[LabelledText],
     window_tokens: int,
     use_timings: bool = True,
+    bias_by_language: dict[str, Any] | None = None,
+    gap_inputs: Sequence[str] | None = None,
     **options: Any,
 ) -> list[torch.Tensor]:
     """Mark probabilities per document; word timings a document carries feed a gap branch unless
-    ``use_timings`` is off."""
-    return [
-        predict_probabilities(
-            model,
-            tokenizer,
-            d.words,
-            window_tokens,
-            gaps=document_gaps(d.extras, d.words) if use_timings and model.gap_branch is not None else None,
-            **options,
-        )[0]
-        for d in documents
-    ]
+    ``use_timings`` is off; a document's language picks its mark biases from ``bias_by_language``."""
+    results = []
+    for d in documents:
+        gaps = None
+        if use_timings and model.gap_branch is not None:
+            gaps = restrict(document_gaps(d.extras, d.words), gap_inputs)
+        language_options = dict(options)
+        if bias_by_language and d.language in bias_by_language:
+            language_options["mark_bias"] = bias_by_language[d.language]
+        results.append(
+            predict_probabilities(model, tokenizer, d.words, window_tokens, gaps=gaps, **language_options)[0]
+        )
+    return results
 
 
 def scores_from(documents: Sequence[LabelledText], probabilities: Sequence[torch.Tensor]) -> dict[str, Any]:

@@ -30,6 +30,17 @@ def gap_vector(gap: GapProsody | None) -> list[float] | None:
     ]
 
 
+def restrict(
+    vectors: list[list[float] | None] | None, names: Sequence[str] | None
+) -> list[list[float] | None] | None:
+    """Only the features a model was trained with (``gap_inputs`` in its settings); the others are
+    zeroed, as in its training data, rather than shown values it never learned to read."""
+    if vectors is None or names is None:
+        return vectors
+    keep = [name in names for name in FEATURES]
+    return [None if v is None else [x if k else 0.0 for x, k in zip(v, keep, strict=True)] for v in vectors]
+
+
 def document_gaps(extras: dict[str, object], words: Sequence[str]) -> list[list[float] | None] | None:
     """Gap vectors of a labelled corpus document that carries word timings (Earnings-22), else None."""
     starts, ends = extras.get("starts"), extras.get("ends")

@@ -64,11 +64,13 @@ def predict_probabilities(
     return marks, casing
 
 
-def inference_options(settings: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``predict_probabilities`` a model's settings call for."""
+def inference_options(settings: dict[str, Any], language: str | None = None) -> dict[str, Any]:
+    """The keyword arguments of ``predict_probabilities`` a model's settings call for (the mark
+    biases calibrated for ``language`` where there are some)."""
+    biases = settings.get("mark_bias_by_language") or {}
     return {
         "window_tokens": int(settings.get("window_tokens", 192)),
         "stride": float(settings.get("stride", 0.5)),
         "temperature": float(settings.get("temperature", 1.0)),
-        "mark_bias": settings.get("mark_bias"),
+        "mark_bias": biases.get(language, settings.get("mark_bias")),
     }

@@ -417,9 +417,10 @@ def calibrate_model(
         int(settings.get("window_tokens", 192)),
         stride=float(settings.get("stride", 0.5)),
     )
-    result = calibrate(probabilities, [d.labels for d in documents])
+    result = calibrate(probabilities, [d.labels for d in documents], [d.language for d in documents])
     settings["temperature"] = result["temperature"]
     settings["mark_bias"] = result["mark_bias"]
+    settings["mark_bias_by_language"] = result["mark_bias_by_language"]
     settings["calibration"] = result
     path = model_dir / CONFIG_NAME
     path.with_suffix(".tmp").write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")

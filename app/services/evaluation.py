@@ -41,7 +41,14 @@ def score_documents(documents: list[Any], punctuator: Any, timings: bool = True)
     began = time.perf_counter()
     options = inference_options(config)
     probabilities = predict_documents(
-        network, tokenizer, documents, options.pop("window_tokens"), use_timings=timings, **options
+        network,
+        tokenizer,
+        documents,
+        options.pop("window_tokens"),
+        use_timings=timings,
+        bias_by_language=config.get("mark_bias_by_language"),
+        gap_inputs=config.get("gap_inputs"),
+        **options,
     )
     seconds = time.perf_counter() - began
     words = sum(len(d) for d in documents)

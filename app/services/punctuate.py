@@ -85,12 +85,19 @@ class Punctuator:
         return bool(int(self.load()[2].get("gap_features", 0)))
 
     def probabilities(
-        self, words: list[str], gaps: list[list[float] | None] | None = None
+        self, words: list[str], gaps: list[list[float] | None] | None = None, language: str | None = None
     ) -> tuple[list[list[float]], list[list[float]]]:
+        from app.ml.gaps import restrict
         from app.ml.inference import inference_options, predict_probabilities
 
         model, tokenizer, config = self.load()
-        marks, casing = predict_probabilities(model, tokenizer, words, gaps=gaps, **inference_options(config))
+        marks, casing = predict_probabilities(
+            model,
+            tokenizer,
+            words,
+            gaps=restrict(gaps, config.get("gap_inputs")),
+            **inference_options(config, language),
+        )
         return marks.tolist(), casing.tolist()
 
 
@@ -171,7 +178,7 @@ def suggest(
         info["warnings"].append("this model reads text only; the media was not used")
     info["evidence"] = "text" if not heard or evidence is None else ("audio" if evidence.media else "timing")
     mark_probs, casing_probs = punctuator.probabilities(
-        [model_word(w) for w in words], evidence.vectors if heard and evidence is not None else None
+        [model_word(w) for w in words], evidence.vectors if heard and evidence is not None else None, language
     )
     kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
     suggestions: list[Suggestion] = []

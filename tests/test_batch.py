@@ -78,6 +78,11 @@ def _states(project_path: Path) -> dict[str, str]:
             return {}
 
 
+def _jobs(project_path: Path) -> int:
+    with sqlite3.connect(project_path) as connection:
+        return int(connection.execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
+
+
 @requires_ffmpeg
 def test_batch_resumes_after_sigkill_and_exports_exact_timings(tiny_model: Path, tmp_path: Path) -> None:
     folder = _folder(tmp_path)
@@ -98,12 +103,14 @@ def test_batch_resumes_after_sigkill_and_exports_exact_timings(tiny_model: Path,
     assert "done" in interrupted.values()
     assert sum(state == "done" for state in interrupted.values()) < 3, "killed too late to test resuming"
 
-    # Ctrl+C in the next run: the workers stop at once, the run says so in one line.
-    before = sum(state == "done" for state in interrupted.values())
+    # Ctrl+C in the next run, once it is on a file: the workers stop at once, the run says so in
+    # one line, and the file goes back to pending.
+    jobs_before = _jobs(project)
     ctrl_c = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and sum(s == "done" for s in _states(project).values()) == before:
-        time.sleep(0.05)
+    while time.monotonic() < deadline and _jobs(project) == jobs_before:
+        time.sleep(0.02)
+    time.sleep(0.2)
     ctrl_c.send_signal(signal.SIGINT)
     _, stderr = ctrl_c.communicate(timeout=60)
     assert ctrl_c.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr

@@ -106,7 +106,15 @@ def test_batch_resumes_after_sigkill_and_exports_exact_timings(tiny_model: Path,
     # Ctrl+C in the next run, once it is on a file: the workers stop at once, the run says so in
     # one line, and the file goes back to pending.
     jobs_before = _jobs(project)
-    ctrl_c = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ctrl_c = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A shell that starts the tests in the background leaves SIGINT ignored; a terminal does not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and _jobs(project) == jobs_before:
         time.sleep(0.02)

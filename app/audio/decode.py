@@ -31,6 +31,7 @@ class MediaInfo:
     sample_rate: int
     channels: int
     has_video: bool
+    reader: str = "ffmpeg"  # or "soundfile", for the formats libsndfile reads itself
 
 
 def ffmpeg_path() -> str:
@@ -85,7 +86,7 @@ def probe(path: Path) -> MediaInfo:
 def stream_audio(path: Path, chunk_seconds: float = CHUNK_SECONDS) -> Iterator[np.ndarray]:
     """Consecutive chunks of the track, 16 kHz mono float32 in [-1, 1]."""
     info = probe(path)
-    if path.suffix.lower() in SOUNDFILE_SUFFIXES and _soundfile_info(path) is not None:
+    if info.reader == "soundfile":
         yield from _stream_soundfile(info, chunk_seconds)
     else:
         yield from _stream_ffmpeg(info, chunk_seconds)
@@ -104,7 +105,9 @@ def _soundfile_info(path: Path) -> MediaInfo | None:
         info = soundfile.info(str(path))
     except (RuntimeError, soundfile.LibsndfileError):
         return None  # not something libsndfile reads: let ffmpeg try
-    return MediaInfo(path, float(info.duration), info.format.lower(), info.samplerate, info.channels, False)
+    return MediaInfo(
+        path, float(info.duration), info.format.lower(), info.samplerate, info.channels, False, "soundfile"
+    )
 
 
 def _stream_soundfile(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray]:

@@ -11,7 +11,7 @@ from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
 from app.ml.data import LabelledText
 from app.ml.gaps import document_gaps, restrict
-from app.ml.inference import predict_probabilities
+from app.ml.inference import inference_options, predict_probabilities
 from app.ml.model import PunctuationModel
 
 
@@ -19,25 +19,19 @@ def predict_documents(
     model: PunctuationModel,
     tokenizer: Any,
     documents: Sequence[LabelledText],
-    window_tokens: int,
+    settings: dict[str, Any],
     use_timings: bool = True,
-    bias_by_language: dict[str, Any] | None = None,
-    gap_inputs: Sequence[str] | None = None,
-    **options: Any,
 ) -> list[torch.Tensor]:
-    """Mark probabilities per document; word timings a document carries feed a gap branch unless
-    ``use_timings`` is off; a document's language picks its mark biases from ``bias_by_language``."""
+    """Mark probabilities per document, with the inference options a model's ``settings`` call for
+    in the document's language; word timings a document carries feed a gap branch unless
+    ``use_timings`` is off. Settings without temperature and biases give raw probabilities."""
     results = []
     for d in documents:
         gaps = None
         if use_timings and model.gap_branch is not None:
-            gaps = restrict(document_gaps(d.extras, d.words), gap_inputs)
-        language_options = dict(options)
-        if bias_by_language and d.language in bias_by_language:
-            language_options["mark_bias"] = bias_by_language[d.language]
-        results.append(
-            predict_probabilities(model, tokenizer, d.words, window_tokens, gaps=gaps, **language_options)[0]
-        )
+            gaps = restrict(document_gaps(d.extras, d.words), settings.get("gap_inputs"))
+        options = inference_options(settings, d.language)
+        results.append(predict_probabilities(model, tokenizer, d.words, gaps=gaps, **options)[0])
     return results
 
 
@@ -54,7 +48,7 @@ def evaluate_documents(
     model: PunctuationModel, tokenizer: Any, documents: Sequence[LabelledText], window_tokens: int
 ) -> dict[str, Any]:
     """Overall scores and scores per source."""
-    probabilities = predict_documents(model, tokenizer, documents, window_tokens)
+    probabilities = predict_documents(model, tokenizer, documents, {"window_tokens": window_tokens})
     result: dict[str, Any] = {"overall": scores_from(documents, probabilities)}
     for source in sorted({d.source for d in documents}):
         chosen = [i for i, d in enumerate(documents) if d.source == source]

@@ -108,12 +108,3 @@ class GapBranch(nn.Module):
 def _gather(states: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     expanded = index.unsqueeze(-1).expand(-1, -1, states.size(-1))
     return torch.gather(states, 1, expanded)
-
-
-def head_state(model: PunctuationModel) -> dict[str, torch.Tensor]:
-    """The weights that belong to the punctuation model rather than the encoder."""
-    return {
-        name: tensor.detach().clone()
-        for name, tensor in model.state_dict().items()
-        if not name.startswith("encoder.")
-    }

@@ -410,13 +410,11 @@ def calibrate_model(
 
     model, tokenizer, settings = load_model(model_dir)
     documents = dev_documents(config)
-    probabilities = predict_documents(
-        model,
-        tokenizer,
-        documents,
-        int(settings.get("window_tokens", 192)),
-        stride=float(settings.get("stride", 0.5)),
-    )
+    # Raw probabilities: the model's windows, none of a previous calibration.
+    uncalibrated = {
+        k: v for k, v in settings.items() if k not in ("temperature", "mark_bias", "mark_bias_by_language")
+    }
+    probabilities = predict_documents(model, tokenizer, documents, uncalibrated)
     result = calibrate(probabilities, [d.labels for d in documents], [d.language for d in documents])
     settings["temperature"] = result["temperature"]
     settings["mark_bias"] = result["mark_bias"]

@@ -35,21 +35,10 @@ def evaluate_path(
 def score_documents(documents: list[Any], punctuator: Any, timings: bool = True) -> dict[str, Any]:
     """Words, time, speed and scores of ``punctuator`` on labelled documents."""
     from app.ml.evaluate import predict_documents, scores_from
-    from app.ml.inference import inference_options
 
     network, tokenizer, config = punctuator.load()
     began = time.perf_counter()
-    options = inference_options(config)
-    probabilities = predict_documents(
-        network,
-        tokenizer,
-        documents,
-        options.pop("window_tokens"),
-        use_timings=timings,
-        bias_by_language=config.get("mark_bias_by_language"),
-        gap_inputs=config.get("gap_inputs"),
-        **options,
-    )
+    probabilities = predict_documents(network, tokenizer, documents, config, use_timings=timings)
     seconds = time.perf_counter() - began
     words = sum(len(d) for d in documents)
     return {

@@ -104,3 +104,21 @@ def edit_word(document: Document, word_index: int, text: str) -> Step:
     if word.text == text:
         return Step("Edit word", ())
     return Step("Edit word", (WordEdit(word_index, word, replace(word, text=text)),))
+
+
+def change_mark(document: Document, suggestion_id: int, mark: str) -> Step:
+    """The editor puts another mark where a suggestion proposed one: the suggestion is turned down
+    and the editor's mark written, as one step."""
+    suggestion = document.suggestion(suggestion_id)
+    if suggestion.casing is not None:
+        raise EditError("a casing suggestion has no mark to change; accept or reject it")
+    if mark == suggestion.mark:
+        return Step("Change mark", accept(document, suggestion_id).edits)
+    word = document.word(suggestion.gap)
+    edits: list[Edit] = []
+    if suggestion.status is not Status.REJECTED:
+        edits.append(SuggestionEdit(suggestion.id, suggestion, replace(suggestion, status=Status.REJECTED)))
+    edits.extend(set_mark(document, suggestion.gap, mark).edits)
+    if word.mark == mark and not edits:
+        return Step("Change mark", ())
+    return Step(f"Change mark to {mark.strip() or 'none'}", tuple(edits))

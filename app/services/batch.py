@@ -20,7 +20,7 @@ from typing import Any
 
 from app.core.errors import PunctumError
 from app.core.model import Source, Status, Suggestion
-from app.formats import WriteError, parse_document, write_document
+from app.formats import WriteError, write_document
 from app.store.project import DONE, FAILED, PENDING, Project
 
 CAPTION_SUFFIXES = {".srt", ".vtt"}
@@ -247,30 +247,17 @@ def _process(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def _process_file(task: dict[str, Any]) -> dict[str, Any]:
-    from app.services.punctuate import Punctuator, gap_evidence, suggest
-    from app.services.transfer import propose_from_reference, read_reference
+    from app.services.punctuate import Punctuator
+    from app.services.review import analyse
 
     settings: BatchSettings = _WORKER.get("settings", BatchSettings())
     if "punctuator" not in _WORKER:
         _WORKER["punctuator"] = Punctuator(
             settings.model, quantize=settings.int8, threads=int(_WORKER.get("threads", 1))
         )
-    document = parse_document(task["captions"], task["format"], Path(task["path"]))
-    report: dict[str, Any] = {"words": document.word_count}
-    language = task["language"]
-    if task["reference"]:
-        reference_report = propose_from_reference(
-            document, read_reference(task["reference"]), language or "en"
-        )
-        report["reference"] = {
-            k: v for k, v in reference_report.items() if k in ("carried", "skipped", "wer", "warnings")
-        }
-    media = Path(task["media"]) if task["media"] and settings.use_audio else None
-    evidence = gap_evidence(document, media) if settings.use_audio else None
-    suggestions, info = suggest(document, _WORKER["punctuator"], language, evidence)
-    report.update({k: info[k] for k in ("language", "evidence", "warnings") if k in info})
+    analysis = analyse(task, _WORKER["punctuator"], use_audio=settings.use_audio)
     # Reference suggestions first; the model's ids follow theirs.
-    return {"suggestions": [*document.suggestions, *suggestions], "report": report}
+    return {"suggestions": analysis.suggestions, "report": analysis.report}
 
 
 def _batch_decisions(

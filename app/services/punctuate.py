@@ -129,15 +129,20 @@ class GapEvidence:
     media: str | None = None
 
 
-def gap_evidence(document: Document, media: Path | None = None) -> GapEvidence:
-    """Pauses from the captions' own timings and, with ``media``, pauses and prosody from its audio."""
+def gap_evidence(document: Document, media: Path | None = None, track: Any = None) -> GapEvidence:
+    """Pauses from the captions' own timings and, with ``media``, pauses and prosody from its audio.
+
+    ``track``: the media's ``AudioTrack`` when the caller has analysed it already (the editor does,
+    for its waveform), so the audio is decoded once.
+    """
     from app.audio.analysis import analyse_media
     from app.audio.prosody import gap_prosody
     from app.audio.timing import TimingSource, word_timings
     from app.ml.gaps import gap_vector
 
     words = list(document.words())
-    track = analyse_media(media) if media is not None else None
+    if track is None and media is not None:
+        track = analyse_media(media)
     timings = word_timings(document, track)
     gaps = gap_prosody([w.text for w in words], timings, track)
     vectors = [gap_vector(g) for g in gaps]

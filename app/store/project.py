@@ -29,7 +29,7 @@ from app.core.model import Casing, Document, Source, Status, Suggestion
 from app.formats import FormatError, parse_document
 
 SCHEMA_VERSION = 1
-ACTIONS = ("accept", "reject", "accept_many", "set_mark", "edit_word", "undo", "redo")
+ACTIONS = ("accept", "reject", "accept_many", "set_mark", "change_mark", "edit_word", "undo", "redo")
 DECIDERS = ("editor", "rule", "batch")
 #: File states: waiting, being processed, processed, failed with a reason.
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
@@ -392,6 +392,8 @@ def replay(document: Document, history: History, action: str, arguments: dict[st
         history.do(commands.accept_many(document, [int(i) for i in arguments["suggestions"]]))
     elif action == "set_mark":
         history.do(commands.set_mark(document, int(arguments["word"]), str(arguments["mark"])))
+    elif action == "change_mark":
+        history.do(commands.change_mark(document, int(arguments["suggestion"]), str(arguments["mark"])))
     elif action == "edit_word":
         history.do(commands.edit_word(document, int(arguments["word"]), str(arguments["text"])))
     elif action == "undo":

@@ -1,0 +1,321 @@
+"""Reviewing one caption file: what the editor window does, without the window.
+
+A ``ReviewSession`` holds a document, its undo history and the project file that keeps it. Every
+decision is recorded in the project before the method returns, so a crash loses nothing: opening
+the same captions again replays them. Captions opened on their own get an autosave project in the
+user's data folder, keyed by the captions' path; a project the user saved is used as it is.
+
+``analyse`` is the slow part (audio, reference alignment, the model). It reads only what it is
+given, so the editor runs it on a worker thread and hands the result back to ``store_analysis``
+on the thread that owns the session.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core import commands
+from app.core.checks import CaptionLimits, CueCheck, check_cue
+from app.core.errors import PunctumError
+from app.core.history import History, Step
+from app.core.model import Document, Source, Status, Suggestion
+from app.formats import format_of, parse_document, write_document
+from app.store.project import DONE, FileEntry, Project
+
+Progress = Callable[[str, float], None]  # (what is being done, fraction done or -1 when unknown)
+
+
+class ReviewError(PunctumError):
+    """A review action the session cannot take."""
+
+
+def data_folder() -> Path:
+    """Where autosave projects live; ``PUNCTUM_DATA_DIR`` moves it (tests, portable installs)."""
+    configured = os.environ.get("PUNCTUM_DATA_DIR")
+    if configured:
+        return Path(configured)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("punctum", appauthor=False))
+
+
+def autosave_path(captions: Path) -> Path:
+    key = hashlib.sha1(str(Path(captions).resolve()).encode()).hexdigest()[:16]
+    return data_folder() / "autosave" / f"{Path(captions).stem}-{key}.punctum"
+
+
+@dataclass
+class Analysis:
+    """What ``analyse`` found: suggestions to store, a report, and the audio it measured."""
+
+    suggestions: list[Suggestion]
+    report: dict[str, Any]
+    track: Any = None  # app.audio.analysis.AudioTrack when there was media
+
+
+class ReviewSession:
+    """One file of a project under review, as the editor sees it."""
+
+    def __init__(self, project: Project, file_id: int) -> None:
+        self.project = project
+        self.file_id = file_id
+        self.document, self.history = project.load(file_id)
+        self.restored_decisions = sum(1 for _ in project.decisions(file_id))
+
+    @classmethod
+    def open(
+        cls,
+        captions: Path,
+        media: Path | None = None,
+        reference: Path | None = None,
+        project_path: Path | None = None,
+        language: str | None = None,
+    ) -> ReviewSession:
+        """Open captions for review, resuming the decisions of an earlier session on the same file.
+
+        Raises ``FormatError`` for captions that cannot be read, before any project is touched.
+        """
+        captions = Path(captions).resolve()
+        data = captions.read_bytes() if captions.is_file() else None
+        if data is None:
+            raise ReviewError(f"{captions}: no such file")
+        parse_document(data, format_of(captions), captions)  # refuse unreadable captions first
+        path = project_path or autosave_path(captions)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        project = Project(path, create=True)
+        try:
+            file_id = _matching_file(project, captions, data)
+            if file_id is None and project_path is None and project.files():
+                # The captions changed on disk since they were autosaved: keep the old work aside.
+                project.close()
+                path.rename(path.with_name(f"{path.stem}-{int(time.time())}.punctum"))
+                project = Project(path, create=True)
+            if file_id is None:
+                file_id = project.add_file(
+                    _free_stem(project, captions.stem), captions, media, reference, language
+                )
+            session = cls(project, file_id)
+        except BaseException:
+            project.close()
+            raise
+        if media is not None and session.entry.media_path != media.resolve():
+            session.relink_media(media)
+        return session
+
+    @classmethod
+    def open_project(cls, path: Path, file_id: int | None = None) -> ReviewSession:
+        project = Project(path)
+        try:
+            entries = [e for e in project.files() if e.state != "failed"]
+            if not entries:
+                raise ReviewError(f"{path}: the project has no readable caption files")
+            chosen = file_id if file_id is not None else entries[0].id
+            return cls(project, chosen)
+        except BaseException:
+            project.close()
+            raise
+
+    def close(self) -> None:
+        self.project.close()
+
+    # --- what is there ----------------------------------------------------------------------
+
+    @property
+    def entry(self) -> FileEntry:
+        return self.project.file(self.file_id)
+
+    @property
+    def analysed(self) -> bool:
+        return self.entry.state == DONE
+
+    def counts(self) -> dict[str, int]:
+        counts = {status.value: 0 for status in Status}
+        for suggestion in self.document.suggestions:
+            counts[suggestion.status.value] += 1
+        return counts
+
+    def review_order(self, lowest_confidence_first: bool = False) -> list[Suggestion]:
+        """Suggestions the editor steps through: in reading order, or least sure first."""
+        suggestions = [s for s in self.document.suggestions if s.source is not Source.EDITOR]
+        if lowest_confidence_first:
+            return sorted(suggestions, key=lambda s: (s.confidence, s.gap, s.id))
+        return sorted(suggestions, key=lambda s: (s.gap, s.casing is not None, s.id))
+
+    def checks(self, limits: CaptionLimits) -> list[CueCheck]:
+        return [check_cue(cue, limits) for cue in self.document.cues]
+
+    # --- analysis ---------------------------------------------------------------------------
+
+    def analysis_task(self) -> dict[str, Any]:
+        """What ``analyse`` needs, read here so the worker never touches the project."""
+        entry = self.entry
+        row = self.project.db.execute(
+            "SELECT captions_bytes FROM files WHERE id = ?", [self.file_id]
+        ).fetchone()
+        return {
+            "captions": bytes(row[0]),
+            "format": entry.captions_format,
+            "path": entry.captions_path,
+            "media": entry.media_path if entry.media_path and entry.media_path.is_file() else None,
+            "reference": entry.reference_path,
+            "language": entry.language,
+        }
+
+    def store_analysis(self, analysis: Analysis) -> None:
+        """Keep the suggestions (replacing earlier ones) and reload the document with its decisions."""
+        job = self.project.start_job(self.file_id)
+        self.project.finish(self.file_id, job, analysis.suggestions, analysis.report)
+        self.document, self.history = self.project.load(self.file_id)
+
+    def relink_media(self, media: Path) -> None:
+        self.project.relink_media(self.file_id, media)
+
+    # --- decisions: each applied, then recorded before returning ----------------------------
+
+    def _do(self, step: Step, action: str, arguments: dict[str, Any]) -> Step | None:
+        if not self.history.do(step):
+            return None
+        self.project.record(self.file_id, action, arguments)
+        return step
+
+    def accept(self, suggestion_id: int) -> Step | None:
+        return self._do(
+            commands.accept(self.document, suggestion_id), "accept", {"suggestion": suggestion_id}
+        )
+
+    def reject(self, suggestion_id: int) -> Step | None:
+        return self._do(
+            commands.reject(self.document, suggestion_id), "reject", {"suggestion": suggestion_id}
+        )
+
+    def change_mark(self, suggestion_id: int, mark: str) -> Step | None:
+        step = commands.change_mark(self.document, suggestion_id, mark)
+        return self._do(step, "change_mark", {"suggestion": suggestion_id, "mark": mark})
+
+    def set_mark(self, word: int, mark: str) -> Step | None:
+        return self._do(
+            commands.set_mark(self.document, word, mark), "set_mark", {"word": word, "mark": mark}
+        )
+
+    def edit_word(self, word: int, text: str) -> Step | None:
+        return self._do(
+            commands.edit_word(self.document, word, text), "edit_word", {"word": word, "text": text}
+        )
+
+    def accept_above(self, threshold: float) -> Step | None:
+        """Accept every pending suggestion at least ``threshold`` sure, the surest one per gap."""
+        best: dict[tuple[int, bool], Suggestion] = {}
+        for suggestion in self.document.suggestions:
+            if suggestion.status is not Status.PENDING or suggestion.confidence < threshold:
+                continue
+            slot = (suggestion.gap, suggestion.casing is not None)
+            if slot not in best or suggestion.confidence > best[slot].confidence:
+                best[slot] = suggestion
+        ids = sorted(s.id for s in best.values())
+        if not ids:
+            return None
+        return self._do(commands.accept_many(self.document, ids), "accept_many", {"suggestions": ids})
+
+    def undo(self) -> Step | None:
+        step = self.history.undo()
+        if step is not None:
+            self.project.record(self.file_id, "undo", {})
+        return step
+
+    def redo(self) -> Step | None:
+        step = self.history.redo()
+        if step is not None:
+            self.project.record(self.file_id, "redo", {})
+        return step
+
+    # --- export -----------------------------------------------------------------------------
+
+    def export(self, target: Path, format: str | None = None, replace_source: bool = False) -> Path:
+        """Write the captions as reviewed: timings untouched, marks applied, sentence starts capitalised."""
+        from app.services.punctuate import sentence_casing
+
+        document = copy.deepcopy(self.document)
+        History(document).do(sentence_casing(document))
+        write_document(document, target, format=format, replace_source=replace_source)
+        return Path(target)
+
+
+def _matching_file(project: Project, captions: Path, data: bytes) -> int | None:
+    for entry in project.files():
+        if entry.captions_path == captions:
+            row = project.db.execute("SELECT captions_bytes FROM files WHERE id = ?", [entry.id]).fetchone()
+            if bytes(row[0]) == data:
+                return entry.id
+    return None
+
+
+def _free_stem(project: Project, stem: str) -> str:
+    taken = {e.stem for e in project.files()}
+    candidate, number = stem, 2
+    while candidate in taken:
+        candidate, number = f"{stem}-{number}", number + 1
+    return candidate
+
+
+def analyse(
+    task: dict[str, Any],
+    punctuator: Any,
+    use_audio: bool = True,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    track: Any = None,
+) -> Analysis:
+    """Reference transfer, then the model, reading the audio when there is media.
+
+    Safe on a worker thread: it parses its own copy of the captions and touches no project.
+    ``track`` is an already analysed ``AudioTrack`` of the media, to skip decoding it again.
+    """
+    from app.services.punctuate import gap_evidence, suggest
+    from app.services.transfer import propose_from_reference, read_reference
+
+    def stage(text: str, fraction: float = -1.0) -> None:
+        if cancelled is not None and cancelled():
+            raise InterruptedError("cancelled")
+        if progress is not None:
+            progress(text, fraction)
+
+    document: Document = parse_document(task["captions"], task["format"], Path(task["path"]))
+    report: dict[str, Any] = {"words": document.word_count}
+    language = task.get("language")
+    if task.get("reference"):
+        stage("Carrying over the reference's punctuation")
+        carried = propose_from_reference(document, read_reference(task["reference"]), language or "en")
+        report["reference"] = {
+            k: v for k, v in carried.items() if k in ("carried", "skipped", "wer", "warnings")
+        }
+    media = Path(task["media"]) if task.get("media") and use_audio else None
+    if media is not None and track is None:
+        from app.audio.analysis import analyse_media
+
+        stage("Listening to the audio", 0.0)
+        track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
+    stage("Measuring pauses")
+    evidence = gap_evidence(document, media, track) if use_audio else None
+    stage("Loading the punctuation model")
+    punctuator.load()
+    stage("Suggesting punctuation")
+    suggestions, info = suggest(document, punctuator, language, evidence)
+    report.update({k: info[k] for k in ("language", "evidence", "warnings") if k in info})
+    stage("Done", 1.0)
+    return Analysis([*document.suggestions, *suggestions], report, track)
+
+
+def limits_from(values: dict[str, Any]) -> CaptionLimits:
+    defaults = CaptionLimits()
+    return CaptionLimits(
+        float(values.get("max_cps", defaults.max_cps)),
+        int(values.get("max_line_length", defaults.max_line_length)),
+        int(values.get("max_lines", defaults.max_lines)),
+    )

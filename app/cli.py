@@ -273,6 +273,29 @@ def _calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check(args: argparse.Namespace) -> int:
+    from app.core.checks import CaptionLimits, check_cue
+
+    limits = CaptionLimits(args.max_cps, args.max_line, args.max_lines)
+    document = open_document(args.file)
+    failing = 0
+    for number, cue in enumerate(document.cues, start=1):
+        check = check_cue(cue, limits)
+        if check.problems:
+            failing += 1
+            print(f"{number:>4}  {format_duration(cue.start)}  {'; '.join(check.problems)}")
+    print(f"{failing} of {len(document.cues)} cues over the limits", file=sys.stderr)
+    return EXIT_OK if not failing else 1
+
+
+def _gui(args: argparse.Namespace) -> int:
+    try:
+        from app.ui.app import main as run_editor
+    except ImportError as error:
+        raise PunctumError(f"the editor needs Qt, which did not load: {error}") from None
+    return run_editor(args.files, model=args.model, sample=args.sample)
+
+
 class UsageError(PunctumError):
     exit_code = EXIT_USAGE
 
@@ -377,6 +400,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--dev-words", type=int, metavar="N", help="dev words per source (default: the config's)"
     )
     calibration.set_defaults(run=_calibrate)
+    check = commands.add_parser(
+        "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
+    )
+    check.add_argument("file", metavar="FILE")
+    check.add_argument("--max-cps", type=float, default=17.0, help="characters per second (default 17)")
+    check.add_argument("--max-line", type=int, default=42, help="characters per line (default 42)")
+    check.add_argument("--max-lines", type=int, default=2, help="lines per cue (default 2)")
+    check.set_defaults(run=_check)
+    gui = commands.add_parser("gui", help="open the editor, on the files given (captions, media, transcript)")
+    gui.add_argument("files", nargs="*", metavar="FILE")
+    gui.add_argument("--model", metavar="DIR_OR_ID", help="punctuation model (default: the shipped one)")
+    gui.add_argument("--sample", action="store_true", help="open the bundled sample")
+    gui.set_defaults(run=_gui)
     return parser
 
 

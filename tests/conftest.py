@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# Editor tests run without a display; set before Qt is first imported.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE = ROOT / "resources" / "sample"

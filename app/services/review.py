@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable
@@ -135,6 +136,25 @@ class ReviewSession:
     def analysed(self) -> bool:
         return self.entry.state == DONE
 
+    @property
+    def language(self) -> str:
+        """The language as given, or as the analysis detected it."""
+        if self.entry.language:
+            return self.entry.language
+        row = self.project.db.execute("SELECT report FROM files WHERE id = ?", [self.file_id]).fetchone()
+        report = json.loads(row[0]) if row and row[0] else {}
+        return str(report.get("language") or "en")
+
+    def save_as(self, path: Path) -> ReviewSession:
+        """A copy of the project at ``path`` (decisions included), opened on the same file."""
+        path = Path(path)
+        if path.resolve() == self.project.path:
+            return self
+        if path.exists() and path.stat().st_size and not path.suffix == ".punctum":
+            raise ReviewError(f"{path}: exists and is not a Punctum project; not overwriting it")
+        self.project.copy_to(path)
+        return ReviewSession.open_project(path, self.file_id)
+
     def counts(self) -> dict[str, int]:
         counts = {status.value: 0 for status in Status}
         for suggestion in self.document.suggestions:
@@ -176,6 +196,23 @@ class ReviewSession:
 
     def relink_media(self, media: Path) -> None:
         self.project.relink_media(self.file_id, media)
+
+    def reference_suggestions(self, reference: Path) -> tuple[list[Suggestion], dict[str, Any]]:
+        """The reference's marks for this file, numbered after every suggestion already there."""
+        from app.services.transfer import propose_from_reference, read_reference
+
+        document = copy.deepcopy(self.document)
+        report = propose_from_reference(document, read_reference(reference), self.entry.language or "en")
+        known = {s.id for s in self.document.suggestions}
+        return [s for s in document.suggestions if s.id not in known], report
+
+    def add_reference(self, reference: Path) -> dict[str, Any]:
+        """Carry over a reference opened after the captions; earlier decisions stay as they are."""
+        suggestions, report = self.reference_suggestions(reference)
+        self.project.set_reference(self.file_id, reference)
+        self.project.add_suggestions(self.file_id, suggestions)
+        self.document, self.history = self.project.load(self.file_id)
+        return report
 
     # --- decisions: each applied, then recorded before returning ----------------------------
 
@@ -319,3 +356,53 @@ def limits_from(values: dict[str, Any]) -> CaptionLimits:
         int(values.get("max_line_length", defaults.max_line_length)),
         int(values.get("max_lines", defaults.max_lines)),
     )
+
+
+@dataclass
+class Waveform:
+    """What the editor draws of the audio: loudness per 10 ms and the pauses between speech."""
+
+    loudness: Any  # numpy array, 0 (silence) to 1 (full scale), per 10 ms frame
+    pauses: list[tuple[float, float]]  # seconds, stretches without speech of at least MIN_PAUSE
+    duration: float
+
+    MIN_PAUSE = 0.25
+
+    @classmethod
+    def from_track(cls, track: Any) -> Waveform:
+        import numpy as np
+
+        from app.audio.analysis import SPEECH_THRESHOLD
+        from app.audio.decode import SAMPLE_RATE
+        from app.audio.vad import VAD_FRAME
+
+        loudness = np.clip((np.asarray(track.energy_db, dtype=np.float32) + 60.0) / 60.0, 0.0, 1.0)
+        speaking = np.asarray(track.speech) >= SPEECH_THRESHOLD
+        step = VAD_FRAME / SAMPLE_RATE
+        pauses = []
+        run_start = None
+        for number, flag in enumerate([*speaking.tolist(), True]):
+            if not flag and run_start is None:
+                run_start = number
+            elif flag and run_start is not None:
+                if (number - run_start) * step >= cls.MIN_PAUSE:
+                    pauses.append((run_start * step, number * step))
+                run_start = None
+        return cls(loudness, pauses, float(track.duration))
+
+    def levels(self, start_ms: float, end_ms: float, buckets: int) -> Any:
+        """The loudest frame in each of ``buckets`` equal stretches between two times."""
+        import numpy as np
+
+        edges = np.linspace(start_ms / 10, end_ms / 10, buckets + 1).astype(int)
+        size = self.loudness.size
+        result = np.zeros(buckets, dtype=np.float32)
+        inside = edges[:-1] < size
+        if not inside.any():
+            return result
+        starts = np.clip(edges[:-1][inside], 0, size - 1)
+        stops = np.clip(np.maximum(edges[1:][inside], starts + 1), 1, size)
+        # Each bucket runs to the next one's start; equal starts (zoomed in) give the frame itself.
+        maxima = np.maximum.reduceat(self.loudness[: int(stops[-1])], starts)
+        result[: maxima.size] = maxima
+        return result

@@ -141,6 +141,32 @@ class Project:
     def close(self) -> None:
         self.db.close()
 
+    def copy_to(self, path: Path) -> None:
+        """Write a copy of the whole project (decisions included) to ``path``, atomically, with its
+        file paths stored again relative to the copy's folder."""
+        path = Path(path).resolve()
+        partial = path.with_name(path.name + ".partial")
+        partial.unlink(missing_ok=True)
+        target = sqlite3.connect(str(partial))
+        try:
+            self.db.conn.backup(target)
+            folder = path.parent
+            for entry in self.files():
+                target.execute(
+                    "UPDATE files SET captions_path = ?, media_path = ?, reference_path = ? WHERE id = ?",
+                    [
+                        _stored(folder, entry.captions_path),
+                        _stored(folder, entry.media_path) if entry.media_path else None,
+                        _stored(folder, entry.reference_path) if entry.reference_path else None,
+                        entry.id,
+                    ],
+                )
+            target.commit()
+            target.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            target.close()
+        partial.replace(path)
+
     @property
     def folder(self) -> Path:
         return self.path.parent
@@ -254,11 +280,7 @@ class Project:
             )
 
     def _stored_path(self, path: Path) -> str:
-        absolute = Path(path).resolve()
-        try:
-            return os.path.relpath(absolute, self.folder)
-        except ValueError:  # another drive on Windows
-            return str(absolute)
+        return _stored(self.folder, path)
 
     def _resolved(self, stored: str) -> Path:
         path = Path(stored)
@@ -297,6 +319,19 @@ class Project:
             )
             self.db.execute(
                 "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?", [DONE, time.time(), job_id]
+            )
+
+    def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
+        """Add suggestions beside those there (a reference opened later); decisions stay valid."""
+        with self.db.atomic():
+            self.db.table("suggestions").insert_all(
+                ({"file_id": file_id, **_suggestion_row(s)} for s in suggestions), batch_size=500
+            )
+
+    def set_reference(self, file_id: int, reference: Path) -> None:
+        with self.db.atomic():
+            self.db.execute(
+                "UPDATE files SET reference_path = ? WHERE id = ?", [self._stored_path(reference), file_id]
             )
 
     def fail(self, file_id: int, job_id: int | None, reason: str) -> None:
@@ -428,6 +463,15 @@ def _suggestion_from_row(row: tuple[Any, ...]) -> Suggestion:
         casing=Casing(row[6]) if row[6] else None,
         probabilities=json.loads(row[7]),
     )
+
+
+def _stored(folder: Path, path: Path) -> str:
+    """A path as a project in ``folder`` keeps it: relative, so the folder can move as a whole."""
+    absolute = Path(path).resolve()
+    try:
+        return os.path.relpath(absolute, folder)
+    except ValueError:  # another drive on Windows
+        return str(absolute)
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -1,0 +1,149 @@
+"""Slow work in a child process: reading audio and running the model.
+
+Model loading and parts of decoding hold Python's global lock for a second or more at a time, which
+would freeze a window running them on a thread. In a child process they cannot: the caller only
+waits on a pipe. The child keeps the loaded model and the last audio it measured, so later calls
+are quick; cancelling ends the child at once, and the next call starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from app.core.errors import PunctumError
+
+Progress = Callable[[str, float], None]
+
+
+class BackgroundError(PunctumError):
+    """The background process failed or stopped."""
+
+
+class WorkerProcess:
+    def __init__(self) -> None:
+        self._process: Any = None
+        self._connection: Connection | None = None
+
+    def _ensure(self) -> Connection:
+        if self._process is None or not self._process.is_alive() or self._connection is None:
+            self.stop()
+            context = multiprocessing.get_context("spawn")
+            parent, child = context.Pipe()
+            self._process = context.Process(target=_serve, args=(child,), daemon=True, name="punctum-worker")
+            self._process.start()
+            child.close()
+            self._connection = parent
+        return self._connection
+
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Any:
+        """Run ``name`` in the child and return its result; raises ``InterruptedError`` when cancelled."""
+        connection = self._ensure()
+        connection.send((name, arguments))
+        while True:
+            if cancelled is not None and cancelled():
+                self.stop()
+                raise InterruptedError("cancelled")
+            try:
+                ready = connection.poll(0.05)
+            except (EOFError, OSError):
+                ready = False
+            if not ready:
+                if not self._process.is_alive():
+                    code = self._process.exitcode
+                    self.stop()
+                    raise BackgroundError(f"the background process stopped unexpectedly (exit code {code})")
+                continue
+            try:
+                kind, payload = connection.recv()
+            except (EOFError, OSError):
+                continue  # the liveness check above reports it
+            if kind == "progress":
+                if progress is not None:
+                    progress(*payload)
+            elif kind == "done":
+                return payload
+            else:
+                raise BackgroundError(str(payload))
+
+    def stop(self) -> None:
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join(5)
+        if self._connection is not None:
+            self._connection.close()
+        self._process = None
+        self._connection = None
+
+
+# --- in the child -----------------------------------------------------------------------------
+
+_STATE: dict[str, Any] = {}
+
+
+def _read_audio(arguments: dict[str, Any], progress: Progress) -> Any:
+    from app.audio.analysis import analyse_media
+    from app.services.review import Waveform
+
+    media = arguments["media"]
+    progress("Reading the audio", 0.0)
+    track = analyse_media(media, lambda fraction: progress("Reading the audio", fraction))
+    _STATE["track"] = (str(media), track)
+    return Waveform.from_track(track)
+
+
+def _suggest(arguments: dict[str, Any], progress: Progress) -> Any:
+    from app.services.punctuate import Punctuator
+    from app.services.review import analyse
+
+    model = arguments.get("model")
+    if _STATE.get("model") != model or "punctuator" not in _STATE:
+        _STATE["punctuator"], _STATE["model"] = Punctuator(model), model
+    task = arguments["task"]
+    known = _STATE.get("track")
+    track = known[1] if known and task.get("media") and known[0] == str(task["media"]) else None
+    analysis = analyse(task, _STATE["punctuator"], arguments.get("use_audio", True), progress, track=track)
+    analysis.track = None  # the caller has the waveform; the frames stay here
+    return analysis
+
+
+_FUNCTIONS: dict[str, Callable[[dict[str, Any], Progress], Any]] = {
+    "read_audio": _read_audio,
+    "suggest": _suggest,
+}
+
+
+def _serve(connection: Connection) -> None:
+    import signal
+    import warnings
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
+    warnings.filterwarnings("ignore")
+
+    def progress(text: str, fraction: float) -> None:
+        connection.send(("progress", (text, fraction)))
+
+    while True:
+        try:
+            name, arguments = connection.recv()
+        except (EOFError, OSError):
+            return  # the parent has gone
+        try:
+            result = _FUNCTIONS[name](arguments, progress)
+        except PunctumError as error:
+            connection.send(("error", str(error)))
+        except MemoryError:
+            connection.send(("error", "out of memory"))
+        except Exception as error:  # the parent shows it as one line in a dialog
+            connection.send(("error", f"{type(error).__name__}: {error}"))
+        else:
+            connection.send(("done", result))

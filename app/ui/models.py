@@ -1,0 +1,289 @@
+"""Item models over a review session: the transcript (one row per cue) and the suggestion list.
+
+Views ask only for the rows they paint, so a two-hour file with thousands of cues opens as fast as a
+short one: rows are rendered on demand and cached until a decision touches them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from app.core.checks import CaptionLimits, CueCheck, check_cue
+from app.core.history import Step, SuggestionEdit, WordEdit
+from app.core.model import Cue, Slot, Source, Status, Suggestion
+from app.services.documents import format_duration
+from app.services.review import ReviewSession
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+ID_ROLE = Qt.ItemDataRole.UserRole + 2
+
+SOURCE_COLOURS = {Source.REFERENCE: "#1f5fbf", Source.MODEL: "#202020", Source.EDITOR: "#1d7a36"}
+PROBLEM_COLOUR = QColor("#f6c7c3")
+
+
+def confidence_colour(confidence: float) -> QColor:
+    """Red for unsure, through yellow, to green for sure; light enough to read text on."""
+    share = min(1.0, max(0.0, (confidence - 0.4) / 0.6))
+    return QColor.fromHsv(int(share * 120), 110, 255)
+
+
+def timestamp(millis: int) -> str:
+    return format_duration(millis)[:-2]  # tenths of a second are enough to find a cue
+
+
+class CueModel(QAbstractTableModel):
+    """The transcript: number, start, text with its suggestions highlighted, and the caption checks."""
+
+    HEADERS = ("#", "Start", "Text", "CPS", "Line", "Lines")
+    TEXT, CPS, LINE, LINES = 2, 3, 4, 5
+
+    def __init__(self, session: ReviewSession, limits: CaptionLimits) -> None:
+        super().__init__()
+        self.session = session
+        self.limits = limits
+        self.current_id: int | None = None
+        self._html: dict[int, str] = {}
+        self._checks: dict[int, CueCheck] = {}
+        self._cue_of_word: list[int] = []
+        self._first_words: list[int] = []
+        self._by_gap: dict[int, list[Suggestion]] = {}
+        self.reload()
+
+    def reload(self) -> None:
+        self.beginResetModel()
+        document = self.session.document
+        self._cue_of_word = [n for n, cue in enumerate(document.cues) for _ in cue.words]
+        self._first_words = []
+        count = 0
+        for cue in document.cues:
+            self._first_words.append(count)
+            count += len(cue.words)
+        self._index_suggestions()
+        self._html.clear()
+        self._checks.clear()
+        self.endResetModel()
+
+    def _index_suggestions(self) -> None:
+        self._by_gap = {}
+        for suggestion in self.session.document.suggestions:
+            self._by_gap.setdefault(suggestion.gap, []).append(suggestion)
+
+    def cue_of_word(self, word: int) -> int:
+        return self._cue_of_word[word]
+
+    def first_word(self, row: int) -> int:
+        return self._first_words[row]
+
+    def set_limits(self, limits: CaptionLimits) -> None:
+        self.limits = limits
+        self._checks.clear()
+        self._refresh_rows(range(self.rowCount()))
+
+    def set_current(self, suggestion_id: int | None) -> None:
+        rows = set()
+        for sid in (self.current_id, suggestion_id):
+            if sid is not None:
+                with contextlib.suppress(KeyError):  # an undone editor mark is gone
+                    rows.add(self._cue_of_word[self.session.document.suggestion(sid).gap])
+        self.current_id = suggestion_id
+        self._refresh_rows(rows)
+
+    def changed(self, step: Step) -> None:
+        """Refresh the cues a step touched."""
+        self._index_suggestions()
+        rows = set()
+        for edit in step.edits:
+            if isinstance(edit, WordEdit):
+                rows.add(self._cue_of_word[edit.index])
+            elif isinstance(edit, SuggestionEdit):
+                suggestion = edit.after or edit.before
+                if suggestion is not None:
+                    rows.add(self._cue_of_word[suggestion.gap])
+        self._refresh_rows(rows)
+
+    def _refresh_rows(self, rows: Any) -> None:
+        for row in rows:
+            self._html.pop(row, None)
+            self._checks.pop(row, None)
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+
+    # --- Qt model ---------------------------------------------------------------------------
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.session.document.cues)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def check(self, row: int) -> CueCheck:
+        if row not in self._checks:
+            self._checks[row] = check_cue(self.session.document.cues[row], self.limits)
+        return self._checks[row]
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        cue = self.session.document.cues[row]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return str(cue.index if cue.index is not None else row + 1)
+            if column == 1:
+                return timestamp(cue.start)
+            if column == self.TEXT:
+                if row not in self._html:
+                    self._html[row] = self.cue_html(row, cue)
+                return self._html[row]
+            check = self.check(row)
+            if column == self.CPS:
+                return f"{check.cps:.1f}" if check.cps != float("inf") else "∞"
+            if column == self.LINE:
+                return str(check.longest_line)
+            return str(check.lines)
+        if role == Qt.ItemDataRole.BackgroundRole and column >= self.CPS:
+            check = self.check(row)
+            over = (
+                (column == self.CPS and check.cps > self.limits.max_cps)
+                or (column == self.LINE and check.longest_line > self.limits.max_line_length)
+                or (column == self.LINES and check.lines > self.limits.max_lines)
+            )
+            return PROBLEM_COLOUR if over else None
+        if role == Qt.ItemDataRole.ToolTipRole and column >= self.CPS:
+            problems = self.check(row).problems
+            return "\n".join(problems) if problems else "Within the limits"
+        if role == Qt.ItemDataRole.TextAlignmentRole and column != self.TEXT:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        return None
+
+    def cue_html(self, row: int, cue: Cue) -> str:
+        """The cue as written, with each pending suggestion shown in place on its confidence colour."""
+        first_word = self._first_words[row]
+        parts: list[str] = []
+        for piece in cue.layout:
+            if isinstance(piece, str):
+                text = html.escape(piece).replace("\n", "<br>")
+                parts.append(f'<span style="color:#999">{text}</span>' if piece.strip() else text)
+                continue
+            slot, position = piece
+            gap = first_word + position
+            word = cue.words[position]
+            pending = [s for s in self._by_gap.get(gap, ()) if s.status is Status.PENDING]
+            if slot is Slot.WORD:
+                casing = next((s for s in pending if s.casing is not None), None)
+                text = html.escape(word.prefix + word.text)
+                parts.append(self._highlight(text, casing) if casing else text)
+            else:
+                parts.append(self._mark_html(gap, word.mark, [s for s in pending if s.casing is None]))
+        return "".join(parts)
+
+    def _mark_html(self, gap: int, mark: str, pending: list[Suggestion]) -> str:
+        accepted = [
+            s
+            for s in self._by_gap.get(gap, ())
+            if s.status is Status.ACCEPTED and s.casing is None and s.mark == mark
+        ]
+        written = html.escape(mark)
+        if written and accepted:
+            written = f'<span style="color:{SOURCE_COLOURS[accepted[-1].source]}">{written}</span>'
+        if not pending:
+            return written
+        # The reference is what was said: its proposal shows before the model's.
+        best = max(
+            pending, key=lambda s: (s.id == self.current_id, s.source is Source.REFERENCE, s.confidence)
+        )
+        proposal = html.escape(best.mark.strip()) or "∅"
+        removed = f"<s>{html.escape(mark)}</s>" if mark else ""
+        return removed + self._highlight(f"&#8239;{proposal}&#8239;", best)
+
+    def _highlight(self, text: str, suggestion: Suggestion) -> str:
+        colour = confidence_colour(suggestion.confidence).name()
+        style = f"background-color:{colour};color:{SOURCE_COLOURS[suggestion.source]}"
+        if suggestion.id == self.current_id:
+            text = f"<b><u>{text}</u></b>"
+        return f'<span style="{style}">{text}</span>'
+
+
+class SuggestionModel(QAbstractTableModel):
+    """Every suggestion of the file, for a list that sorts by confidence, source or place."""
+
+    HEADERS = ("Cue", "Word", "Mark", "Confidence", "Source", "Evidence", "Status")
+
+    def __init__(self, session: ReviewSession, cue_of_word: Any) -> None:
+        super().__init__()
+        self.session = session
+        self._cue_of_word = cue_of_word
+        self._rows: list[int] = []
+        self.reload()
+
+    def reload(self) -> None:
+        self.beginResetModel()
+        self._rows = [s.id for s in self.session.document.suggestions]
+        self.endResetModel()
+
+    def changed(self, step: Step) -> None:
+        ids = [s.id for s in self.session.document.suggestions]
+        if ids != self._rows:
+            self.reload()
+            return
+        touched = {e.suggestion_id for e in step.edits if isinstance(e, SuggestionEdit)}
+        for row, sid in enumerate(self._rows):
+            if sid in touched:
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+
+    def row_of(self, suggestion_id: int) -> int:
+        return self._rows.index(suggestion_id)
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        suggestion = self.session.document.suggestion(self._rows[index.row()])
+        column = index.column()
+        if role == ID_ROLE:
+            return suggestion.id
+        if role in (Qt.ItemDataRole.DisplayRole, SORT_ROLE):
+            sorting = role == SORT_ROLE
+            if column == 0:
+                cue = self._cue_of_word(suggestion.gap) + 1
+                return (cue * 100_000 + suggestion.gap) if sorting else cue
+            if column == 1:
+                return self.session.document.word(suggestion.gap).text
+            if column == 2:
+                if suggestion.casing is not None:
+                    return f"Aa ({suggestion.casing.value})"
+                return suggestion.mark.strip() or "(none)"
+            if column == 3:
+                return suggestion.confidence if sorting else f"{suggestion.confidence:.2f}"
+            if column == 4:
+                return suggestion.source.value
+            if column == 5:
+                return suggestion.evidence if suggestion.source is Source.MODEL else "—"
+            return suggestion.status.value
+        if role == Qt.ItemDataRole.BackgroundRole and column == 3:
+            return confidence_colour(suggestion.confidence)
+        if role == Qt.ItemDataRole.ForegroundRole and column == 6:
+            return QColor(
+                {"accepted": "#1d7a36", "rejected": "#a33", "pending": "#555"}[suggestion.status.value]
+            )
+        return None

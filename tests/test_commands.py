@@ -10,7 +10,7 @@ import pytest
 
 from app.core import commands
 from app.core.history import History, Step
-from app.core.model import Cue, Document, Slot, Source, Status, Suggestion, Word
+from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggestion, Word
 
 
 def make_document() -> Document:
@@ -173,3 +173,39 @@ def test_new_step_clears_redo_and_listeners_hear_every_change() -> None:
 def test_suggestions_must_point_at_a_word() -> None:
     with pytest.raises(IndexError):
         make_document().add_suggestions([Suggestion(7, 6, ".", 1.0, Source.MODEL)])
+
+
+def test_change_mark_turns_the_suggestion_down_and_writes_the_editors_mark() -> None:
+    def change(d: Document) -> None:
+        d.put_word(3, Word("this", mark="."))
+        d.put_suggestion(replace(d.suggestion(2), status=Status.REJECTED))
+        d.suggestions.append(Suggestion(4, 3, ".", 1.0, Source.EDITOR, {}, Status.ACCEPTED))
+
+    check_reversible(lambda d: commands.change_mark(d, 2, "."), change)
+
+
+def test_change_mark_to_the_proposed_mark_accepts_it() -> None:
+    document = make_document()
+    step = commands.change_mark(document, 2, "?")
+    History(document).do(step)
+    assert document.suggestion(2).status is Status.ACCEPTED
+    assert document.word(3).mark == "?"
+
+
+def test_suggestion_lookup_follows_the_list_as_it_changes() -> None:
+    document = make_document()
+    assert document.suggestion(3).gap == 5
+    document.suggestions.remove(document.suggestion(1))  # as undoing an added suggestion does
+    assert document.suggestion(3).gap == 5
+    with pytest.raises(KeyError):
+        document.suggestion(1)
+
+
+def test_accepting_a_mark_and_a_capital_on_one_word_keeps_both() -> None:
+    document = make_document()
+    document.add_suggestions([Suggestion(4, 0, "", 0.9, Source.REFERENCE, casing=Casing.CAPITALISED)])
+    history = History(document)
+    history.do(commands.accept_many(document, [1, 4]))
+    assert document.word(0).rendered() == "So,"
+    history.undo()
+    assert document.word(0).rendered() == "so"

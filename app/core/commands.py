@@ -69,7 +69,7 @@ def accept_many(document: Document, suggestion_ids: Iterable[int]) -> Step:
             )
         seen_gaps[gap] = suggestion_id
         edits.extend(_decide(document, suggestion_id, Status.ACCEPTED))
-    return Step(f"Accept {len(ids)} suggestions", tuple(edits))
+    return Step(f"Accept {len(ids)} suggestions", _merged(edits))
 
 
 def set_mark(document: Document, word_index: int, mark: str) -> Step:
@@ -121,4 +121,30 @@ def change_mark(document: Document, suggestion_id: int, mark: str) -> Step:
     edits.extend(set_mark(document, suggestion.gap, mark).edits)
     if word.mark == mark and not edits:
         return Step("Change mark", ())
-    return Step(f"Change mark to {mark.strip() or 'none'}", tuple(edits))
+    return Step(f"Change mark to {mark.strip() or 'none'}", _merged(edits))
+
+
+_WORD_FIELDS = ("text", "mark", "prefix", "start", "end")
+
+
+def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
+    """One edit per word: edits built from the same starting document (a word's mark and its
+    casing accepted together) each change a different part, and all the parts must survive."""
+    words: dict[int, WordEdit] = {}
+    order: list[Edit | int] = []
+    for edit in edits:
+        if not isinstance(edit, WordEdit):
+            order.append(edit)
+            continue
+        earlier = words.get(edit.index)
+        if earlier is None:
+            words[edit.index] = edit
+            order.append(edit.index)
+            continue
+        changed = {
+            name: getattr(edit.after, name)
+            for name in _WORD_FIELDS
+            if getattr(edit.after, name) != getattr(edit.before, name)
+        }
+        words[edit.index] = WordEdit(edit.index, earlier.before, replace(earlier.after, **changed))
+    return tuple(words[item] if isinstance(item, int) else item for item in order)

@@ -188,6 +188,9 @@ class Document:
     #: away, so undoing back to the saved state makes the document clean again.
     changes_since_save: int = 0
     _refs: list[WordRef] = field(default_factory=list, init=False, repr=False)
+    #: Where each suggestion sits in ``suggestions``; checked on use and rebuilt when the list has
+    #: changed under it, so lookups stay O(1) on files with thousands of suggestions.
+    _positions: dict[int, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.reindex()
@@ -248,18 +251,24 @@ class Document:
         ref = self.locate(index)
         self.cues[ref.cue].words[ref.position] = word
 
+    def _position(self, suggestion_id: int) -> int:
+        position = self._positions.get(suggestion_id)
+        if (
+            position is None
+            or position >= len(self.suggestions)
+            or self.suggestions[position].id != suggestion_id
+        ):
+            self._positions = {s.id: number for number, s in enumerate(self.suggestions)}
+            position = self._positions.get(suggestion_id)
+            if position is None:
+                raise KeyError(f"no suggestion {suggestion_id}")
+        return position
+
     def suggestion(self, suggestion_id: int) -> Suggestion:
-        for suggestion in self.suggestions:
-            if suggestion.id == suggestion_id:
-                return suggestion
-        raise KeyError(f"no suggestion {suggestion_id}")
+        return self.suggestions[self._position(suggestion_id)]
 
     def put_suggestion(self, suggestion: Suggestion) -> None:
-        for number, existing in enumerate(self.suggestions):
-            if existing.id == suggestion.id:
-                self.suggestions[number] = suggestion
-                return
-        raise KeyError(f"no suggestion {suggestion.id}")
+        self.suggestions[self._position(suggestion.id)] = suggestion
 
     def add_suggestions(self, suggestions: list[Suggestion]) -> None:
         for suggestion in suggestions:

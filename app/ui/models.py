@@ -224,11 +224,13 @@ class SuggestionModel(QAbstractTableModel):
         self.session = session
         self._cue_of_word = cue_of_word
         self._rows: list[int] = []
+        self._row_of: dict[int, int] = {}
         self.reload()
 
     def reload(self) -> None:
         self.beginResetModel()
         self._rows = [s.id for s in self.session.document.suggestions]
+        self._row_of = {sid: row for row, sid in enumerate(self._rows)}
         self.endResetModel()
 
     def changed(self, step: Step) -> None:
@@ -236,13 +238,13 @@ class SuggestionModel(QAbstractTableModel):
         if ids != self._rows:
             self.reload()
             return
-        touched = {e.suggestion_id for e in step.edits if isinstance(e, SuggestionEdit)}
-        for row, sid in enumerate(self._rows):
-            if sid in touched:
+        for edit in step.edits:
+            if isinstance(edit, SuggestionEdit):
+                row = self._row_of[edit.suggestion_id]
                 self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
 
     def row_of(self, suggestion_id: int) -> int:
-        return self._rows.index(suggestion_id)
+        return self._row_of[suggestion_id]
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(self._rows)

@@ -6,6 +6,7 @@ goes to the ``Worker``. Decisions are recorded as they are made, so there is not
 
 from __future__ import annotations
 
+import atexit
 import time
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,9 @@ _PROCESS: list[WorkerProcess] = []
 def shared_process() -> WorkerProcess:
     """One background process for the application: every window and file reuses its loaded model."""
     if not _PROCESS:
-        _PROCESS.append(WorkerProcess())
+        process = WorkerProcess()
+        atexit.register(process.stop)
+        _PROCESS.append(process)
     return _PROCESS[0]
 
 
@@ -351,8 +354,17 @@ class MainWindow(QMainWindow):
         self.transcript.setModel(self.cue_model)
         header = self.transcript.horizontalHeader()
         header.setSectionResizeMode(CueModel.TEXT, QHeaderView.ResizeMode.Stretch)
-        for column in (0, 1, CueModel.CPS, CueModel.LINE, CueModel.LINES):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        # Widths from the font, not from measuring every row: opening stays instant on long files.
+        digits = self.fontMetrics().horizontalAdvance("0")
+        for column, characters in (
+            (0, 6),
+            (1, 11),
+            (CueModel.CPS, 6),
+            (CueModel.LINE, 5),
+            (CueModel.LINES, 6),
+        ):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, digits * characters + 12)
         self.suggestion_model = SuggestionModel(session, self.cue_model.cue_of_word)
         self.proxy.setSourceModel(self.suggestion_model)
         self.suggestion_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)

@@ -1,0 +1,128 @@
+"""The review session the editor runs on: decisions saved as made, autosave, project copies."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.core.model import Source, Status
+from app.formats import FormatError
+from app.services.review import ReviewSession, Waveform, autosave_path
+from tests.conftest import SAMPLE
+
+
+@pytest.fixture
+def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PUNCTUM_DATA_DIR", str(tmp_path / "data"))
+    folder = tmp_path / "sample"
+    shutil.copytree(SAMPLE, folder)
+    return folder
+
+
+def test_decisions_are_kept_in_the_autosave_and_come_back(sample: Path) -> None:
+    session = ReviewSession.open(sample / "sample.srt")
+    assert autosave_path(sample / "sample.srt").is_file()
+    session.add_reference(sample / "reference.txt")
+    ids = [s.id for s in session.review_order() if s.casing is None][:3]
+    session.accept(ids[0])
+    session.reject(ids[1])
+    session.change_mark(ids[2], "?")
+    session.undo()
+    session.redo()
+    marks = [w.mark for w in session.document.words()]
+    session.close()  # as a crash would: nothing more is written
+
+    again = ReviewSession.open(sample / "sample.srt")
+    try:
+        assert again.restored_decisions == 5
+        assert again.document.suggestion(ids[0]).status is Status.ACCEPTED
+        assert again.document.suggestion(ids[1]).status is Status.REJECTED
+        assert [w.mark for w in again.document.words()] == marks
+        assert "?" in marks
+        assert again.history.undo_description == "Change mark to ?"  # undo goes on where it was
+    finally:
+        again.close()
+
+
+def test_captions_changed_on_disk_start_afresh_and_keep_the_old_work(sample: Path) -> None:
+    session = ReviewSession.open(sample / "sample.srt", reference=sample / "reference.txt")
+    session.add_reference(sample / "reference.txt")
+    session.accept(session.review_order()[0].id)
+    session.close()
+    captions = sample / "sample.srt"
+    captions.write_text(captions.read_text().replace("hello", "hallo"))
+    fresh = ReviewSession.open(captions)
+    try:
+        assert fresh.restored_decisions == 0
+        assert fresh.document.word(0).text == "hallo"
+        kept = list(autosave_path(captions).parent.glob("sample-*.punctum"))
+        assert len(kept) == 2  # the earlier autosave is set aside, not deleted
+    finally:
+        fresh.close()
+
+
+def test_unreadable_captions_are_refused_before_any_project_is_made(sample: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.vtt"
+    broken.write_text("this is not WebVTT\n")
+    with pytest.raises(FormatError):
+        ReviewSession.open(broken)
+    assert not autosave_path(broken).exists()
+
+
+def test_save_as_copies_decisions_and_keeps_paths_working(sample: Path, tmp_path: Path) -> None:
+    session = ReviewSession.open(sample / "sample.srt", sample / "sample.mp4")
+    session.add_reference(sample / "reference.txt")
+    first = session.review_order()[0].id
+    session.accept(first)
+    elsewhere = tmp_path / "projects" / "mine.punctum"
+    elsewhere.parent.mkdir()
+    copy = session.save_as(elsewhere)
+    session.close()
+    try:
+        assert copy.document.suggestion(first).status is Status.ACCEPTED
+        assert copy.entry.captions_path == (sample / "sample.srt").resolve()
+        assert copy.entry.media_path == (sample / "sample.mp4").resolve()
+        assert copy.entry.reference_path == (sample / "reference.txt").resolve()
+        copy.reject(first)
+    finally:
+        copy.close()
+    reopened = ReviewSession.open_project(elsewhere)
+    try:
+        assert reopened.document.suggestion(first).status is Status.REJECTED
+    finally:
+        reopened.close()
+
+
+def test_accept_above_takes_the_surest_per_gap_and_export_capitalises(sample: Path) -> None:
+    session = ReviewSession.open(sample / "sample.srt")
+    try:
+        session.add_reference(sample / "reference.txt")
+        assert all(s.source is Source.REFERENCE for s in session.document.suggestions)
+        step = session.accept_above(0.5)
+        assert step is not None
+        assert session.counts()["pending"] == 0
+        out = sample / "out.vtt"
+        session.export(out)
+        text = out.read_text()
+        assert text.startswith("WEBVTT")
+        assert "Hello, and welcome to the Maple Street" in text
+        with pytest.raises(FormatError.__mro__[1]):  # WriteError: never over the input unasked
+            session.export(sample / "sample.srt")
+    finally:
+        session.close()
+
+
+def test_waveform_levels_and_pauses() -> None:
+    import numpy as np
+
+    class Track:
+        duration = 4.0
+        energy_db = np.array([-80.0] * 100 + [0.0] * 100 + [-80.0] * 200, dtype=np.float32)
+        speech = np.array([0.0] * 31 + [0.9] * 32 + [0.0] * 62, dtype=np.float32)
+
+    waveform = Waveform.from_track(Track())
+    levels = waveform.levels(0, 4000, 4)
+    assert list(levels) == [0.0, 1.0, 0.0, 0.0]
+    assert waveform.pauses[0][0] == 0.0 and waveform.pauses[-1][1] == pytest.approx(4.0, abs=0.05)

@@ -37,7 +37,8 @@ $(STAMP): pyproject.toml
 run: setup desktop
 	$(BIN)/punctum gui --sample
 
-# Screenshots of the real window in its main states, on a virtual X screen (needs xvfb, imagemagick).
+# Screenshots of the real window in its main states, on a virtual X screen (needs xvfb, imagemagick,
+# xdotool for real key presses).
 screenshots: setup desktop
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(BIN)/python packaging/screenshots.py screenshots
 

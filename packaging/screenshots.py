@@ -34,7 +34,6 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 
     from PySide6.QtCore import QSettings, Qt
-    from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
     from app.ui.window import MainWindow
@@ -50,6 +49,11 @@ def main() -> int:
         while time.monotonic() < end:
             app.processEvents()
             time.sleep(0.02)
+
+    def press(key: str) -> None:
+        if shutil.which("xdotool"):
+            subprocess.run(["xdotool", "key", key], check=True)
+        settle(0.3)
 
     def shot(name: str) -> None:
         settle()
@@ -70,14 +74,17 @@ def main() -> int:
         if time.monotonic() > deadline:
             break
     shot("3-suggestions")
-    for key in (Qt.Key.Key_A, Qt.Key.Key_A, Qt.Key.Key_X, Qt.Key.Key_J, Qt.Key.Key_Question, Qt.Key.Key_A):
-        QTest.keyClick(window, key)
+    # Real key presses through the X server (xdotool), as an editor's keyboard would send them.
+    window.activateWindow()
+    settle()
+    for key in ("a", "a", "x", "j", "question", "a", "ctrl+z"):
+        press(key)
     shot("4-after-decisions")
-    window.lowest_first = True
+    press("l")
     window.suggestion_view.sortByColumn(3, Qt.SortOrder.AscendingOrder)
-    window.next_suggestion()
+    press("j")
     shot("5-lowest-confidence-first")
-    QTest.keyClick(window, Qt.Key.Key_F1)
+    press("F1")
     shot("6-help-overlay")
     window.help.hide()
     window.close()

@@ -209,3 +209,21 @@ def test_accepting_a_mark_and_a_capital_on_one_word_keeps_both() -> None:
     assert document.word(0).rendered() == "So,"
     history.undo()
     assert document.word(0).rendered() == "so"
+
+
+def test_accepting_one_proposal_decides_its_rivals_for_the_same_gap() -> None:
+    document = make_document()
+    document.add_suggestions(
+        [
+            Suggestion(4, 3, ".", 0.7, Source.REFERENCE),  # disagrees with the model's "?"
+            Suggestion(5, 5, ".", 0.8, Source.MODEL),  # agrees with the reference's "."
+        ]
+    )
+    history = History(document)
+    history.do(commands.accept(document, 4))
+    assert document.suggestion(2).status is Status.REJECTED
+    history.do(commands.accept(document, 3))
+    assert document.suggestion(5).status is Status.ACCEPTED
+    history.undo()
+    history.undo()
+    assert {s.status for s in document.suggestions} == {Status.PENDING}

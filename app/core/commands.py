@@ -42,6 +42,27 @@ def _decide(document: Document, suggestion_id: int, status: Status) -> list[Edit
         edits.append(WordEdit(suggestion.gap, word, new_word))
     if suggestion.status is not status:
         edits.append(SuggestionEdit(suggestion.id, suggestion, replace(suggestion, status=status)))
+    if status is Status.ACCEPTED:
+        edits.extend(_settle_rivals(document, suggestion))
+    return edits
+
+
+def _settle_rivals(document: Document, chosen: Suggestion) -> list[Edit]:
+    """Other proposals for the same gap (the reference's and the model's) are decided with the
+    chosen one: agreeing ones accepted, the rest turned down, so the editor is not asked twice."""
+    edits: list[Edit] = []
+    for other in document.suggestions:
+        if (
+            other.id == chosen.id
+            or other.gap != chosen.gap
+            or (other.casing is None) != (chosen.casing is None)
+            or other.source is Source.EDITOR
+        ):
+            continue
+        agrees = other.casing == chosen.casing if chosen.casing is not None else other.mark == chosen.mark
+        status = Status.ACCEPTED if agrees else Status.REJECTED
+        if other.status is not status:
+            edits.append(SuggestionEdit(other.id, other, replace(other, status=status)))
     return edits
 
 

@@ -203,6 +203,8 @@ class MainWindow(QMainWindow):
         self.transcript.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.transcript.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.transcript.setWordWrap(True)
+        # A light selection, so the suggestion colours of the current cue stay readable.
+        self.transcript.setStyleSheet("QTableView::item:selected { background: #dde7f3; color: black; }")
         self.transcript.verticalHeader().hide()
         # Fixed row heights: the view never measures rows it does not show.
         self.transcript.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)

@@ -186,6 +186,14 @@ class MediaPanel(QWidget):
         self.path = None
         self.note.show()
 
+    @property
+    def playing(self) -> bool:
+        if self.player is None:
+            return False
+        from PySide6.QtMultimedia import QMediaPlayer
+
+        return bool(self.player.playbackState() == QMediaPlayer.PlaybackState.PlayingState)
+
     def seek(self, millis: int) -> None:
         if self.player is not None and self.path is not None:
             self._stop_at = None
@@ -197,17 +205,6 @@ class MediaPanel(QWidget):
         self.player.setPosition(start)
         self._stop_at = end
         self.player.play()
-
-    def toggle(self) -> None:
-        if self.player is None or self.path is None:
-            return
-        from PySide6.QtMultimedia import QMediaPlayer
-
-        if self.player.playbackState() == QMediaPlayer.PlaybackState.PlayingState:
-            self.player.pause()
-        else:
-            self._stop_at = None
-            self.player.play()
 
     def _moved(self, millis: int) -> None:
         if self._stop_at is not None and millis >= self._stop_at:

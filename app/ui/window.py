@@ -7,6 +7,7 @@ goes to the ``Worker``. Decisions are recorded as they are made, so there is not
 from __future__ import annotations
 
 import atexit
+import bisect
 import time
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,7 @@ class MainWindow(QMainWindow):
         self.cue_model: CueModel | None = None
         self.suggestion_model: SuggestionModel | None = None
         self.current_id: int | None = None
+        self._cue_starts: list[int] = []
         self.lowest_first = False
         self.last_error: str | None = None
         self.limits = saved_limits(self.settings)
@@ -371,6 +373,7 @@ class MainWindow(QMainWindow):
         self.proxy.setSourceModel(self.suggestion_model)
         self.suggestion_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.waveform.set_cues([(cue.start, cue.end) for cue in session.document.cues])
+        self._cue_starts = [cue.start for cue in session.document.cues]
         self.waveform.set_waveform(None, "No media" if not session.entry.media_path else "Reading the audio…")
         self.current_id = None
         self.pages.setCurrentIndex(1)
@@ -660,6 +663,13 @@ class MainWindow(QMainWindow):
 
     def _player_moved(self, millis: int) -> None:
         self.waveform.set_position(millis)
+        if self.session is None or not self.media.playing:
+            return
+        # While playing, the transcript follows the cue being spoken.
+        row = bisect.bisect_right(self._cue_starts, millis) - 1
+        if row >= 0 and row != self.transcript.currentIndex().row():
+            self.transcript.selectRow(row)
+            self.waveform.show_cue(row)
 
     # --- state shown ------------------------------------------------------------------------------
 

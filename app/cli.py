@@ -85,7 +85,15 @@ def _punctuate(args: argparse.Namespace) -> int:
         raise UsageError("--min-confidence must be between 0 and 1")
     if args.media and args.no_audio:
         raise UsageError("--media and --no-audio contradict each other")
+    if args.timings and args.no_audio:
+        raise UsageError("--timings and --no-audio contradict each other")
     document = open_document(args.input)
+    if args.timings:
+        from app.services.documents import attach_timing_file
+
+        report = attach_timing_file(document, Path(args.timings), args.language or "en")
+        if not report["aligned"]:
+            print(f"punctum: warning: {args.timings}: no word matched the captions", file=sys.stderr)
     evidence = None if args.no_audio else gap_evidence(document, Path(args.media) if args.media else None)
     suggestions, info = suggest(document, Punctuator(args.model, quantize=args.int8), args.language, evidence)
     document.add_suggestions(suggestions)
@@ -335,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     punctuate.add_argument("--language", metavar="CODE", help="language of the text (detected if omitted)")
     punctuate.add_argument(
         "--media", metavar="FILE", help="the video or audio: pauses and intonation inform the model"
+    )
+    punctuate.add_argument(
+        "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
     )
     punctuate.add_argument(
         "--no-audio", action="store_true", help="text only: ignore media and the captions' word timings"

@@ -15,6 +15,14 @@ def open_document(path: Path | str) -> Document:
     return read_document(path)
 
 
+def attach_timing_file(document: Document, path: Path, language: str = "en") -> dict[str, int]:
+    """Word times from a recogniser's CTM or JSON word list, for the words that match the captions."""
+    from app.align.timings import attach_timings
+    from app.formats.timings import read_timings
+
+    return attach_timings(document, read_timings(path), language)
+
+
 @dataclass(frozen=True)
 class Summary:
     path: str

@@ -240,3 +240,26 @@ def test_thousands_of_repaints_do_not_wear_out_none(qtbot, window: MainWindow, s
     for _ in range(20_000):
         index.data(Qt.ItemDataRole.DecorationRole)
     assert sys.getrefcount(None) >= before - 100
+
+
+def test_dropped_files_open_together_and_are_remembered(qtbot, window: MainWindow, sample: Path) -> None:
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(sample / name)) for name in ("reference.txt", "sample.srt")])
+    event = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        data,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.session is not None, timeout=5000)
+    entry = window.session.entry
+    assert entry.captions_path == (sample / "sample.srt").resolve()
+    assert entry.reference_path == (sample / "reference.txt").resolve()
+    assert entry.media_path == (sample / "sample.mp4").resolve()  # found beside the captions
+    assert window.recent_list.item(0).text() == str((sample / "sample.srt").resolve())
+    wait_for_suggestions(qtbot, window)

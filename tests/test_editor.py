@@ -263,3 +263,16 @@ def test_dropped_files_open_together_and_are_remembered(qtbot, window: MainWindo
     assert entry.media_path == (sample / "sample.mp4").resolve()  # found beside the captions
     assert window.recent_list.item(0).text() == str((sample / "sample.srt").resolve())
     wait_for_suggestions(qtbot, window)
+
+
+def test_cancel_stops_the_analysis_and_it_can_be_run_again(qtbot, window: MainWindow, sample: Path) -> None:
+    (sample / "sample.mp4").unlink()  # text only, so the model is the slow part
+    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    assert window.cancel_button.isVisible()
+    qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.worker.busy, timeout=10_000)
+    assert window.session is not None and not window.session.analysed
+    assert not window.cancel_button.isVisible()
+    window.actions_by_name["suggest"].trigger()
+    wait_for_suggestions(qtbot, window)
+    assert window.session.document.suggestions

@@ -54,6 +54,7 @@ COMMANDS = (
     Command("mark_colon", "Make it a colon", ":", "Review"),
     Command("mark_none", "No mark here", "Backspace", "Review"),
     Command("accept_above", "Accept all above a &confidence…", "Ctrl+Shift+A", "Review"),
+    Command("suggest", "&Make suggestions (after a cancel or failure)", "Ctrl+G", "Review"),
     Command("lowest_first", "&Lowest confidence first", "L", "Review"),
     Command("play", "&Play the current cue", "Space", "Review"),
     Command("shortcuts", "&Keyboard shortcuts…", "", "Settings"),

@@ -260,6 +260,7 @@ class MainWindow(QMainWindow):
             "accept": self.accept_current,
             "reject": self.reject_current,
             "accept_above": lambda: self.accept_above(),
+            "suggest": self.make_suggestions,
             "lowest_first": self._toggle_order,
             "play": self.play_current_cue,
             "shortcuts": self.edit_shortcuts,
@@ -421,7 +422,11 @@ class MainWindow(QMainWindow):
             if session is self.session and not session.analysed:
                 self._suggest(with_audio=False)
 
-        self.worker.submit("audio", work, done, failed)
+        def cancelled() -> None:
+            self.waveform.set_waveform(None, "Cancelled")
+            self.statusBar().showMessage("Cancelled; Review ▸ Make suggestions starts again", 8000)
+
+        self.worker.submit("audio", work, done, failed, cancelled)
 
     def _suggest(self, with_audio: bool) -> None:
         session = self.session
@@ -449,7 +454,24 @@ class MainWindow(QMainWindow):
         def failed(reason: str) -> None:
             self.show_error("No suggestions from the model", reason)
 
-        self.worker.submit("suggest", work, done, failed)
+        def cancelled() -> None:
+            self.statusBar().showMessage("Cancelled; Review ▸ Make suggestions starts again", 8000)
+
+        self.worker.submit("suggest", work, done, failed, cancelled)
+
+    def make_suggestions(self) -> None:
+        """Run the analysis again when it was cancelled or failed; a finished one is kept."""
+        session = self.session
+        if session is None or self.worker.busy:
+            return
+        if session.analysed:
+            self.statusBar().showMessage("This file has its suggestions already", 4000)
+            return
+        media = session.entry.media_path
+        if media is not None and media.is_file() and self.waveform.waveform is None:
+            self._read_audio(media)
+        else:
+            self._suggest(with_audio=media is not None and media.is_file() and self.use_audio)
 
     def _progress(self, text: str, fraction: float) -> None:
         self.progress_label.setText(text)

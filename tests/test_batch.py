@@ -31,8 +31,8 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_folder_pairing(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     for name in [
-        "a/talk.mp4", "a/talk.en.srt", "a/talk.ref.txt",
-        "b/other.vtt", "b/other.transcript.txt",
+        "a/talk.mp4", "a/talk.en.srt", "a/talk.ref.txt", "a/talk.ctm",
+        "b/other.vtt", "b/other.transcript.txt", "b/other.words.json",
         "c/dup.srt", "c/dup.vtt",
         "lonely.mp4", ".hidden.srt", "notes.srt~", "draft.srt.part", ".git/x.srt",
     ]:  # fmt: skip
@@ -47,6 +47,8 @@ def test_folder_pairing(tmp_path: Path) -> None:
     assert groups["a/talk"]["language"] == "en"
     assert groups["a/talk"]["media"].name == "talk.mp4"
     assert groups["a/talk"]["reference"].name == "talk.ref.txt"
+    assert groups["a/talk"]["timings"].name == "talk.ctm"
+    assert groups["b/other"]["timings"].name == "other.words.json"
     assert (
         groups["b/other"]["media"] is None and groups["b/other"]["reference"].name == "other.transcript.txt"
     )

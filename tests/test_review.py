@@ -126,3 +126,33 @@ def test_waveform_levels_and_pauses() -> None:
     levels = waveform.levels(0, 4000, 4)
     assert list(levels) == [0.0, 1.0, 0.0, 0.0]
     assert waveform.pauses[0][0] == 0.0 and waveform.pauses[-1][1] == pytest.approx(4.0, abs=0.05)
+
+
+def test_timing_file_feeds_the_model_its_pauses(sample: Path) -> None:
+    from app.services.punctuate import Punctuator
+    from app.services.review import analyse
+
+    session = ReviewSession.open(sample / "sample.srt", timings=sample / "sample.words.json")
+    try:
+        analysis = analyse(session.analysis_task(), Punctuator())
+        assert analysis.report["timings"]["aligned"] == 178
+        model = [s for s in analysis.suggestions if s.source is Source.MODEL and s.casing is None]
+        timed = [s for s in model if s.evidence == "timing"]
+        assert len(timed) >= 0.9 * len(model)  # all but gaps with no next word to time against
+    finally:
+        session.close()
+
+
+def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
+    import sqlite3
+
+    from app.store.project import _MIGRATIONS, Project
+
+    path = tmp_path / "old.punctum"
+    connection = sqlite3.connect(path)
+    connection.executescript(_MIGRATIONS[1] + "; PRAGMA user_version = 1;")
+    connection.close()
+    with Project(path) as project:
+        file_id = project.add_file("sample", SAMPLE / "sample.srt", timings=SAMPLE / "sample.words.json")
+        assert project.file(file_id).timings_path == (SAMPLE / "sample.words.json").resolve()
+        assert project.db.execute("PRAGMA user_version").fetchone()[0] == 2

@@ -51,6 +51,7 @@ def pair_folder(folder: Path) -> Pairing:
     captions: dict[str, list[tuple[Path, str | None]]] = {}
     media: dict[str, list[Path]] = {}
     references: dict[str, list[Path]] = {}
+    timings: dict[str, list[Path]] = {}
     for path in _walk(root):
         relative = path.relative_to(root)
         parts = path.name.split(".")
@@ -68,6 +69,9 @@ def pair_folder(folder: Path) -> Pairing:
             captions.setdefault(key(stem_parts), []).append((path, language))
         elif suffix in MEDIA_SUFFIXES:
             media.setdefault(key(parts[:-1]), []).append(path)
+        elif suffix == ".ctm" or path.name.lower().endswith(".words.json"):
+            # The recogniser's word times: "talk.ctm" or "talk.words.json".
+            timings.setdefault(key(parts[:-2] if suffix == ".json" else parts[:-1]), []).append(path)
         elif suffix == ".txt" and len(parts) == 2:
             # A bare "talk.txt" beside "talk.srt" is taken as its reference transcript.
             references.setdefault(key(parts[:-1]), []).append(path)
@@ -78,7 +82,7 @@ def pair_folder(folder: Path) -> Pairing:
             pairing.ambiguous[stem] = sorted(p for p, _ in found)
             continue
         group: dict[str, Any] = {"stem": stem, "captions": found[0][0], "language": found[0][1]}
-        for name, table in (("media", media), ("reference", references)):
+        for name, table in (("media", media), ("reference", references), ("timings", timings)):
             candidates = table.pop(stem, [])
             if len(candidates) > 1:
                 pairing.ambiguous[stem] = sorted(candidates)
@@ -87,7 +91,7 @@ def pair_folder(folder: Path) -> Pairing:
             group[name] = candidates[0] if candidates else None
         if group:
             pairing.groups.append(group)
-    for table in (media, references):
+    for table in (media, references, timings):
         for stem, paths in table.items():
             if stem not in pairing.ambiguous:
                 pairing.unpaired.extend(paths)
@@ -139,7 +143,12 @@ def import_folder(folder: Path, project: Project) -> Pairing:
             continue
         try:
             project.add_file(
-                group["stem"], group["captions"], group["media"], group["reference"], group["language"]
+                group["stem"],
+                group["captions"],
+                group["media"],
+                group["reference"],
+                group["language"],
+                group.get("timings"),
             )
         except PunctumError as error:
             project.add_file_failed(group["stem"], group["captions"], str(error))
@@ -220,6 +229,7 @@ def _task(project: Project, file_id: int) -> dict[str, Any]:
         "path": str(entry.captions_path),
         "media": str(entry.media_path) if entry.media_path else None,
         "reference": str(entry.reference_path) if entry.reference_path else None,
+        "timings": str(entry.timings_path) if entry.timings_path else None,
         "language": entry.language,
     }
 

@@ -78,6 +78,7 @@ class ReviewSession:
         reference: Path | None = None,
         project_path: Path | None = None,
         language: str | None = None,
+        timings: Path | None = None,
     ) -> ReviewSession:
         """Open captions for review, resuming the decisions of an earlier session on the same file.
 
@@ -100,7 +101,7 @@ class ReviewSession:
                 project = Project(path, create=True)
             if file_id is None:
                 file_id = project.add_file(
-                    _free_stem(project, captions.stem), captions, media, reference, language
+                    _free_stem(project, captions.stem), captions, media, reference, language, timings
                 )
             session = cls(project, file_id)
         except BaseException:
@@ -185,6 +186,7 @@ class ReviewSession:
             "path": entry.captions_path,
             "media": entry.media_path if entry.media_path and entry.media_path.is_file() else None,
             "reference": entry.reference_path,
+            "timings": entry.timings_path,
             "language": entry.language,
         }
 
@@ -332,6 +334,11 @@ def analyse(
         report["reference"] = {
             k: v for k, v in carried.items() if k in ("carried", "skipped", "wer", "warnings")
         }
+    if task.get("timings") and use_audio:
+        from app.services.documents import attach_timing_file
+
+        stage("Reading the word timings")
+        report["timings"] = attach_timing_file(document, Path(task["timings"]), language or "en")
     media = Path(task["media"]) if task.get("media") and use_audio else None
     if media is not None and track is None:
         from app.audio.analysis import analyse_media

@@ -28,7 +28,7 @@ from app.core.history import History
 from app.core.model import Casing, Document, Source, Status, Suggestion
 from app.formats import FormatError, parse_document
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ACTIONS = ("accept", "reject", "accept_many", "set_mark", "change_mark", "edit_word", "undo", "redo")
 DECIDERS = ("editor", "rule", "batch")
 #: File states: waiting, being processed, processed, failed with a reason.
@@ -90,6 +90,10 @@ _MIGRATIONS: dict[int, str] = {
         error TEXT
     );
     """,
+    # The recogniser's word timing file (CTM or JSON), when there is one.
+    2: """
+    ALTER TABLE files ADD COLUMN timings_path TEXT;
+    """,
 }
 
 
@@ -108,6 +112,7 @@ class FileEntry:
     language: str | None
     state: str
     reason: str | None
+    timings_path: Path | None = None
 
 
 class Project:
@@ -153,11 +158,13 @@ class Project:
             folder = path.parent
             for entry in self.files():
                 target.execute(
-                    "UPDATE files SET captions_path = ?, media_path = ?, reference_path = ? WHERE id = ?",
+                    "UPDATE files SET captions_path = ?, media_path = ?, reference_path = ?, timings_path = ?"
+                    " WHERE id = ?",
                     [
                         _stored(folder, entry.captions_path),
                         _stored(folder, entry.media_path) if entry.media_path else None,
                         _stored(folder, entry.reference_path) if entry.reference_path else None,
+                        _stored(folder, entry.timings_path) if entry.timings_path else None,
                         entry.id,
                     ],
                 )
@@ -193,15 +200,16 @@ class Project:
         media: Path | None = None,
         reference: Path | None = None,
         language: str | None = None,
+        timings: Path | None = None,
     ) -> int:
-        """Register a caption file (its bytes are copied in) with its media and reference."""
+        """Register a caption file (its bytes are copied in) with its media, reference and word timings."""
         data = Path(captions).read_bytes()
         format = Path(captions).suffix.lower().lstrip(".")
         document = parse_document(data, format, Path(captions))
         with self.db.atomic():
             cursor = self.db.execute(
                 "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, media_path,"
-                " reference_path, language, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " reference_path, language, added_at, timings_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     stem,
                     self._stored_path(captions),
@@ -211,6 +219,7 @@ class Project:
                     self._stored_path(reference) if reference else None,
                     language,
                     time.time(),
+                    self._stored_path(timings) if timings else None,
                 ],
             )
             file_id = int(cursor.lastrowid or 0)
@@ -250,7 +259,7 @@ class Project:
     def files(self) -> list[FileEntry]:
         rows = self.db.execute(
             "SELECT id, stem, captions_path, captions_format, media_path, reference_path, language,"
-            " state, reason FROM files ORDER BY stem"
+            " state, reason, timings_path FROM files ORDER BY stem"
         ).fetchall()
         return [
             FileEntry(
@@ -263,6 +272,7 @@ class Project:
                 row[6],
                 row[7],
                 row[8],
+                self._resolved(row[9]) if row[9] else None,
             )
             for row in rows
         ]

@@ -87,11 +87,19 @@ def shared_process() -> WorkerProcess:
 
 def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
     """Which of the given files are captions, media, a reference and a project."""
-    found: dict[str, Path | None] = {"captions": None, "media": None, "reference": None, "project": None}
+    found: dict[str, Path | None] = {
+        "captions": None,
+        "media": None,
+        "reference": None,
+        "project": None,
+        "timings": None,
+    }
     for path in paths:
         suffix = path.suffix.lower()
         kind = (
-            "captions"
+            "timings"
+            if suffix == ".ctm" or path.name.lower().endswith(".words.json")
+            else "captions"
             if suffix in CAPTION_TYPES
             else "media"
             if suffix in MEDIA_TYPES
@@ -109,6 +117,14 @@ def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
 def media_beside(captions: Path) -> Path | None:
     for suffix in sorted(MEDIA_TYPES):
         candidate = captions.with_suffix(suffix)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def timings_beside(captions: Path) -> Path | None:
+    """The recogniser's word times next to the captions: ``talk.ctm`` or ``talk.words.json``."""
+    for candidate in (captions.with_suffix(".ctm"), captions.with_suffix(".words.json")):
         if candidate.is_file():
             return candidate
     return None
@@ -327,12 +343,19 @@ class MainWindow(QMainWindow):
                 "Nothing to open", f"{names}: no SRT or VTT captions or Punctum project among them"
             )
             return False
-        return self.open_captions(found["captions"], found["media"], found["reference"])
+        return self.open_captions(found["captions"], found["media"], found["reference"], found["timings"])
 
-    def open_captions(self, captions: Path, media: Path | None = None, reference: Path | None = None) -> bool:
+    def open_captions(
+        self,
+        captions: Path,
+        media: Path | None = None,
+        reference: Path | None = None,
+        timings: Path | None = None,
+    ) -> bool:
         media = media or media_beside(captions)
+        timings = timings or timings_beside(captions)
         try:
-            session = ReviewSession.open(captions, media, reference)
+            session = ReviewSession.open(captions, media, reference, timings=timings)
         except (PunctumError, OSError) as error:
             self.show_error("The captions cannot be opened", str(error))
             return False

@@ -190,11 +190,23 @@ class ReviewSession:
             "language": entry.language,
         }
 
-    def store_analysis(self, analysis: Analysis) -> None:
-        """Keep the suggestions (replacing earlier ones) and reload the document with its decisions."""
-        job = self.project.start_job(self.file_id)
-        self.project.finish(self.file_id, job, analysis.suggestions, analysis.report)
-        self.document, self.history = self.project.load(self.file_id)
+    def store_analysis(self, analysis: Analysis, stored: bool = False) -> None:
+        """Keep the suggestions (replacing earlier ones) and show them in the document.
+
+        ``stored``: the background process has written them to the project already. On a file with
+        no suggestions and no decisions yet (the usual first analysis) they are added in place;
+        otherwise the document is reloaded and its decisions replayed.
+        """
+        if not stored:
+            job = self.project.start_job(self.file_id)
+            self.project.finish(self.file_id, job, analysis.suggestions, analysis.report)
+        decided = self.project.db.execute(
+            "SELECT COUNT(*) FROM decisions WHERE file_id = ?", [self.file_id]
+        ).fetchone()[0]
+        if not self.document.suggestions and not decided:
+            self.document.add_suggestions(list(analysis.suggestions))
+        else:
+            self.document, self.history = self.project.load(self.file_id)
 
     def relink_media(self, media: Path) -> None:
         self.project.relink_media(self.file_id, media)

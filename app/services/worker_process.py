@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from app.core.errors import PunctumError
@@ -113,6 +114,14 @@ def _suggest(arguments: dict[str, Any], progress: Progress) -> Any:
     track = known[1] if known and task.get("media") and known[0] == str(task["media"]) else None
     analysis = analyse(task, _STATE["punctuator"], arguments.get("use_audio", True), progress, track=track)
     analysis.track = None  # the caller has the waveform; the frames stay here
+    if arguments.get("project"):
+        # Written here, so the caller's thread does not spend a moment on thousands of rows.
+        from app.store.project import Project
+
+        progress("Saving the suggestions", -1.0)
+        with Project(Path(arguments["project"])) as project:
+            job = project.start_job(int(arguments["file_id"]))
+            project.finish(int(arguments["file_id"]), job, analysis.suggestions, analysis.report)
     return analysis
 
 

@@ -20,8 +20,7 @@ from app.services.documents import format_duration
 from app.services.review import ReviewSession
 
 AnyIndex = QModelIndex | QPersistentModelIndex
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-ID_ROLE = Qt.ItemDataRole.UserRole + 2
+ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 SOURCE_COLOURS = {Source.REFERENCE: "#1f5fbf", Source.MODEL: "#202020", Source.EDITOR: "#1d7a36"}
 PROBLEM_COLOUR = QColor("#f6c7c3")
@@ -225,18 +224,50 @@ class SuggestionModel(QAbstractTableModel):
         self._cue_of_word = cue_of_word
         self._rows: list[int] = []
         self._row_of: dict[int, int] = {}
+        self._sorting: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
         self.reload()
 
     def reload(self) -> None:
         self.beginResetModel()
-        self._rows = [s.id for s in self.session.document.suggestions]
+        self._rows = self._sorted([s.id for s in self.session.document.suggestions])
         self._row_of = {sid: row for row, sid in enumerate(self._rows)}
         self.endResetModel()
 
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sorted here in one pass, not by a proxy asking for every cell through Qt."""
+        self._sorting = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        self._rows = self._sorted(self._rows)
+        self._row_of = {sid: row for row, sid in enumerate(self._rows)}
+        self.layoutChanged.emit()
+
+    def _sorted(self, ids: list[int]) -> list[int]:
+        column, order = self._sorting
+        document = self.session.document
+        suggestions = [document.suggestion(sid) for sid in ids]
+        keys = [self._key(s, column) for s in suggestions]
+        ranked = sorted(range(len(ids)), key=keys.__getitem__, reverse=order == Qt.SortOrder.DescendingOrder)
+        return [ids[i] for i in ranked]
+
+    def _key(self, suggestion: Suggestion, column: int) -> Any:
+        if column == 1:
+            return (self.session.document.word(suggestion.gap).text, suggestion.gap)
+        if column == 2:
+            return (suggestion.casing is not None, suggestion.mark, suggestion.gap)
+        if column == 3:
+            return (suggestion.confidence, suggestion.gap)
+        if column == 4:
+            return (suggestion.source.value, suggestion.gap)
+        if column == 5:
+            return (suggestion.evidence, suggestion.gap)
+        if column == 6:
+            return (suggestion.status.value, suggestion.gap)
+        return (suggestion.gap, suggestion.casing is not None, suggestion.id)
+
     def changed(self, step: Step) -> None:
-        ids = [s.id for s in self.session.document.suggestions]
-        if ids != self._rows:
-            self.reload()
+        suggestions = self.session.document.suggestions
+        if len(suggestions) != len(self._rows) or any(s.id not in self._row_of for s in suggestions):
+            self.reload()  # an editor's mark was added, or its addition undone
             return
         for edit in step.edits:
             if isinstance(edit, SuggestionEdit):
@@ -264,11 +295,9 @@ class SuggestionModel(QAbstractTableModel):
         column = index.column()
         if role == ID_ROLE:
             return suggestion.id
-        if role in (Qt.ItemDataRole.DisplayRole, SORT_ROLE):
-            sorting = role == SORT_ROLE
+        if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                cue = self._cue_of_word(suggestion.gap) + 1
-                return (cue * 100_000 + suggestion.gap) if sorting else cue
+                return self._cue_of_word(suggestion.gap) + 1
             if column == 1:
                 return self.session.document.word(suggestion.gap).text
             if column == 2:
@@ -276,7 +305,7 @@ class SuggestionModel(QAbstractTableModel):
                     return f"Aa ({suggestion.casing.value})"
                 return suggestion.mark.strip() or "(none)"
             if column == 3:
-                return suggestion.confidence if sorting else f"{suggestion.confidence:.2f}"
+                return f"{suggestion.confidence:.2f}"
             if column == 4:
                 return suggestion.source.value
             if column == 5:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QSettings, QSortFilterProxyModel, Qt, QTimer
+from PySide6.QtCore import QItemSelectionModel, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -39,7 +39,7 @@ from app.core.model import Source, Status
 from app.services.punctuate import render_mark
 from app.services.review import Analysis, ReviewSession, Waveform
 from app.services.worker_process import WorkerProcess
-from app.ui.models import ID_ROLE, SORT_ROLE, CueModel, SuggestionModel
+from app.ui.models import ID_ROLE, CueModel, SuggestionModel
 from app.ui.shortcuts import (
     COMMANDS,
     MARK_COMMANDS,
@@ -214,9 +214,6 @@ class MainWindow(QMainWindow):
         self.suggestion_view.verticalHeader().hide()
         self.suggestion_view.verticalHeader().setDefaultSectionSize(22)
         self.suggestion_view.clicked.connect(self._suggestion_clicked)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSortRole(SORT_ROLE)
-        self.suggestion_view.setModel(self.proxy)
         self.transcript = QTableView(page)
         self.transcript.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.transcript.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -394,7 +391,7 @@ class MainWindow(QMainWindow):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, digits * characters + 12)
         self.suggestion_model = SuggestionModel(session, self.cue_model.cue_of_word)
-        self.proxy.setSourceModel(self.suggestion_model)
+        self.suggestion_view.setModel(self.suggestion_model)
         self.suggestion_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.waveform.set_cues([(cue.start, cue.end) for cue in session.document.cues])
         self._cue_starts = [cue.start for cue in session.document.cues]
@@ -457,7 +454,16 @@ class MainWindow(QMainWindow):
         task = session.analysis_task()
         if not with_audio:
             task["media"] = None
-        process, arguments = self.process, {"task": task, "model": self.model, "use_audio": self.use_audio}
+        process, arguments = (
+            self.process,
+            {
+                "task": task,
+                "model": self.model,
+                "use_audio": self.use_audio,
+                "project": str(session.project.path),
+                "file_id": session.file_id,
+            },
+        )
         started = time.monotonic()
 
         def work(progress: Any, cancelled: Any) -> Analysis:
@@ -466,7 +472,7 @@ class MainWindow(QMainWindow):
         def done(analysis: Analysis) -> None:
             if session is not self.session:
                 return
-            session.store_analysis(analysis)
+            session.store_analysis(analysis, stored=True)
             self._reload_models()
             seconds = time.monotonic() - started
             message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
@@ -553,12 +559,12 @@ class MainWindow(QMainWindow):
         )
         self.transcript.selectRow(row)
         source_row = self.suggestion_model.row_of(suggestion_id)
-        proxy_index = self.proxy.mapFromSource(self.suggestion_model.index(source_row, 0))
+        list_index = self.suggestion_model.index(source_row, 0)
         self.suggestion_view.selectionModel().setCurrentIndex(
-            proxy_index,
+            list_index,
             QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
         )
-        self.suggestion_view.scrollTo(proxy_index)
+        self.suggestion_view.scrollTo(list_index)
         cue = self.session.document.cues[row]
         self.waveform.show_cue(row)
         self.media.seek(cue.start)
@@ -686,7 +692,8 @@ class MainWindow(QMainWindow):
             self.media.play_range(cue.start, cue.end)
 
     def _suggestion_clicked(self, index: Any) -> None:
-        self.select(int(self.proxy.data(index, ID_ROLE)))
+        assert self.suggestion_model is not None
+        self.select(int(self.suggestion_model.data(index, ID_ROLE)))
 
     def _cue_clicked(self, index: Any) -> None:
         if self.session is None or self.cue_model is None:
@@ -722,10 +729,6 @@ class MainWindow(QMainWindow):
         if self.cue_model is not None and self.suggestion_model is not None:
             self.cue_model.reload()
             self.suggestion_model.reload()
-            self.proxy.sort(
-                self.suggestion_view.horizontalHeader().sortIndicatorSection(),
-                self.suggestion_view.horizontalHeader().sortIndicatorOrder(),
-            )
         self._after_change()
 
     def _after_change(self) -> None:

@@ -64,11 +64,16 @@ class Analysis:
 class ReviewSession:
     """One file of a project under review, as the editor sees it."""
 
-    def __init__(self, project: Project, file_id: int) -> None:
+    def __init__(self, project: Project, file_id: int, fresh: Document | None = None) -> None:
+        """``fresh``: the document of a file just added (nothing to replay), to skip reloading it."""
         self.project = project
         self.file_id = file_id
-        self.document, self.history = project.load(file_id)
-        self.restored_decisions = sum(1 for _ in project.decisions(file_id))
+        if fresh is not None:
+            self.document, self.history = fresh, History(fresh)
+            self.restored_decisions = 0
+        else:
+            self.document, self.history = project.load(file_id)
+            self.restored_decisions = sum(1 for _ in project.decisions(file_id))
 
     @classmethod
     def open(
@@ -88,7 +93,7 @@ class ReviewSession:
         data = captions.read_bytes() if captions.is_file() else None
         if data is None:
             raise ReviewError(f"{captions}: no such file")
-        parse_document(data, format_of(captions), captions)  # refuse unreadable captions first
+        document = parse_document(data, format_of(captions), captions)  # refuse unreadable captions first
         path = project_path or autosave_path(captions)
         path.parent.mkdir(parents=True, exist_ok=True)
         project = Project(path, create=True)
@@ -101,9 +106,17 @@ class ReviewSession:
                 project = Project(path, create=True)
             if file_id is None:
                 file_id = project.add_file(
-                    _free_stem(project, captions.stem), captions, media, reference, language, timings
+                    _free_stem(project, captions.stem),
+                    captions,
+                    media,
+                    reference,
+                    language,
+                    timings,
+                    parsed=(data, document),
                 )
-            session = cls(project, file_id)
+                session = cls(project, file_id, fresh=document)
+            else:
+                session = cls(project, file_id)
         except BaseException:
             project.close()
             raise

@@ -201,11 +201,17 @@ class Project:
         reference: Path | None = None,
         language: str | None = None,
         timings: Path | None = None,
+        parsed: tuple[bytes, Document] | None = None,
     ) -> int:
-        """Register a caption file (its bytes are copied in) with its media, reference and word timings."""
-        data = Path(captions).read_bytes()
-        format = Path(captions).suffix.lower().lstrip(".")
-        document = parse_document(data, format, Path(captions))
+        """Register a caption file (its bytes are copied in) with its media, reference and word timings.
+
+        ``parsed``: the file's bytes and document when the caller has read them already.
+        """
+        if parsed is None:
+            data = Path(captions).read_bytes()
+            document = parse_document(data, Path(captions).suffix.lower().lstrip("."), Path(captions))
+        else:
+            data, document = parsed
         with self.db.atomic():
             cursor = self.db.execute(
                 "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, media_path,"

@@ -82,7 +82,6 @@ def main() -> int:
     shot("4-after-decisions")
     press("l")
     window.suggestion_view.sortByColumn(3, Qt.SortOrder.AscendingOrder)
-    press("j")
     shot("5-lowest-confidence-first")
     press("F1")
     shot("6-help-overlay")

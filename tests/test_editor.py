@@ -276,3 +276,14 @@ def test_cancel_stops_the_analysis_and_it_can_be_run_again(qtbot, window: MainWi
     window.actions_by_name["suggest"].trigger()
     wait_for_suggestions(qtbot, window)
     assert window.session.document.suggestions
+
+
+def test_lowest_confidence_first_starts_with_the_least_sure(qtbot, window: MainWindow, sample: Path) -> None:
+    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    press(qtbot, window, Qt.Key.Key_L)
+    least = min(s.confidence for s in session.document.suggestions if s.status is Status.PENDING)
+    assert session.document.suggestion(window.current_id).confidence == least
+    press(qtbot, window, Qt.Key.Key_J)
+    assert session.document.suggestion(window.current_id).confidence >= least

@@ -676,6 +676,9 @@ class MainWindow(QMainWindow):
     def _toggle_order(self) -> None:
         self.lowest_first = not self.lowest_first
         self.actions_by_name["lowest_first"].setChecked(self.lowest_first)
+        # Start over in the new order: the least sure pending suggestion, or the first in the text.
+        self.current_id = None
+        self.next_suggestion()
         self.statusBar().showMessage(
             "Lowest confidence first" if self.lowest_first else "In reading order", 3000
         )

@@ -69,7 +69,7 @@ def main() -> int:
     settle(0.5)
     shot("2-analysing")
     deadline = time.monotonic() + 300
-    while window.session is not None and (window.worker.busy or not window.session.analysed):
+    while window.session is None or window.worker.busy or not window.session.analysed:
         settle(0.1)
         if time.monotonic() > deadline:
             break

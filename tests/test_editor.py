@@ -46,6 +46,15 @@ def window(qtbot, tmp_path: Path, sample: Path):
     window.close()
 
 
+def wait_for_open(qtbot, window: MainWindow) -> None:
+    qtbot.waitUntil(lambda: window.cue_model is not None, timeout=30_000)
+
+
+def wait_for_error(qtbot, window: MainWindow) -> str:
+    qtbot.waitUntil(lambda: window.last_error is not None, timeout=30_000)
+    return str(window.last_error)
+
+
 def wait_for_suggestions(qtbot, window: MainWindow) -> None:
     qtbot.waitUntil(
         lambda: window.session is not None and window.session.analysed and not window.worker.busy,
@@ -149,6 +158,7 @@ def test_media_gives_a_waveform_with_pauses(qtbot, window: MainWindow, sample: P
 
 def test_caption_checks_flag_fast_cues(qtbot, window: MainWindow, sample: Path) -> None:
     window.open_captions(sample / "sample.srt", None, None)
+    wait_for_open(qtbot, window)
     model = window.cue_model
     assert model is not None
     fast = [row for row in range(model.rowCount()) if model.check(row).cps > window.limits.max_cps]
@@ -162,15 +172,15 @@ def test_unreadable_captions_give_a_dialog_and_the_window_stays(
 ) -> None:
     broken = tmp_path / "broken.srt"
     broken.write_bytes(b"\x00\x01 not captions \xff" * 50)
-    assert not window.open_captions(broken)
-    assert window.last_error is not None and "cannot be opened" in window.last_error
+    window.open_captions(broken)
+    assert "cannot be opened" in wait_for_error(qtbot, window)
     assert window.pages.currentIndex() == 0  # still on the welcome screen, usable
     assert not window.open_paths([tmp_path / "notes.docx"])
 
 
 def test_missing_media_is_reported_and_review_goes_on(qtbot, window: MainWindow, sample: Path) -> None:
     window.open_captions(sample / "sample.srt", sample / "gone.mp4", sample / "reference.txt")
-    assert window.last_error is not None and "missing" in window.last_error
+    assert "missing" in wait_for_error(qtbot, window)
     window.last_error = None
     wait_for_suggestions(qtbot, window)
     assert window.session is not None and window.session.document.suggestions
@@ -233,6 +243,7 @@ def test_thousands_of_repaints_do_not_wear_out_none(qtbot, window: MainWindow, s
     """Item models answer None for most roles; some Qt bindings lose a reference to None each
     time, which aborts the process after a few thousand repaints. Guard against that build."""
     window.open_captions(sample / "sample.srt", None, None)
+    wait_for_open(qtbot, window)
     model = window.cue_model
     assert model is not None
     index = model.index(0, CueModel.TEXT)
@@ -268,7 +279,8 @@ def test_dropped_files_open_together_and_are_remembered(qtbot, window: MainWindo
 def test_cancel_stops_the_analysis_and_it_can_be_run_again(qtbot, window: MainWindow, sample: Path) -> None:
     (sample / "sample.mp4").unlink()  # text only, so the model is the slow part
     window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
-    assert window.cancel_button.isVisible()
+    wait_for_open(qtbot, window)
+    assert window.cancel_button.isVisible()  # the analysis has started
     qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.worker.busy, timeout=10_000)
     assert window.session is not None and not window.session.analysed

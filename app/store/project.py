@@ -125,7 +125,11 @@ class Project:
         if create and self.path.exists() and self.path.stat().st_size and not _is_sqlite(self.path):
             raise ProjectError(f"{self.path}: exists and is not a Punctum project; not overwriting it")
         try:
-            connection = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            # The editor opens a project on a worker thread and then uses it on the UI thread,
+            # one thread at a time; Python's same-thread check would refuse that hand-over.
+            connection = sqlite3.connect(
+                str(self.path), timeout=30, isolation_level=None, check_same_thread=False
+            )
             self.db = Database(connection)
             self.db.execute("PRAGMA journal_mode=WAL")
             # Durable at commit: a decision is on disk when ``record`` returns.

@@ -57,10 +57,8 @@ class Task(QRunnable):
         except Exception as error:  # a model or decoder failure must reach the user as a dialog
             self.signals.failed.emit(f"{type(error).__name__}: {error}")
         else:
-            if self._cancel.is_set():
-                self.signals.cancelled.emit()
-            else:
-                self.signals.done.emit(result)
+            # Finished before the cancel took hold: the result is good (and may be saved already).
+            self.signals.done.emit(result)
 
 
 class Worker(QObject):

@@ -349,25 +349,32 @@ class MainWindow(QMainWindow):
         reference: Path | None = None,
         timings: Path | None = None,
     ) -> bool:
+        """Start opening captions; reading and parsing run off the UI thread, errors come as a dialog."""
         media = media or media_beside(captions)
         timings = timings or timings_beside(captions)
-        try:
-            session = ReviewSession.open(captions, media, reference, timings=timings)
-        except (PunctumError, OSError) as error:
-            self.show_error("The captions cannot be opened", str(error))
-            return False
-        self._remember(captions)
-        self._start(session)
-        return True
+        return self._open(
+            "The captions cannot be opened",
+            lambda: ReviewSession.open(captions, media, reference, timings=timings),
+            captions,
+        )
 
     def open_project(self, path: Path) -> bool:
-        try:
-            session = ReviewSession.open_project(path)
-        except (PunctumError, OSError) as error:
-            self.show_error("The project cannot be opened", str(error))
-            return False
-        self._remember(path)
-        self._start(session)
+        return self._open("The project cannot be opened", lambda: ReviewSession.open_project(path), path)
+
+    def _open(self, failure: str, opening: Any, remembered: Path) -> bool:
+        self.worker.cancel_all()  # whatever ran for the previous file gives way
+        self.statusBar().showMessage(f"Opening {remembered.name}…")
+
+        def done(session: ReviewSession) -> None:
+            self.statusBar().clearMessage()
+            self._remember(remembered)
+            self._start(session)
+
+        def failed(reason: str) -> None:
+            self.statusBar().clearMessage()
+            self.show_error(failure, reason)
+
+        self.worker.submit("open", lambda progress, cancelled: opening(), done, failed)
         return True
 
     def _start(self, session: ReviewSession) -> None:

@@ -6,8 +6,8 @@
 2. Scrolling: the transcript paged from top to bottom; milliseconds per page.
 3. Watchdog: a 10 ms timer on the UI thread while the window reads the sample's audio, starts the
    model and makes its suggestions; the longest gap between ticks is the longest the window froze.
-   Then the same while the two-hour file, opened afresh, is punctuated (opening it, which reads and
-   parses the file on the UI thread, is timed on its own). Goal: under 100 ms.
+   Then the same while the two-hour file is opened afresh (read and parsed on a worker thread) and
+   punctuated. Goal: under 100 ms.
 
 Run: `.venv/bin/python -m tests.benchmarks.bench_editor` (offscreen Qt unless QT_QPA_PLATFORM is set).
 """
@@ -90,8 +90,7 @@ def run(folder: Path) -> dict[str, object]:
     watcher = FirstPaint()
     window.transcript.viewport().installEventFilter(watcher)
     window.show()
-    window.open_project(project_path)
-    opened = time.perf_counter()
+    window.open_project(project_path)  # loaded on a worker thread; the paint marks its arrival
     while watcher.at is None and time.perf_counter() - began < 30:
         app.processEvents()
     first_paint = (watcher.at or time.perf_counter()) - began
@@ -118,7 +117,7 @@ def run(folder: Path) -> dict[str, object]:
     timer.start(10)
     analysis_began = time.perf_counter()
     window.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
-    while window.session is not None and (window.worker.busy or not window.session.analysed):
+    while window.session is None or window.worker.busy or not window.session.analysed:
         app.processEvents()
         time.sleep(0.001)
         if time.perf_counter() - analysis_began > 300:
@@ -136,11 +135,13 @@ def run(folder: Path) -> dict[str, object]:
     long_timer.timeout.connect(lambda: long_ticks.append(time.perf_counter()))
     long_timer.start(10)
     long_began = time.perf_counter()
-    window.open_captions(source / "two-hours.srt")
-    long_opened = time.perf_counter()  # opening (reading and parsing) is on the UI thread
-    while window.session is not None and (window.worker.busy or not window.session.analysed):
+    window.open_captions(source / "two-hours.srt")  # read and parsed on a worker thread
+    long_opened: float | None = None
+    while window.session is None or window.worker.busy or not window.session.analysed:
         app.processEvents()
         time.sleep(0.001)
+        if long_opened is None and window.session is not None:
+            long_opened = time.perf_counter()
         if time.perf_counter() - long_began > 600:
             break
     for _ in range(50):  # let the views settle after the suggestions arrive
@@ -154,14 +155,13 @@ def run(folder: Path) -> dict[str, object]:
         "words": CUES * WORDS_PER_CUE,
         "suggestions": suggestions,
         "first_paint_seconds": round(first_paint, 3),
-        "open_call_seconds": round(opened - began, 3),
         "goal_first_paint_seconds": 1.0,
         "scroll_pages": pages,
         "scroll_ms_per_page": round(per_page * 1000, 1),
         "sample_analysis_seconds": round(analysis_seconds, 1),
         "ui_longest_freeze_ms": round(gaps[-1] * 1000, 1) if gaps else None,
         "ui_freeze_p99_ms": round(gaps[int(0.99 * (len(gaps) - 1))] * 1000, 1) if gaps else None,
-        "long_file_open_call_ms": round((long_opened - long_began) * 1000),
+        "long_file_open_seconds": round((long_opened or long_began) - long_began, 2),
         "long_file_analysis_seconds": round(time.perf_counter() - long_began, 1),
         "long_file_analysis_longest_freeze_ms": round(long_gaps[-1] * 1000, 1) if long_gaps else None,
         "long_file_analysis_freezes_over_100ms": sum(1 for g in long_gaps if g > 0.1),

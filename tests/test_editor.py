@@ -299,3 +299,20 @@ def test_lowest_confidence_first_starts_with_the_least_sure(qtbot, window: MainW
     assert session.document.suggestion(window.current_id).confidence == least
     press(qtbot, window, Qt.Key.Key_J)
     assert session.document.suggestion(window.current_id).confidence >= least
+
+
+def test_gui_without_a_display_says_so_in_one_line() -> None:
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "gui", "--sample"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 3
+    assert result.stderr.strip().startswith("punctum: no display") and "\n" not in result.stderr.strip()

@@ -8,15 +8,36 @@ from pathlib import Path
 
 from app.core.errors import PunctumError
 
+#: X11 libraries Qt's xcb platform plugin loads; without them Qt aborts the process.
+_XCB_LIBRARIES = {
+    "xcb-cursor": "libxcb-cursor0",
+    "xcb-icccm": "libxcb-icccm4",
+    "xcb-keysyms": "libxcb-keysyms1",
+    "xkbcommon-x11": "libxkbcommon-x11-0",
+}
+
 
 def _check_display() -> None:
-    """Qt aborts the process when it finds no screen; say so in one line instead."""
-    if sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM"):
-        if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-            raise PunctumError(
-                "no display to open the editor on (DISPLAY is not set); on a server, run it under"
-                " xvfb-run, or use the punctum commands in the terminal"
-            )
+    """Qt aborts the process when it finds no screen or cannot load its X11 plugin; say why in one
+    line instead."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if not sys.platform.startswith("linux") or platform not in ("", "xcb"):
+        return
+    if not platform and os.environ.get("WAYLAND_DISPLAY"):
+        return
+    if not os.environ.get("DISPLAY"):
+        raise PunctumError(
+            "no display to open the editor on (DISPLAY is not set); on a server, run it under"
+            " xvfb-run, or use the punctum commands in the terminal"
+        )
+    import ctypes.util
+
+    missing = [package for name, package in _XCB_LIBRARIES.items() if ctypes.util.find_library(name) is None]
+    if missing:
+        raise PunctumError(
+            f"Qt's X11 window needs {', '.join(missing)}; install with: sudo apt install {' '.join(missing)}"
+            " (or run `make run`, which does)"
+        )
 
 
 def main(files: list[str], model: str | None = None, sample: bool = False) -> int:

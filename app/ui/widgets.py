@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QTextDocument, QWheelEvent
 from PySide6.QtWidgets import (
@@ -136,6 +137,32 @@ class WaveformView(QWidget):
         painter.drawLine(int(playhead), 0, int(playhead), height)
 
 
+def _released(method: str) -> Any:
+    """``QMediaPlayer.<method>`` called with Python's lock released, or None where that cannot be had.
+
+    Stopping or replacing the media tears down Qt's FFmpeg playback threads. One of them may
+    destroy an object connected to our player, and the binding then needs Python's lock (to look
+    for Python overrides of ``disconnectNotify``) while our thread, holding that lock, waits for the
+    thread's mutex: a deadlock seen on closing a window. ctypes calls run without the lock.
+    """
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    symbols = {"stop": "_ZN12QMediaPlayer4stopEv", "setSource": "_ZN12QMediaPlayer9setSourceERK4QUrl"}
+    try:
+        import PySide6
+
+        library = ctypes.CDLL(str(Path(PySide6.__file__).parent / "Qt" / "lib" / "libQt6Multimedia.so.6"))
+        function = getattr(library, symbols[method])
+    except (OSError, AttributeError):
+        return None
+    function.restype = None
+    function.argtypes = [ctypes.c_void_p] * (2 if method == "setSource" else 1)
+    return function
+
+
 class MediaPanel(QWidget):
     """The video (or a note when there is none); plays a cue's stretch on request."""
 
@@ -176,15 +203,26 @@ class MediaPanel(QWidget):
         self._ensure_player()
         self.path = path
         self.note.hide()
-        self.player.setSource(QUrl.fromLocalFile(str(path)))
+        self._set_source(QUrl.fromLocalFile(str(path)))
         self.player.pause()
 
     def unload(self) -> None:
         if self.player is not None:
-            self.player.stop()
-            self.player.setSource(QUrl())
+            stop = _released("stop")
+            if stop is not None:
+                stop(shiboken6.getCppPointer(self.player)[0])
+            else:
+                self.player.stop()
+            self._set_source(QUrl())
         self.path = None
         self.note.show()
+
+    def _set_source(self, url: QUrl) -> None:
+        set_source = _released("setSource")
+        if set_source is None:
+            self.player.setSource(url)
+            return
+        set_source(shiboken6.getCppPointer(self.player)[0], shiboken6.getCppPointer(url)[0])
 
     @property
     def playing(self) -> bool:

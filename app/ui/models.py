@@ -302,7 +302,7 @@ class SuggestionModel(QAbstractTableModel):
                 return self.session.document.word(suggestion.gap).text
             if column == 2:
                 if suggestion.casing is not None:
-                    return f"Aa ({suggestion.casing.value})"
+                    return {"upper": "UPPER", "lower": "lower"}.get(suggestion.casing.value, "Capital")
                 return suggestion.mark.strip() or "(none)"
             if column == 3:
                 return f"{suggestion.confidence:.2f}"

@@ -216,6 +216,7 @@ class MainWindow(QMainWindow):
         self.suggestion_view.clicked.connect(self._suggestion_clicked)
         self.transcript = QTableView(page)
         self.transcript.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.transcript.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.transcript.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.transcript.setWordWrap(True)
         # A light selection, so the suggestion colours of the current cue stay readable.

@@ -275,6 +275,13 @@ class Document:
             self.locate(suggestion.gap)
         self.suggestions.extend(suggestions)
 
+    def status_counts(self) -> dict[str, int]:
+        """How many suggestions are pending, accepted and rejected."""
+        counts = {status.value: 0 for status in Status}
+        for suggestion in self.suggestions:
+            counts[suggestion.status.value] += 1
+        return counts
+
     def next_suggestion_id(self) -> int:
         return max((s.id for s in self.suggestions), default=0) + 1
 

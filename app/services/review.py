@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from app.core import commands
-from app.core.checks import CaptionLimits, CueCheck, check_cue
 from app.core.errors import PunctumError
 from app.core.history import History, Step
 from app.core.model import Document, Source, Status, Suggestion
@@ -170,10 +169,7 @@ class ReviewSession:
         return ReviewSession.open_project(path, self.file_id)
 
     def counts(self) -> dict[str, int]:
-        counts = {status.value: 0 for status in Status}
-        for suggestion in self.document.suggestions:
-            counts[suggestion.status.value] += 1
-        return counts
+        return self.document.status_counts()
 
     def review_order(self, lowest_confidence_first: bool = False) -> list[Suggestion]:
         """Suggestions the editor steps through: in reading order, or least sure first."""
@@ -181,9 +177,6 @@ class ReviewSession:
         if lowest_confidence_first:
             return sorted(suggestions, key=lambda s: (s.confidence, s.gap, s.id))
         return sorted(suggestions, key=lambda s: (s.gap, s.casing is not None, s.id))
-
-    def checks(self, limits: CaptionLimits) -> list[CueCheck]:
-        return [check_cue(cue, limits) for cue in self.document.cues]
 
     # --- analysis ---------------------------------------------------------------------------
 
@@ -211,8 +204,7 @@ class ReviewSession:
         otherwise the document is reloaded and its decisions replayed.
         """
         if not stored:
-            job = self.project.start_job(self.file_id)
-            self.project.finish(self.file_id, job, analysis.suggestions, analysis.report)
+            self.project.store_results(self.file_id, analysis.suggestions, analysis.report)
         decided = self.project.db.execute(
             "SELECT COUNT(*) FROM decisions WHERE file_id = ?", [self.file_id]
         ).fetchone()[0]
@@ -379,15 +371,6 @@ def analyse(
     report.update({k: info[k] for k in ("language", "evidence", "warnings") if k in info})
     stage("Done", 1.0)
     return Analysis([*document.suggestions, *suggestions], report, track)
-
-
-def limits_from(values: dict[str, Any]) -> CaptionLimits:
-    defaults = CaptionLimits()
-    return CaptionLimits(
-        float(values.get("max_cps", defaults.max_cps)),
-        int(values.get("max_line_length", defaults.max_line_length)),
-        int(values.get("max_lines", defaults.max_lines)),
-    )
 
 
 @dataclass

@@ -120,8 +120,7 @@ def _suggest(arguments: dict[str, Any], progress: Progress) -> Any:
 
         progress("Saving the suggestions", -1.0)
         with Project(Path(arguments["project"])) as project:
-            job = project.start_job(int(arguments["file_id"]))
-            project.finish(int(arguments["file_id"]), job, analysis.suggestions, analysis.report)
+            project.store_results(int(arguments["file_id"]), analysis.suggestions, analysis.report)
     return analysis
 
 

@@ -25,7 +25,7 @@ from sqlite_utils import Database
 from app.core import commands
 from app.core.errors import PunctumError
 from app.core.history import History
-from app.core.model import Casing, Document, Source, Status, Suggestion
+from app.core.model import Casing, Document, Source, Suggestion
 from app.formats import FormatError, parse_document
 
 SCHEMA_VERSION = 2
@@ -341,6 +341,10 @@ class Project:
                 "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?", [DONE, time.time(), job_id]
             )
 
+    def store_results(self, file_id: int, suggestions: list[Suggestion], report: dict[str, Any]) -> None:
+        """A file processed on the spot (not through the batch queue): its job and results at once."""
+        self.finish(file_id, self.start_job(file_id), suggestions, report)
+
     def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
         """Add suggestions beside those there (a reference opened later); decisions stay valid."""
         with self.db.atomic():
@@ -431,10 +435,7 @@ class Project:
     def counts(self, file_id: int) -> dict[str, int]:
         """Suggestions of a file by status, as the decisions leave them."""
         document, _ = self.load(file_id)
-        counts = {status.value: 0 for status in Status}
-        for suggestion in document.suggestions:
-            counts[suggestion.status.value] += 1
-        return counts
+        return document.status_counts()
 
 
 def replay(document: Document, history: History, action: str, arguments: dict[str, Any]) -> None:

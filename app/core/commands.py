@@ -93,6 +93,22 @@ def accept_many(document: Document, suggestion_ids: Iterable[int]) -> Step:
     return Step(f"Accept {len(ids)} suggestions", _merged(edits))
 
 
+def surest_per_gap(
+    suggestions: Iterable[Suggestion], min_confidence: float = 0.0, reference_first: bool = False
+) -> list[int]:
+    """Ids of the surest suggestion for each gap (a mark and a casing count apart) that is at least
+    ``min_confidence`` sure; with ``reference_first`` the reference's outrank the model's."""
+    best: dict[tuple[int, bool], tuple[tuple[bool, float], int]] = {}
+    for suggestion in suggestions:
+        if suggestion.confidence < min_confidence:
+            continue
+        slot = (suggestion.gap, suggestion.casing is not None)
+        rank = (reference_first and suggestion.source is Source.REFERENCE, suggestion.confidence)
+        if slot not in best or rank > best[slot][0]:
+            best[slot] = (rank, suggestion.id)
+    return sorted(sid for _, sid in best.values())
+
+
 def set_mark(document: Document, word_index: int, mark: str) -> Step:
     """The editor's own mark after a word; recorded as an accepted suggestion from the editor."""
     if any(char.isspace() for char in mark.strip(" ")) or any(c.isalnum() for c in mark):

@@ -18,8 +18,9 @@ from pathlib import Path
 from queue import SimpleQueue
 from typing import Any
 
+from app.core.commands import surest_per_gap
 from app.core.errors import PunctumError
-from app.core.model import Source, Status, Suggestion
+from app.core.model import Status, Suggestion
 from app.formats import WriteError, write_document
 from app.store.project import DONE, FAILED, PENDING, Project
 
@@ -29,6 +30,7 @@ MEDIA_SUFFIXES = {
     ".mp3", ".wav", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".wma",
 }  # fmt: skip
 REFERENCE_MARKERS = ("ref", "transcript")
+TIMING_SUFFIX, TIMING_JSON = ".ctm", ".words.json"
 REFERENCE_SUFFIXES = {".txt", ".srt", ".vtt"}
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z]{2,4})?$")
 _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)", re.IGNORECASE)
@@ -69,8 +71,7 @@ def pair_folder(folder: Path) -> Pairing:
             captions.setdefault(key(stem_parts), []).append((path, language))
         elif suffix in MEDIA_SUFFIXES:
             media.setdefault(key(parts[:-1]), []).append(path)
-        elif suffix == ".ctm" or path.name.lower().endswith(".words.json"):
-            # The recogniser's word times: "talk.ctm" or "talk.words.json".
+        elif is_timing_file(path):
             timings.setdefault(key(parts[:-2] if suffix == ".json" else parts[:-1]), []).append(path)
         elif suffix == ".txt" and len(parts) == 2:
             # A bare "talk.txt" beside "talk.srt" is taken as its reference transcript.
@@ -97,6 +98,11 @@ def pair_folder(folder: Path) -> Pairing:
                 pairing.unpaired.extend(paths)
     pairing.unpaired.sort()
     return pairing
+
+
+def is_timing_file(path: Path) -> bool:
+    """The recogniser's word times: "talk.ctm" or "talk.words.json"."""
+    return path.suffix.lower() == TIMING_SUFFIX or path.name.lower().endswith(TIMING_JSON)
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -276,18 +282,9 @@ def _batch_decisions(
     """What ``--apply`` accepts: per gap (and per casing) the most confident suggestion, reference first."""
     if settings.apply == "none":
         return []
-    best: dict[tuple[int, bool], Suggestion] = {}
-    for suggestion in suggestions:
-        if settings.apply == "confident" and suggestion.confidence < settings.min_confidence:
-            continue
-        slot = (suggestion.gap, suggestion.casing is not None)
-        current = best.get(slot)
-        rank = (suggestion.source is Source.REFERENCE, suggestion.confidence)
-        if current is None or rank > (current.source is Source.REFERENCE, current.confidence):
-            best[slot] = suggestion
-    if not best:
-        return []
-    return [("accept_many", {"suggestions": sorted(s.id for s in best.values())})]
+    threshold = settings.min_confidence if settings.apply == "confident" else 0.0
+    chosen = surest_per_gap(suggestions, threshold, reference_first=True)
+    return [("accept_many", {"suggestions": chosen})] if chosen else []
 
 
 # --- status and export -----------------------------------------------------------------------

@@ -267,14 +267,8 @@ class ReviewSession:
 
     def accept_above(self, threshold: float) -> Step | None:
         """Accept every pending suggestion at least ``threshold`` sure, the surest one per gap."""
-        best: dict[tuple[int, bool], Suggestion] = {}
-        for suggestion in self.document.suggestions:
-            if suggestion.status is not Status.PENDING or suggestion.confidence < threshold:
-                continue
-            slot = (suggestion.gap, suggestion.casing is not None)
-            if slot not in best or suggestion.confidence > best[slot].confidence:
-                best[slot] = suggestion
-        ids = sorted(s.id for s in best.values())
+        pending = [s for s in self.document.suggestions if s.status is Status.PENDING]
+        ids = commands.surest_per_gap(pending, threshold)
         if not ids:
             return None
         return self._do(commands.accept_many(self.document, ids), "accept_many", {"suggestions": ids})

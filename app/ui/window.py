@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from app.core.errors import PunctumError
 from app.core.history import Step, SuggestionEdit
 from app.core.model import Source, Status
+from app.services.batch import CAPTION_SUFFIXES, MEDIA_SUFFIXES, TIMING_JSON, TIMING_SUFFIX, is_timing_file
 from app.services.punctuate import render_mark
 from app.services.review import Analysis, ReviewSession, Waveform
 from app.services.worker_process import WorkerProcess
@@ -53,22 +54,6 @@ from app.ui.tasks import Worker
 from app.ui.widgets import MediaPanel, RichTextDelegate, WaveformView
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
-CAPTION_TYPES = {".srt", ".vtt"}
-MEDIA_TYPES = {
-    ".mp4",
-    ".mkv",
-    ".mov",
-    ".webm",
-    ".avi",
-    ".m4v",
-    ".mp3",
-    ".wav",
-    ".flac",
-    ".ogg",
-    ".m4a",
-    ".aac",
-    ".opus",
-}
 REFERENCE_TYPES = {".txt"}
 PROJECT_TYPES = {".punctum"}
 MAX_RECENT = 10
@@ -98,11 +83,11 @@ def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
         suffix = path.suffix.lower()
         kind = (
             "timings"
-            if suffix == ".ctm" or path.name.lower().endswith(".words.json")
+            if is_timing_file(path)
             else "captions"
-            if suffix in CAPTION_TYPES
+            if suffix in CAPTION_SUFFIXES
             else "media"
-            if suffix in MEDIA_TYPES
+            if suffix in MEDIA_SUFFIXES
             else "reference"
             if suffix in REFERENCE_TYPES
             else "project"
@@ -115,7 +100,7 @@ def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
 
 
 def media_beside(captions: Path) -> Path | None:
-    for suffix in sorted(MEDIA_TYPES):
+    for suffix in sorted(MEDIA_SUFFIXES):
         candidate = captions.with_suffix(suffix)
         if candidate.is_file():
             return candidate
@@ -124,7 +109,7 @@ def media_beside(captions: Path) -> Path | None:
 
 def timings_beside(captions: Path) -> Path | None:
     """The recogniser's word times next to the captions: ``talk.ctm`` or ``talk.words.json``."""
-    for candidate in (captions.with_suffix(".ctm"), captions.with_suffix(".words.json")):
+    for candidate in (captions.with_suffix(TIMING_SUFFIX), captions.with_suffix(TIMING_JSON)):
         if candidate.is_file():
             return candidate
     return None

@@ -32,3 +32,12 @@ def fixtures() -> Path:
 requires_ffmpeg = pytest.mark.skipif(
     shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None, reason="ffmpeg is not installed"
 )
+
+
+@pytest.fixture
+def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bundled sample copied to a scratch folder, with autosaves kept there too."""
+    monkeypatch.setenv("PUNCTUM_DATA_DIR", str(tmp_path / "data"))
+    folder = tmp_path / "sample"
+    shutil.copytree(SAMPLE, folder)
+    return folder

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,15 +22,6 @@ from app.ui.window import MainWindow
 from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
 
 ANALYSIS_TIMEOUT = 240_000  # ms: the first analysis starts the model in a fresh process
-
-
-@pytest.fixture
-def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The bundled sample copied to a scratch folder, with autosaves kept there too."""
-    monkeypatch.setenv("PUNCTUM_DATA_DIR", str(tmp_path / "data"))
-    folder = tmp_path / "sample"
-    shutil.copytree(SAMPLE, folder)
-    return folder
 
 
 @pytest.fixture

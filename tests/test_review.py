@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,14 +10,6 @@ from app.core.model import Source, Status
 from app.formats import FormatError
 from app.services.review import ReviewSession, Waveform, autosave_path
 from tests.conftest import SAMPLE
-
-
-@pytest.fixture
-def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("PUNCTUM_DATA_DIR", str(tmp_path / "data"))
-    folder = tmp_path / "sample"
-    shutil.copytree(SAMPLE, folder)
-    return folder
 
 
 def test_decisions_are_kept_in_the_autosave_and_come_back(sample: Path) -> None:

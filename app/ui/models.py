@@ -36,7 +36,21 @@ def timestamp(millis: int) -> str:
     return format_duration(millis)[:-2]  # tenths of a second are enough to find a cue
 
 
-class CueModel(QAbstractTableModel):
+class _Table(QAbstractTableModel):
+    """A flat table whose columns are named by ``HEADERS``."""
+
+    HEADERS: tuple[str, ...] = ()
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+
+class CueModel(_Table):
     """The transcript: number, start, text with its suggestions highlighted, and the caption checks."""
 
     HEADERS = ("#", "Start", "Text", "CPS", "Line", "Lines")
@@ -116,14 +130,6 @@ class CueModel(QAbstractTableModel):
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(self.session.document.cues)
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.HEADERS[section]
-        return None
 
     def check(self, row: int) -> CueCheck:
         if row not in self._checks:
@@ -213,7 +219,7 @@ class CueModel(QAbstractTableModel):
         return f'<span style="{style}">{text}</span>'
 
 
-class SuggestionModel(QAbstractTableModel):
+class SuggestionModel(_Table):
     """Every suggestion of the file, for a list that sorts by confidence, source or place."""
 
     HEADERS = ("Cue", "Word", "Mark", "Confidence", "Source", "Evidence", "Status")
@@ -279,14 +285,6 @@ class SuggestionModel(QAbstractTableModel):
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.HEADERS[section]
-        return None
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

@@ -22,7 +22,10 @@ import resource
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CUES, WORDS_PER_CUE, CUE_MS = 2000, 10, 3600
@@ -43,6 +46,57 @@ def write_two_hours(path: Path) -> None:
 
 def _time(ms: int) -> str:
     return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+
+
+@dataclass
+class Watch:
+    """What a 10 ms timer on the UI thread saw while a window opened and punctuated a file."""
+
+    seconds: float  # from the open request to the suggestions
+    opened: float  # seconds until the session was there
+    gaps: list[float]  # between ticks, sorted
+
+    @property
+    def longest_ms(self) -> float | None:
+        return round(self.gaps[-1] * 1000, 1) if self.gaps else None
+
+    @property
+    def p99_ms(self) -> float | None:
+        return round(self.gaps[int(0.99 * (len(self.gaps) - 1))] * 1000, 1) if self.gaps else None
+
+    @property
+    def over_100ms(self) -> int:
+        return sum(1 for gap in self.gaps if gap > 0.1)
+
+
+def watch(app: Any, settings: Any, open_file: Callable[[Any], object]) -> Watch:
+    from PySide6.QtCore import QTimer
+
+    from app.ui.window import MainWindow
+
+    window = MainWindow(settings=settings)
+    window.show()
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start(10)
+    began = time.perf_counter()
+    open_file(window)
+    opened: float | None = None
+    while window.session is None or window.worker.busy or not window.session.analysed:
+        app.processEvents()
+        time.sleep(0.001)
+        if opened is None and window.session is not None:
+            opened = time.perf_counter() - began
+        if time.perf_counter() - began > 600:
+            break
+    seconds = time.perf_counter() - began
+    for _ in range(50):  # let the views settle after the suggestions arrive
+        app.processEvents()
+        time.sleep(0.002)
+    timer.stop()
+    window.close()
+    return Watch(seconds, opened or 0.0, sorted(b - a for a, b in itertools.pairwise(ticks)))
 
 
 def main() -> None:
@@ -109,47 +163,16 @@ def run(folder: Path) -> dict[str, object]:
     # Watchdog: the UI thread's longest freeze while the sample is read and punctuated.
     sample = folder / "sample"
     shutil.copytree(ROOT / "resources" / "sample", sample)
-    window = MainWindow(settings=settings)
-    window.show()
-    ticks: list[float] = []
-    timer = QTimer()
-    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
-    timer.start(10)
-    analysis_began = time.perf_counter()
-    window.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
-    while window.session is None or window.worker.busy or not window.session.analysed:
-        app.processEvents()
-        time.sleep(0.001)
-        if time.perf_counter() - analysis_began > 300:
-            break
-    analysis_seconds = time.perf_counter() - analysis_began
-    timer.stop()
-    gaps = sorted(b - a for a, b in itertools.pairwise(ticks))
-    window.close()
+    sample_watch = watch(
+        app,
+        settings,
+        lambda w: w.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt"),
+    )
 
-    # The same watchdog while the two-hour file (no media) is opened fresh and punctuated.
-    window = MainWindow(settings=settings)
-    window.show()
-    long_ticks: list[float] = []
-    long_timer = QTimer()
-    long_timer.timeout.connect(lambda: long_ticks.append(time.perf_counter()))
-    long_timer.start(10)
-    long_began = time.perf_counter()
-    window.open_captions(source / "two-hours.srt")  # read and parsed on a worker thread
-    long_opened: float | None = None
-    while window.session is None or window.worker.busy or not window.session.analysed:
-        app.processEvents()
-        time.sleep(0.001)
-        if long_opened is None and window.session is not None:
-            long_opened = time.perf_counter()
-        if time.perf_counter() - long_began > 600:
-            break
-    for _ in range(50):  # let the views settle after the suggestions arrive
-        app.processEvents()
-        time.sleep(0.002)
-    long_timer.stop()
-    long_gaps = sorted(b - a for a, b in itertools.pairwise(long_ticks))
-    window.close()
+    # The same watchdog while the two-hour file (no media) is opened fresh, on a worker thread,
+    # and punctuated.
+    long_watch = watch(app, settings, lambda w: w.open_captions(source / "two-hours.srt"))
+
     return {
         "cues": CUES,
         "words": CUES * WORDS_PER_CUE,
@@ -158,13 +181,13 @@ def run(folder: Path) -> dict[str, object]:
         "goal_first_paint_seconds": 1.0,
         "scroll_pages": pages,
         "scroll_ms_per_page": round(per_page * 1000, 1),
-        "sample_analysis_seconds": round(analysis_seconds, 1),
-        "ui_longest_freeze_ms": round(gaps[-1] * 1000, 1) if gaps else None,
-        "ui_freeze_p99_ms": round(gaps[int(0.99 * (len(gaps) - 1))] * 1000, 1) if gaps else None,
-        "long_file_open_seconds": round((long_opened or long_began) - long_began, 2),
-        "long_file_analysis_seconds": round(time.perf_counter() - long_began, 1),
-        "long_file_analysis_longest_freeze_ms": round(long_gaps[-1] * 1000, 1) if long_gaps else None,
-        "long_file_analysis_freezes_over_100ms": sum(1 for g in long_gaps if g > 0.1),
+        "sample_analysis_seconds": round(sample_watch.seconds, 1),
+        "ui_longest_freeze_ms": sample_watch.longest_ms,
+        "ui_freeze_p99_ms": sample_watch.p99_ms,
+        "long_file_open_seconds": round(long_watch.opened, 2),
+        "long_file_analysis_seconds": round(long_watch.seconds, 1),
+        "long_file_analysis_longest_freeze_ms": long_watch.longest_ms,
+        "long_file_analysis_freezes_over_100ms": long_watch.over_100ms,
         "goal_longest_freeze_ms": 100,
         "peak_rss_mb_ui_process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }

@@ -37,13 +37,15 @@ def main() -> None:
         app.processEvents()
         time.sleep(0.01)
     assert window.session is not None and window.session.analysed, window.last_error
-    decided = {}
+    touched = []
     keys = [Qt.Key.Key_A, Qt.Key.Key_X, Qt.Key.Key_Question]
     for number in range(count):
-        sid = window.current_id
+        touched.append(window.current_id)
         QTest.keyClick(window, keys[number % 3])
         app.processEvents()
-        decided[sid] = window.session.document.suggestion(sid).status.value
+    # Statuses as they stand when the window is killed: a later decision may settle an earlier
+    # one's suggestion too (a "?" put on a gap, then that gap's proposal accepted).
+    decided = {sid: window.session.document.suggestion(sid).status.value for sid in touched}
     print(
         json.dumps({"decided": decided, "marks": [w.mark for w in window.session.document.words()]}),
         flush=True,

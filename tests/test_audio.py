@@ -138,6 +138,22 @@ def test_pitch_and_prosody_on_real_speech(sample_track) -> None:  # type: ignore
     assert sum(g.rate_change is not None for g in gaps) > len(words) / 2
 
 
+@requires_ffmpeg
+def test_frame_features_follow_the_speech(sample_track) -> None:  # type: ignore[no-untyped-def]
+    from app.audio.frames import SIZE, frame_features
+
+    frames = frame_features(sample_track)
+    assert frames.dtype == np.float16 and frames.shape[1] == SIZE
+    assert abs(frames.shape[0] / 100 - sample_track.duration) < 0.1  # 10 ms frames over the whole file
+    mel = frames[:, :-4].astype(np.float32)
+    assert np.allclose(mel.mean(axis=0), 0, atol=0.05)  # bands normalised for this recording
+    voiced, speech = frames[:, -3].astype(bool), frames[:, -1].astype(np.float32)
+    assert 0.3 < voiced.mean() < 0.9
+    assert speech[voiced].mean() > speech[~voiced].mean() + 0.2  # voiced frames are where he speaks
+    loudness = frames[:, -2].astype(np.float32)
+    assert loudness[voiced].mean() > loudness[~voiced].mean()
+
+
 def test_timings_without_audio_come_from_the_cues() -> None:
     captions = parse_document(
         b"1\n00:00:01,000 --> 00:00:02,000\nso it goes\n\n2\n00:00:02,800 --> 00:00:03,500\nand then\n",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -181,15 +183,41 @@ def test_mark_bias_restores_a_timid_models_decisions() -> None:
     )
 
 
-def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp_path: Path) -> None:
-    from app.ml.gaps import SIZE, timed_gaps
-
+def _with_new_branch(encoder_dir: Path, **branch: int) -> tuple[Any, Any, Any, dict[str, Any]]:
+    """A tiny text model, and the same model with a branch added (both in eval mode)."""
     torch.manual_seed(0)
     text_model, tokenizer, _ = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4)
-    model, _, config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE)
+    model, _, config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4, **branch)
     model.load_state_dict(text_model.state_dict(), strict=False)
     model.eval()
     text_model.eval()
+    return text_model, model, tokenizer, config
+
+
+def _train_branch(
+    model: Any,
+    branch: torch.nn.Module,
+    make: Callable[[], tuple[Any, torch.Tensor]],
+    steps: int,
+    rate: float,
+) -> None:
+    """Train only ``branch`` on the batches and labels ``make`` builds, then back to eval mode."""
+    optimizer = torch.optim.Adam(branch.parameters(), lr=rate)
+    model.train()
+    for _ in range(steps):
+        batch, labels = make()
+        logits, _ = model(**batch.model_inputs())
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+
+
+def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp_path: Path) -> None:
+    from app.ml.gaps import SIZE, timed_gaps
+
+    text_model, model, tokenizer, config = _with_new_branch(encoder_dir, gap_features=SIZE)
     words = ["so", "we", "left", "then", "it", "rained"] * 4
     starts = [0.4 * i for i in range(len(words))]
     ends = [s + 0.3 for s in starts]
@@ -204,19 +232,15 @@ def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp
 
     # A little training on pause-after-every-third-word data: the branch finds the pauses.
     assert model.gap_branch is not None
-    optimizer = torch.optim.Adam(model.gap_branch.parameters(), lr=1e-2)
     encoded = encode_words(tokenizer, words)
     labels = torch.tensor([[2 if g is not None and g[1] == 1.0 else 0 for g in gaps]])
-    model.train()
-    for _ in range(60):
+
+    def make() -> tuple[Any, torch.Tensor]:
         batch = make_batch([(encoded, 0, len(words))], tokenizer.cls_token_id, tokenizer.sep_token_id, 1)
         batch.add_gaps([(gaps, 0, len(words))], SIZE)
-        logits, _ = model(**batch.model_inputs())
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    model.eval()
+        return batch, labels
+
+    _train_branch(model, model.gap_branch, make, steps=60, rate=1e-2)
     timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert (timed.argmax(dim=-1) == labels[0]).float().mean() > 0.95
     save_model(model, config, tmp_path / "gap-model")
@@ -243,3 +267,60 @@ def test_each_language_gets_its_own_mark_biases() -> None:
     by_language = result["mark_bias_by_language"]
     assert by_language["en"][3] < 0 < by_language["de"][3]
     assert result["f1_after"] > result["f1_before"]
+
+
+def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path, tmp_path: Path) -> None:
+    import random
+
+    import numpy as np
+
+    from app.audio.frames import SIZE
+    from app.ml.windows import AudioEvidence
+
+    text_model, model, tokenizer, config = _with_new_branch(encoder_dir, acoustic_features=SIZE)
+    # The same words over and over; only the audio tells which "here" ends a question: there the
+    # pitch channel rises over the last 0.3 s before the word's end. Which ones do changes from
+    # batch to batch, so the text (or a word's position) cannot tell.
+    words = ["you", "said", "it", "was", "here"] * 5
+    ends = [0.5 * (i + 1) for i in range(len(words))]
+    rng = random.Random(4)
+
+    def spoken(questions: list[int]) -> AudioEvidence:
+        frames = np.zeros((int(ends[-1] * 100) + 60, SIZE), dtype=np.float16)
+        frames[:, -3] = 1.0  # voiced throughout
+        for i in questions:
+            end = int(ends[i] * 100)
+            frames[end - 30 : end, -4] = np.linspace(0, 1.5, 30)
+        return AudioEvidence(frames, ends)
+
+    def labelled(questions: list[int]) -> torch.Tensor:
+        return torch.tensor([[3 if i in questions else 0 for i in range(len(words))]])
+
+    def some_questions() -> list[int]:
+        return [i for i in range(4, len(words), 5) if rng.random() < 0.5]
+
+    test_questions = [4, 19]
+    audio = spoken(test_questions)
+    plain, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32)
+    heard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, audio=audio)
+    assert torch.allclose(plain, heard, atol=1e-5)  # a new branch changes nothing
+
+    assert model.acoustic_branch is not None
+    encoded = encode_words(tokenizer, words)
+
+    def make() -> tuple[Any, torch.Tensor]:
+        questions = [some_questions() for _ in range(4)]
+        batch = make_batch([(encoded, 0, len(words))] * 4, tokenizer.cls_token_id, tokenizer.sep_token_id, 1)
+        batch.add_audio([(spoken(q), 0, len(words)) for q in questions], SIZE)
+        return batch, torch.cat([labelled(q) for q in questions])
+
+    _train_branch(model, model.acoustic_branch, make, steps=120, rate=3e-3)
+    heard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, audio=audio)
+    assert heard.argmax(dim=-1).tolist() == labelled(test_questions)[0].tolist()
+    unheard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32)
+    assert unheard.argmax(dim=-1).tolist() != labelled(test_questions)[0].tolist()
+    save_model(model, config, tmp_path / "acoustic-model")
+    reloaded, _, settings = load_model(tmp_path / "acoustic-model")
+    assert settings["acoustic_features"] == SIZE and reloaded.acoustic_branch is not None
+    again, _ = predict_probabilities(reloaded, tokenizer, words, window_tokens=32, audio=audio)
+    assert torch.allclose(again, heard, atol=1e-4)

@@ -148,22 +148,28 @@ def test_eval_command_scores_labelled_text(tiny_model: Path, tmp_path: Path) -> 
     assert punctum("eval", str(tmp_path / "none"), "--format", "conllu").returncode == 3
 
 
-@pytest.fixture(scope="module")
-def hearing_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny model whose gap branch is switched on (random, non-zero), so evidence changes its output."""
+@pytest.fixture(scope="module", params=["gap_branch", "acoustic_branch"])
+def hearing_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model with both listening branches, one of them switched on (random, non-zero), so
+    evidence reaching that branch changes its output."""
     import torch
 
+    from app.audio.frames import SIZE as FRAME_SIZE
     from app.ml.gaps import SIZE
     from app.ml.packaging import build_model, save_model
 
     folder = tmp_path_factory.mktemp("hearing-model")
     torch.manual_seed(5)
     model, _, config = build_model(
-        str(tiny_encoder(folder / "encoder")), lora_rank=2, lora_alpha=4, gap_features=SIZE
+        str(tiny_encoder(folder / "encoder")),
+        lora_rank=2,
+        lora_alpha=4,
+        gap_features=SIZE,
+        acoustic_features=FRAME_SIZE,
     )
-    assert model.gap_branch is not None
+    branch = getattr(model, request.param)
     with torch.no_grad():
-        model.gap_branch.out.weight.normal_(0, 1.0)
+        branch.out.weight.normal_(0, 1.0)
     save_model(model, config, folder / "model")
     return folder / "model"
 

@@ -19,6 +19,7 @@ from app.audio.vad import VAD_FRAME, SpeechDetector
 HOP = 160  # 10 ms frames for loudness and pitch
 PITCH_WINDOW = 800  # 50 ms: two periods of the lowest pitch looked for
 F0_MIN, F0_MAX = 70.0, 400.0
+MEL_BANDS = 40
 SPEECH_THRESHOLD = 0.5
 
 
@@ -30,6 +31,8 @@ class AudioTrack:
     energy_db: np.ndarray  # RMS level per 10 ms frame, dBFS
     f0: np.ndarray  # pitch per 10 ms frame in Hz, NaN where nobody speaks
     speech: np.ndarray  # speech probability per 32 ms frame
+    # log-mel spectrum per 10 ms frame (frames, MEL_BANDS), float16: the acoustic branch's input
+    mel: np.ndarray | None = None
 
     def speaking(self, start: float, end: float) -> np.ndarray:
         """Speech flags of the 32 ms frames between two times (seconds)."""
@@ -63,6 +66,7 @@ def analyse_media(
     detector = SpeechDetector()
     energies: list[np.ndarray] = []
     pitches: list[np.ndarray] = []
+    mels: list[np.ndarray] = []
     tail = np.zeros(0, dtype=np.float32)
     decoded = 0
     for chunk in stream_audio(path):
@@ -78,8 +82,13 @@ def analyse_media(
         frames = np.lib.stride_tricks.sliding_window_view(samples, PITCH_WINDOW)[::HOP][:count]
         rms = np.sqrt(np.mean(frames.astype(np.float64) ** 2, axis=1))
         energies.append((20 * np.log10(np.maximum(rms, 1e-5))).astype(np.float32))
+        framed = samples[: (count - 1) * HOP + PITCH_WINDOW]
+        spectrum = librosa.feature.melspectrogram(
+            y=framed, sr=SAMPLE_RATE, n_fft=PITCH_WINDOW, hop_length=HOP, center=False, n_mels=MEL_BANDS
+        )
+        mels.append(np.log(spectrum[:, :count].T + 1e-8).astype(np.float16))
         pitch = librosa.yin(
-            samples[: (count - 1) * HOP + PITCH_WINDOW],
+            framed,
             fmin=F0_MIN,
             fmax=F0_MAX,
             sr=SAMPLE_RATE,
@@ -100,4 +109,5 @@ def analyse_media(
     voiced = (speech[vad_index] >= SPEECH_THRESHOLD) if speech.size else np.zeros(f0.size, bool)
     voiced &= energy > (np.percentile(energy, 95) - 35 if energy.size else 0)
     f0 = np.where(voiced, f0, np.nan).astype(np.float32)
-    return AudioTrack(decoded / SAMPLE_RATE, energy, f0, speech)
+    mel = np.concatenate(mels) if mels else np.zeros((0, MEL_BANDS), dtype=np.float16)
+    return AudioTrack(decoded / SAMPLE_RATE, energy, f0, speech, mel)

@@ -197,26 +197,27 @@ def earnings_split(folder: Path) -> dict[str, list[Path]]:
     return {"train": train, "dev": dev, "test": test}
 
 
+def words_between(document: LabelledText, first: int, stop: int, suffix: str = "") -> LabelledText:
+    """Words ``first`` to ``stop`` of a document as a document of its own."""
+    return LabelledText(
+        document.words[first:stop],
+        document.labels[first:stop],
+        document.casing[first:stop],
+        document.language,
+        document.source,
+        document.name + suffix,
+        # Per-word lists (word timings) are cut with the words.
+        {
+            key: value[first:stop] if isinstance(value, list) and len(value) == len(document) else value
+            for key, value in document.extras.items()
+        },
+    )
+
+
 def split_words(document: LabelledText, fraction: float) -> tuple[LabelledText, LabelledText]:
     """The first ``fraction`` of a document and the rest, as two documents."""
     cut = int(len(document) * fraction)
-
-    def part(lo: int, hi: int, suffix: str) -> LabelledText:
-        return LabelledText(
-            document.words[lo:hi],
-            document.labels[lo:hi],
-            document.casing[lo:hi],
-            document.language,
-            document.source,
-            document.name + suffix,
-            # Per-word lists (word timings) are cut with the words.
-            {
-                key: value[lo:hi] if isinstance(value, list) and len(value) == len(document) else value
-                for key, value in document.extras.items()
-            },
-        )
-
-    return part(0, cut, ":a"), part(cut, len(document), ":b")
+    return words_between(document, 0, cut, ":a"), words_between(document, cut, len(document), ":b")
 
 
 def iter_text_files(folder: Path) -> Iterator[Path]:

@@ -9,11 +9,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from app.audio.analysis import AudioTrack
 from app.audio.prosody import GapProsody, gap_prosody
-from app.audio.timing import TimingSource, WordTiming
+from app.audio.timing import TimingSource, WordTiming, word_timings
+from app.core.model import Document
 
 FEATURES = ("pause", "long_pause", "rate_change", "energy", "pitch_slope", "heard")
 SIZE = len(FEATURES)
+# What word timings alone give; loudness and pitch need heard (or synthesised) audio in training.
+TIMING_FEATURES = FEATURES[:3]
 
 
 def gap_vector(gap: GapProsody | None) -> list[float] | None:
@@ -41,8 +45,22 @@ def restrict(
     return [None if v is None else [x if k else 0.0 for x, k in zip(v, keep, strict=True)] for v in vectors]
 
 
+def caption_gaps(
+    document: Document, track: AudioTrack | None
+) -> tuple[list[list[float] | None], list[GapProsody], list[WordTiming]]:
+    """Gap vectors of captions from their own timings and, with a media's ``track``, its audio;
+    with the prosody and word timings they came from."""
+    timings = word_timings(document, track)
+    gaps = gap_prosody([w.text for w in document.words()], timings, track)
+    return [gap_vector(g) for g in gaps], gaps, timings
+
+
 def document_gaps(extras: dict[str, object], words: Sequence[str]) -> list[list[float] | None] | None:
-    """Gap vectors of a labelled corpus document that carries word timings (Earnings-22), else None."""
+    """Gap vectors of a labelled corpus document that carries them (synthesised speech) or word
+    timings (Earnings-22), else None."""
+    given = extras.get("gaps")
+    if isinstance(given, list):
+        return given
     starts, ends = extras.get("starts"), extras.get("ends")
     if not isinstance(starts, list) or not isinstance(ends, list):
         return None

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from app.ml.model import PunctuationModel
-from app.ml.windows import central_windows, encode_words, make_batch, plan_windows
+from app.ml.windows import AudioEvidence, central_windows, encode_words, make_batch, plan_windows
 
 
 def predict_probabilities(
@@ -21,11 +21,13 @@ def predict_probabilities(
     stride: float = 0.5,
     mark_bias: Sequence[float] | None = None,
     gaps: Sequence[list[float] | None] | None = None,
+    audio: AudioEvidence | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per word: probabilities of each mark after it (words x marks) and of its casing.
 
     The mark probabilities are ``softmax((log_softmax(logits) + mark_bias) / temperature)``.
-    ``gaps`` holds each word's gap evidence (see ``app.ml.gaps``) for models with a gap branch.
+    ``gaps`` holds each word's gap evidence (see ``app.ml.gaps``) for models with a gap branch,
+    ``audio`` the frame features and word end times for models with an acoustic branch.
     """
     if not words:
         return torch.zeros((0, model.mark_head.out_features)), torch.zeros(
@@ -53,7 +55,11 @@ def predict_probabilities(
             )
             if gaps is not None and model.gap_branch is not None:
                 batch.add_gaps([(gaps, *windows[n]) for n in numbers], model.gap_branch.features)
+            if audio is not None and model.acoustic_branch is not None:
+                batch.add_audio([(audio, *windows[n]) for n in numbers], model.acoustic_branch.features)
             mark_logits, casing_logits = model(**batch.model_inputs())
+            # Under bfloat16 autocast the logits come out in bfloat16; probabilities need float32.
+            mark_logits, casing_logits = mark_logits.float(), casing_logits.float()
             mark_probs = torch.softmax((torch.log_softmax(mark_logits, dim=-1) + bias) / temperature, dim=-1)
             casing_probs = torch.softmax(casing_logits, dim=-1)
             for row, number in enumerate(numbers):

@@ -10,6 +10,12 @@ timings and audio say about each gap: pause, rate, loudness, pitch slope. It rea
 features too, so a pause after "the" need not end a sentence. Where a gap has no evidence, a
 learned stand-in embedding takes the evidence's place; its output layer starts at zero, so a
 branch added to a trained text model starts out changing nothing.
+
+An optional acoustic branch (after UniPunc) listens to the audio itself: the frame features
+around the end of each word (`app/audio/frames.py`) are down-sampled by two strided convolutions
+and the word's text features attend to them (cross-attention), so a rising pitch or a breath can
+reach the mark. Words without audio get a learned virtual embedding instead, and its output layer
+too starts at zero.
 """
 
 from __future__ import annotations
@@ -36,9 +42,15 @@ class PunctuationModel(nn.Module):
         self.mark_head = nn.Linear(2 * hidden, num_marks)
         self.casing_head = nn.Linear(2 * hidden, num_casings)
         self.gap_branch: GapBranch | None = None
+        self.acoustic_branch: AcousticBranch | None = None
 
     def add_gap_branch(self, features: int, width: int = 64) -> None:
         self.gap_branch = GapBranch(self.mark_head.in_features, features, self.mark_head.out_features, width)
+
+    def add_acoustic_branch(self, features: int, frames: int, width: int = 64) -> None:
+        self.acoustic_branch = AcousticBranch(
+            self.mark_head.in_features, features, frames, self.mark_head.out_features, width
+        )
 
     def mixed_layers(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         output = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
@@ -61,11 +73,14 @@ class PunctuationModel(nn.Module):
         next_index: torch.Tensor,
         gap_features: torch.Tensor | None = None,
         gap_present: torch.Tensor | None = None,
+        audio_frames: torch.Tensor | None = None,
+        audio_present: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Mark logits (batch, words, marks) and casing logits (batch, words, casings).
 
         ``gap_features`` (batch, words, features) and ``gap_present`` (batch, words) carry the gap
-        evidence; without them every gap counts as absent.
+        evidence; ``audio_frames`` (batch, words, frames, features) and ``audio_present`` the audio
+        around each word's end. Without them every gap counts as absent.
         """
         states = self.dropout(self.mixed_layers(input_ids, attention_mask))
         last = _gather(states, last_index)
@@ -75,23 +90,38 @@ class PunctuationModel(nn.Module):
         marks = self.mark_head(text)
         if self.gap_branch is not None:
             marks = marks + self.gap_branch(text, gap_features, gap_present)
+        if self.acoustic_branch is not None:
+            marks = marks + self.acoustic_branch(text, audio_frames, audio_present)
         casing = self.casing_head(torch.cat([first, last], dim=-1))
         return marks, casing
 
 
-class GapBranch(nn.Module):
-    """Mark logit corrections from gap evidence read together with the word's text features."""
+class _Correction(nn.Module):
+    """What the branches share: evidence (or the learned stand-in for its absence) read together
+    with the word's text features, into mark logit corrections that start at zero."""
 
-    def __init__(self, text_size: int, features: int, marks: int, width: int = 64) -> None:
+    def __init__(self, text_size: int, marks: int, width: int) -> None:
         super().__init__()
-        self.features = features
         self.text = nn.Linear(text_size, width)
-        self.evidence = nn.Sequential(nn.Linear(features, width), nn.GELU(), nn.Linear(width, width))
-        self.absent = nn.Parameter(torch.zeros(width))  # the stand-in for gaps without evidence
+        self.absent = nn.Parameter(torch.zeros(width))  # the stand-in ("virtual") embedding
         self.hidden = nn.Linear(width, width)
         self.out = nn.Linear(width, marks)
         nn.init.zeros_(self.out.weight)
         nn.init.zeros_(self.out.bias)
+
+    def correct(self, text: torch.Tensor, evidence: torch.Tensor) -> torch.Tensor:
+        hidden = nn.functional.gelu(self.text(text) + evidence)
+        out: torch.Tensor = self.out(nn.functional.gelu(self.hidden(hidden)))
+        return out
+
+
+class GapBranch(_Correction):
+    """Mark logit corrections from gap evidence read together with the word's text features."""
+
+    def __init__(self, text_size: int, features: int, marks: int, width: int = 64) -> None:
+        super().__init__(text_size, marks, width)
+        self.features = features
+        self.evidence = nn.Sequential(nn.Linear(features, width), nn.GELU(), nn.Linear(width, width))
 
     def forward(
         self, text: torch.Tensor, features: torch.Tensor | None, present: torch.Tensor | None
@@ -100,9 +130,38 @@ class GapBranch(nn.Module):
             evidence = self.absent.expand(*text.shape[:-1], -1)
         else:
             evidence = torch.where(present.unsqueeze(-1), self.evidence(features), self.absent)
-        hidden = nn.functional.gelu(self.text(text) + evidence)
-        out: torch.Tensor = self.out(nn.functional.gelu(self.hidden(hidden)))
-        return out
+        return self.correct(text, evidence)
+
+
+class AcousticBranch(_Correction):
+    """Mark logit corrections from the audio around each word's end, read with the word's text."""
+
+    def __init__(self, text_size: int, features: int, frames: int, marks: int, width: int = 64) -> None:
+        super().__init__(text_size, marks, width)
+        self.features, self.frames = features, frames
+        self.down = nn.Sequential(
+            nn.Conv1d(features, width, 5, stride=2, padding=2),
+            nn.GELU(),
+            nn.Conv1d(width, width, 5, stride=2, padding=2),
+            nn.GELU(),
+        )
+        self.position = nn.Parameter(torch.randn((frames + 3) // 4, width) * 0.02)
+        self.query = nn.Linear(text_size, width)
+        self.attention = nn.MultiheadAttention(width, 4, batch_first=True)
+
+    def forward(
+        self, text: torch.Tensor, frames: torch.Tensor | None, present: torch.Tensor | None
+    ) -> torch.Tensor:
+        heard = self.absent.expand(*text.shape[:-1], -1)
+        if frames is not None and present is not None and bool(present.any()):
+            # Only words with audio go through the convolutions and the attention.
+            chosen = frames[present].transpose(1, 2)  # (words, features, frames)
+            keys = self.down(chosen).transpose(1, 2) + self.position
+            query = self.query(text[present]).unsqueeze(1)
+            attended, _ = self.attention(query, keys, keys, need_weights=False)
+            heard = heard.clone()
+            heard[present] = attended.squeeze(1).to(heard.dtype)
+        return self.correct(text, heard)
 
 
 def _gather(states: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 #: A word longer than this many sub-tokens (a URL, a run of symbols) keeps its first and last ones.
@@ -100,6 +101,12 @@ def central_windows(windows: Sequence[tuple[int, int]], total: int) -> list[int]
     return best
 
 
+# The acoustic branch hears 0.8 s before a word's end and 0.48 s after it (10 ms frames): the
+# word's own intonation and the pause that follows.
+AUDIO_BEFORE, AUDIO_AFTER = 80, 48
+AUDIO_FRAMES = AUDIO_BEFORE + AUDIO_AFTER
+
+
 @dataclass
 class WindowBatch:
     input_ids: torch.Tensor
@@ -110,6 +117,8 @@ class WindowBatch:
     word_mask: torch.Tensor  # (batch, words): which word slots are real
     gap_features: torch.Tensor | None = None  # (batch, words, features)
     gap_present: torch.Tensor | None = None  # (batch, words): which gaps have evidence
+    audio_frames: torch.Tensor | None = None  # (batch, words, AUDIO_FRAMES, features)
+    audio_present: torch.Tensor | None = None  # (batch, words): which words have audio
 
     def model_inputs(self) -> dict[str, torch.Tensor | None]:
         return {
@@ -120,6 +129,8 @@ class WindowBatch:
             "next_index": self.next_index,
             "gap_features": self.gap_features,
             "gap_present": self.gap_present,
+            "audio_frames": self.audio_frames,
+            "audio_present": self.audio_present,
         }
 
     def add_gaps(
@@ -136,6 +147,35 @@ class WindowBatch:
                     features[row, column] = torch.tensor(vector)
                     present[row, column] = True
         self.gap_features, self.gap_present = features, present
+
+    def add_audio(self, windows: Sequence[tuple[AudioEvidence | None, int, int]], features: int) -> None:
+        """The audio frames around each word's end: (the document's audio or None, first, stop)."""
+        frames = np.zeros((*self.word_mask.shape, AUDIO_FRAMES, features), dtype=np.float32)
+        present = np.zeros(self.word_mask.shape, dtype=bool)
+        for row, (audio, first, stop) in enumerate(windows):
+            if audio is None:
+                continue
+            for column, end in enumerate(audio.ends[first:stop]):
+                if end is None:
+                    continue
+                centre = round(end / audio.frame_seconds)
+                low, high = centre - AUDIO_BEFORE, centre + AUDIO_AFTER
+                piece = audio.frames[max(0, low) : max(0, high)]
+                if piece.shape[0] == 0:
+                    continue
+                offset = max(0, -low)
+                frames[row, column, offset : offset + piece.shape[0]] = piece
+                present[row, column] = True
+        self.audio_frames, self.audio_present = torch.from_numpy(frames), torch.from_numpy(present)
+
+
+@dataclass
+class AudioEvidence:
+    """A document's audio as the acoustic branch reads it: frame features and each word's end."""
+
+    frames: np.ndarray  # (frames, features), frame k starting at k * frame_seconds
+    ends: Sequence[float | None]  # per word, seconds; None where unknown
+    frame_seconds: float = 0.01
 
 
 def make_batch(

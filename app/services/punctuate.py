@@ -85,17 +85,30 @@ class Punctuator:
         return bool(int(self.load()[2].get("gap_features", 0)))
 
     def probabilities(
-        self, words: list[str], gaps: list[list[float] | None] | None = None, language: str | None = None
+        self,
+        words: list[str],
+        gaps: list[list[float] | None] | None = None,
+        language: str | None = None,
+        evidence: GapEvidence | None = None,
     ) -> tuple[list[list[float]], list[list[float]]]:
+        """Mark and casing probabilities per word; ``evidence`` (or bare ``gaps`` vectors) for
+        models that listen."""
         from app.ml.gaps import restrict
         from app.ml.inference import inference_options, predict_probabilities
+        from app.ml.windows import AudioEvidence
 
         model, tokenizer, config = self.load()
+        if evidence is not None:
+            gaps = evidence.vectors
+        audio = None
+        if evidence is not None and evidence.frames is not None and evidence.ends is not None:
+            audio = AudioEvidence(evidence.frames, evidence.ends)
         marks, casing = predict_probabilities(
             model,
             tokenizer,
             words,
             gaps=restrict(gaps, config.get("gap_inputs")),
+            audio=audio,
             **inference_options(config, language),
         )
         return marks.tolist(), casing.tolist()
@@ -127,6 +140,8 @@ class GapEvidence:
     vectors: list[list[float] | None]
     kinds: list[str]  # per gap: "text", "timing" or "audio"
     media: str | None = None
+    frames: Any = None  # the media's frame features (``app.audio.frames``), for the acoustic branch
+    ends: list[float | None] | None = None  # each word's end time in seconds, where known
 
 
 def gap_evidence(document: Document, media: Path | None = None, track: Any = None) -> GapEvidence:
@@ -136,16 +151,13 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
     for its waveform), so the audio is decoded once.
     """
     from app.audio.analysis import analyse_media
-    from app.audio.prosody import gap_prosody
-    from app.audio.timing import TimingSource, word_timings
-    from app.ml.gaps import gap_vector
+    from app.audio.frames import frame_features
+    from app.audio.timing import TimingSource
+    from app.ml.gaps import caption_gaps
 
-    words = list(document.words())
     if track is None and media is not None:
         track = analyse_media(media)
-    timings = word_timings(document, track)
-    gaps = gap_prosody([w.text for w in words], timings, track)
-    vectors = [gap_vector(g) for g in gaps]
+    vectors, gaps, timings = caption_gaps(document, track)
     kinds = [
         "text"
         if v is None
@@ -154,7 +166,14 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
         else "timing"
         for v, g in zip(vectors, gaps, strict=True)
     ]
-    return GapEvidence(vectors, kinds, str(media) if media is not None else None)
+    frames = frame_features(track) if track is not None and track.mel is not None else None
+    return GapEvidence(
+        vectors,
+        kinds,
+        str(media) if media is not None else None,
+        frames,
+        [t.end for t in timings] if frames is not None else None,
+    )
 
 
 def suggest(
@@ -183,7 +202,7 @@ def suggest(
         info["warnings"].append("this model reads text only; the media was not used")
     info["evidence"] = "text" if not heard or evidence is None else ("audio" if evidence.media else "timing")
     mark_probs, casing_probs = punctuator.probabilities(
-        [model_word(w) for w in words], evidence.vectors if heard and evidence is not None else None, language
+        [model_word(w) for w in words], None, language, evidence if heard else None
     )
     kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
     suggestions: list[Suggestion] = []

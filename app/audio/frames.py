@@ -1,7 +1,7 @@
 """Frame-level features for the model's acoustic branch: what each 10 ms of the audio sounds like.
 
 Per frame: the log-mel spectrum (normalised per recording, since microphones and levels differ),
-pitch in semitones from the speaker's median (intonation: a rise at a question's end), whether the
+pitch in octaves from the speaker's median (intonation: a rise at a question's end), whether the
 frame is voiced, loudness relative to the recording's loud parts, and speech probability. The
 branch reads these around the end of each word, so only word end times are needed to use them.
 """
@@ -17,7 +17,6 @@ from app.audio.vad import VAD_FRAME
 FRAME_SECONDS = HOP / SAMPLE_RATE
 SIZE = MEL_BANDS + 4  # mel bands, pitch, voiced, loudness, speech
 _SLICE = 60_000  # frames (10 minutes)
-_SLICE = 60_000  # frames (10 minutes)
 
 
 def frame_features(track: AudioTrack) -> np.ndarray:
@@ -31,8 +30,9 @@ def frame_features(track: AudioTrack) -> np.ndarray:
     f0 = track.f0[:count]
     voiced = np.isfinite(f0)
     median = float(np.median(f0[voiced])) if voiced.any() else 150.0
-    semitones = np.zeros(count, dtype=np.float32)
-    semitones[voiced] = 12 * np.log2(f0[voiced] / median) / 12
+    # In octaves (twelve semitones) from the median, so a typical rise is below 1.
+    octaves = np.zeros(count, dtype=np.float32)
+    octaves[voiced] = np.log2(f0[voiced] / median)
     energy = track.energy_db[:count]
     loudness = (energy - np.percentile(energy, 95)) / 20
     vad_index = np.minimum(np.arange(count) * HOP // VAD_FRAME, max(0, track.speech.size - 1))
@@ -42,7 +42,7 @@ def frame_features(track: AudioTrack) -> np.ndarray:
     for first in range(0, count, _SLICE):
         stop = min(count, first + _SLICE)
         features[first:stop, :MEL_BANDS] = (track.mel[first:stop].astype(np.float32) - mean) / std
-    features[:, MEL_BANDS] = np.clip(semitones, -2, 2)
+    features[:, MEL_BANDS] = np.clip(octaves, -2, 2)
     features[:, MEL_BANDS + 1] = voiced
     features[:, MEL_BANDS + 2] = np.clip(loudness, -3, 1)
     features[:, MEL_BANDS + 3] = speech

@@ -63,8 +63,6 @@ class SpeechSynthesisError(PunctumError):
 def speak(text: str, voice: str, folder: Path, ssml: bool = False) -> np.ndarray:
     """``text`` (SSML if ``ssml``) spoken by espeak-ng as 16 kHz mono samples, leading and trailing
     silence trimmed."""
-    import librosa
-
     if shutil.which("espeak-ng") is None:
         raise SpeechSynthesisError("espeak-ng is not installed (apt install espeak-ng)")
     target = folder / "cue.wav"
@@ -83,8 +81,15 @@ def speak(text: str, voice: str, folder: Path, ssml: bool = False) -> np.ndarray
     if result.returncode != 0:
         raise SpeechSynthesisError(f"espeak-ng failed: {result.stderr.strip()[:200]}")
     audio, rate = soundfile.read(target, dtype="float32")
-    audio = librosa.resample(audio, orig_sr=rate, target_sr=SAMPLE_RATE)
-    trimmed, _ = librosa.effects.trim(audio, top_db=35)
+    return _at_16k_trimmed(audio, rate)
+
+
+def _at_16k_trimmed(audio: np.ndarray, rate: int) -> np.ndarray:
+    """A voice's output at 16 kHz, its leading and trailing silence cut off."""
+    import librosa
+
+    resampled = librosa.resample(audio, orig_sr=rate, target_sr=SAMPLE_RATE)
+    trimmed, _ = librosa.effects.trim(resampled, top_db=35)
     return np.asarray(trimmed, dtype=np.float32)
 
 
@@ -140,8 +145,6 @@ def speak_piper(words: list[str], marks: list[str], rng: random.Random | None) -
     """One cue (``words`` as written, see ``written``) spoken by Piper, sentence by sentence; with
     ``rng``, a human pause between sentences (Piper's own pauses inside a sentence are left as
     they are)."""
-    import librosa
-
     voice = _piper_voice()
     ends = [m for m in marks if m in _SENTENCE_ENDS]
     pieces: list[np.ndarray] = []
@@ -154,9 +157,7 @@ def speak_piper(words: list[str], marks: list[str], rng: random.Random | None) -
         rate = chunk.sample_rate
     if not pieces:
         return np.zeros(0, dtype=np.float32)
-    audio = librosa.resample(np.concatenate(pieces), orig_sr=rate, target_sr=SAMPLE_RATE)
-    trimmed, _ = librosa.effects.trim(audio, top_db=35)
-    return np.asarray(trimmed, dtype=np.float32)
+    return _at_16k_trimmed(np.concatenate(pieces), rate)
 
 
 def synthesise(
@@ -173,12 +174,13 @@ def synthesise(
     cues: list[Cue] = []
     clock = 0.0
     gap = np.zeros(int(CUE_GAP_SECONDS * SAMPLE_RATE), dtype=np.float32)
-    surface = written(text.words, [MODEL_MARKS[label] for label in text.labels], text.casing)
+    all_marks = [MODEL_MARKS[label] for label in text.labels]
+    surface = written(text.words, all_marks, text.casing)
     first = 0
     while first < len(text.words):
         stop = min(len(text.words), first + cue_words())
         words = text.words[first:stop]
-        marks = [MODEL_MARKS[label] for label in text.labels[first:stop]]
+        marks = all_marks[first:stop]
         spoken = surface[first:stop]
         if voice == PIPER:
             audio = speak_piper(spoken, marks, rng)

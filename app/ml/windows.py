@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from app.audio.frames import FRAME_SECONDS
+
 #: A word longer than this many sub-tokens (a URL, a run of symbols) keeps its first and last ones.
 MAX_WORD_TOKENS = 16
 
@@ -175,7 +177,7 @@ class AudioEvidence:
 
     frames: np.ndarray  # (frames, features), frame k starting at k * frame_seconds
     ends: Sequence[float | None]  # per word, seconds; None where unknown
-    frame_seconds: float = 0.01
+    frame_seconds: float = FRAME_SECONDS
 
 
 def make_batch(

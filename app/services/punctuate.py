@@ -87,19 +87,17 @@ class Punctuator:
     def probabilities(
         self,
         words: list[str],
-        gaps: list[list[float] | None] | None = None,
         language: str | None = None,
         evidence: GapEvidence | None = None,
     ) -> tuple[list[list[float]], list[list[float]]]:
-        """Mark and casing probabilities per word; ``evidence`` (or bare ``gaps`` vectors) for
-        models that listen."""
+        """Mark and casing probabilities per word; ``evidence`` (from ``gap_evidence``) for models
+        that listen."""
         from app.ml.gaps import restrict
         from app.ml.inference import inference_options, predict_probabilities
         from app.ml.windows import AudioEvidence
 
         model, tokenizer, config = self.load()
-        if evidence is not None:
-            gaps = evidence.vectors
+        gaps = evidence.vectors if evidence is not None else None
         audio = None
         if evidence is not None and evidence.frames is not None and evidence.ends is not None:
             audio = AudioEvidence(evidence.frames, evidence.ends)
@@ -202,7 +200,7 @@ def suggest(
         info["warnings"].append("this model reads text only; the media was not used")
     info["evidence"] = "text" if not heard or evidence is None else ("audio" if evidence.media else "timing")
     mark_probs, casing_probs = punctuator.probabilities(
-        [model_word(w) for w in words], None, language, evidence if heard else None
+        [model_word(w) for w in words], language, evidence if heard else None
     )
     kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
     suggestions: list[Suggestion] = []

@@ -77,8 +77,8 @@ def main() -> int:
             spoken_words += len(labelled)
             words = [w.text for w in document.words()]
             evidence = gap_evidence(document, media)
-            heard, _ = punctuator.probabilities(words, None, "en", evidence)
-            plain, _ = punctuator.probabilities(words, None, "en")
+            heard, _ = punctuator.probabilities(words, "en", evidence)
+            plain, _ = punctuator.probabilities(words, "en")
             gold += [mark_class(MODEL_MARKS[label]) for label in labelled.labels]
             with_audio += [mark_class(MODEL_MARKS[int(np.argmax(p))]) for p in heard]
             text_only += [mark_class(MODEL_MARKS[int(np.argmax(p))]) for p in plain]

@@ -16,11 +16,11 @@ class Score:
     f1: float
     support: int
 
-    def as_dict(self) -> dict[str, float | int]:
+    def as_dict(self, digits: int = 1) -> dict[str, float | int]:
         return {
-            "precision": round(100 * self.precision, 1),
-            "recall": round(100 * self.recall, 1),
-            "f1": round(100 * self.f1, 1),
+            "precision": round(100 * self.precision, digits),
+            "recall": round(100 * self.recall, digits),
+            "f1": round(100 * self.f1, digits),
             "support": self.support,
         }
 
@@ -33,7 +33,10 @@ def _score(true_positive: int, predicted: int, actual: int) -> Score:
 
 
 def punctuation_scores(
-    gold: Sequence[str], predicted: Sequence[str], classes: Sequence[str] = (COMMA, PERIOD, QUESTION)
+    gold: Sequence[str],
+    predicted: Sequence[str],
+    classes: Sequence[str] = (COMMA, PERIOD, QUESTION),
+    digits: int = 1,
 ) -> dict[str, object]:
     """Per-class and overall scores of predicted against gold classes (one per word gap)."""
     if len(gold) != len(predicted):
@@ -44,10 +47,10 @@ def punctuation_scores(
         tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g == p == mark)
         n_pred = sum(1 for p in predicted if p == mark)
         n_gold = sum(1 for g in gold if g == mark)
-        result[CLASS_NAMES[mark]] = _score(tp, n_pred, n_gold).as_dict()
+        result[CLASS_NAMES[mark]] = _score(tp, n_pred, n_gold).as_dict(digits)
         total_tp, total_pred, total_gold = total_tp + tp, total_pred + n_pred, total_gold + n_gold
-    result["overall"] = _score(total_tp, total_pred, total_gold).as_dict()
+    result["overall"] = _score(total_tp, total_pred, total_gold).as_dict(digits)
     # Slot error rate: substitutions, deletions and insertions of marks over the gold marks.
     errors = sum(1 for g, p in zip(gold, predicted, strict=True) if g != p and (g in classes or p in classes))
-    result["SER"] = round(100 * errors / total_gold, 1) if total_gold else 0.0
+    result["SER"] = round(100 * errors / total_gold, digits) if total_gold else 0.0
     return result

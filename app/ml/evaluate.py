@@ -35,13 +35,15 @@ def predict_documents(
     return results
 
 
-def scores_from(documents: Sequence[LabelledText], probabilities: Sequence[torch.Tensor]) -> dict[str, Any]:
+def scores_from(
+    documents: Sequence[LabelledText], probabilities: Sequence[torch.Tensor], digits: int = 1
+) -> dict[str, Any]:
     gold: list[str] = []
     predicted: list[str] = []
     for document, probs in zip(documents, probabilities, strict=True):
         gold.extend(mark_class(MODEL_MARKS[label]) for label in document.labels)
         predicted.extend(mark_class(MODEL_MARKS[int(i)]) for i in probs.argmax(dim=-1).tolist())
-    return punctuation_scores(gold, predicted)
+    return punctuation_scores(gold, predicted, digits=digits)
 
 
 def evaluate_documents(

@@ -160,6 +160,18 @@ def speak_piper(words: list[str], marks: list[str], rng: random.Random | None) -
     return _at_16k_trimmed(np.concatenate(pieces), rate)
 
 
+def bare_cue(number: int, start: float, end: float, words: list[str]) -> Cue:
+    """A cue of these words exactly as given (no marks, no re-tokenising), times in seconds."""
+    layout: list[str | tuple[Slot, int]] = []
+    for position in range(len(words)):
+        if position:
+            layout.append(" ")
+        layout += [(Slot.WORD, position), (Slot.MARK, position)]
+    return Cue(
+        number, round(start * 1000), round(end * 1000), [Word(w) for w in words], " ".join(words), layout
+    )
+
+
 def synthesise(
     text: LabelledText,
     voice: str,
@@ -187,21 +199,7 @@ def synthesise(
         else:
             audio = speak(spoken_cue(spoken, marks, rng), voice, folder, ssml=rng is not None)
         start, end = clock, clock + audio.size / SAMPLE_RATE
-        layout: list[str | tuple[Slot, int]] = []
-        for position in range(len(words)):
-            if position:
-                layout.append(" ")
-            layout += [(Slot.WORD, position), (Slot.MARK, position)]
-        cues.append(
-            Cue(
-                len(cues) + 1,
-                round(start * 1000),
-                round(end * 1000),
-                [Word(w) for w in words],
-                " ".join(words),
-                layout,
-            )
-        )
+        cues.append(bare_cue(len(cues) + 1, start, end, words))
         pieces += [audio, gap]
         clock = end + CUE_GAP_SECONDS
         first = stop

@@ -32,8 +32,11 @@ def evaluate_path(
     return {"data": str(data), "format": format, "documents": len(documents), **result}
 
 
-def score_documents(documents: list[Any], punctuator: Any, timings: bool = True) -> dict[str, Any]:
-    """Words, time, speed and scores of ``punctuator`` on labelled documents."""
+def score_documents(
+    documents: list[Any], punctuator: Any, timings: bool = True, digits: int = 1
+) -> dict[str, Any]:
+    """Words, time, speed and scores of ``punctuator`` on labelled documents (percentages rounded
+    to ``digits``)."""
     from app.ml.evaluate import predict_documents, scores_from
 
     network, tokenizer, config = punctuator.load()
@@ -45,5 +48,5 @@ def score_documents(documents: list[Any], punctuator: Any, timings: bool = True)
         "words": words,
         "seconds": round(seconds, 1),
         "words_per_second": round(words / seconds) if seconds else None,
-        "scores": scores_from(documents, probabilities),
+        "scores": scores_from(documents, probabilities, digits),
     }

@@ -44,8 +44,10 @@ class PunctuationModel(nn.Module):
         self.gap_branch: GapBranch | None = None
         self.acoustic_branch: AcousticBranch | None = None
 
-    def add_gap_branch(self, features: int, width: int = 64) -> None:
-        self.gap_branch = GapBranch(self.mark_head.in_features, features, self.mark_head.out_features, width)
+    def add_gap_branch(self, features: int, width: int = 64, context: int = 0) -> None:
+        self.gap_branch = GapBranch(
+            self.mark_head.in_features, features, self.mark_head.out_features, width, context
+        )
 
     def add_acoustic_branch(self, features: int, frames: int, width: int = 64) -> None:
         self.acoustic_branch = AcousticBranch(
@@ -116,12 +118,24 @@ class _Correction(nn.Module):
 
 
 class GapBranch(_Correction):
-    """Mark logit corrections from gap evidence read together with the word's text features."""
+    """Mark logit corrections from gap evidence read together with the word's text features.
 
-    def __init__(self, text_size: int, features: int, marks: int, width: int = 64) -> None:
+    With ``context`` > 0, a convolution also reads the evidence of the ``context`` gaps on each
+    side: a pause means more from a speaker who rarely pauses than from one who often does.
+    """
+
+    def __init__(self, text_size: int, features: int, marks: int, width: int = 64, context: int = 0) -> None:
         super().__init__(text_size, marks, width)
-        self.features = features
+        self.features, self.context_gaps = features, context
         self.evidence = nn.Sequential(nn.Linear(features, width), nn.GELU(), nn.Linear(width, width))
+        self.context: nn.Conv1d | None = None
+        if context:
+            # The extra channel says which neighbours have evidence at all.
+            around = nn.Conv1d(features + 1, width, 2 * context + 1, padding=context)
+            nn.init.zeros_(around.weight)  # starts as the branch without context
+            assert around.bias is not None
+            nn.init.zeros_(around.bias)
+            self.context = around
 
     def forward(
         self, text: torch.Tensor, features: torch.Tensor | None, present: torch.Tensor | None
@@ -129,7 +143,12 @@ class GapBranch(_Correction):
         if features is None or present is None:
             evidence = self.absent.expand(*text.shape[:-1], -1)
         else:
-            evidence = torch.where(present.unsqueeze(-1), self.evidence(features), self.absent)
+            local = self.evidence(features)
+            if self.context is not None:
+                flags = present.unsqueeze(-1).to(features.dtype)
+                around = torch.cat([features * flags, flags], dim=-1).transpose(1, 2)
+                local = local + self.context(around).transpose(1, 2).to(local.dtype)
+            evidence = torch.where(present.unsqueeze(-1), local, self.absent)
         return self.correct(text, evidence)
 
 

@@ -43,6 +43,7 @@ def build_model(
     lora_alpha: int = 32,
     layer_dropout: float = 0.1,
     gap_features: int = 0,
+    gap_context: int = 0,
     acoustic_features: int = 0,
 ) -> tuple[PunctuationModel, Any, dict[str, Any]]:
     """A fresh model over the encoder, with trainable LoRA adapters and heads; and its tokenizer."""
@@ -69,7 +70,7 @@ def build_model(
         encoder = get_peft_model(encoder, adapters)
     model = PunctuationModel(encoder, len(MODEL_MARKS), 3, layer_dropout)
     if gap_features:
-        model.add_gap_branch(gap_features)
+        model.add_gap_branch(gap_features, context=gap_context)
     if acoustic_features:
         model.add_acoustic_branch(acoustic_features, AUDIO_FRAMES)
     config = {
@@ -83,6 +84,7 @@ def build_model(
         # Windows move by 75% of their length: within 0.3 F1 of half-window steps, at 1.5x the speed.
         "stride": 0.75,
         "gap_features": gap_features,
+        "gap_context": gap_context,
         "acoustic_features": acoustic_features,
     }
     return model, tokenizer, config
@@ -160,6 +162,7 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
         lora_rank=int(lora.get("rank", 0)),
         lora_alpha=int(lora.get("alpha", 1)),
         gap_features=int(config.get("gap_features", 0)),
+        gap_context=int(config.get("gap_context", 0)),
         acoustic_features=int(config.get("acoustic_features", 0)),
     )
     load_weights(model, directory)

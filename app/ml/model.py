@@ -126,7 +126,7 @@ class GapBranch(_Correction):
 
     def __init__(self, text_size: int, features: int, marks: int, width: int = 64, context: int = 0) -> None:
         super().__init__(text_size, marks, width)
-        self.features, self.context_gaps = features, context
+        self.features = features
         self.evidence = nn.Sequential(nn.Linear(features, width), nn.GELU(), nn.Linear(width, width))
         self.context: nn.Conv1d | None = None
         if context:

@@ -32,6 +32,14 @@ def _score(true_positive: int, predicted: int, actual: int) -> Score:
     return Score(precision, recall, f1, actual)
 
 
+def mark_counts(
+    gold: Sequence[str], predicted: Sequence[str], classes: Sequence[str] = (COMMA, PERIOD, QUESTION)
+) -> tuple[int, int, int]:
+    """Marks of ``classes`` right, proposed, and in the reference."""
+    right = sum(1 for g, p in zip(gold, predicted, strict=True) if g == p and g in classes)
+    return right, sum(1 for p in predicted if p in classes), sum(1 for g in gold if g in classes)
+
+
 def punctuation_scores(
     gold: Sequence[str],
     predicted: Sequence[str],
@@ -42,14 +50,10 @@ def punctuation_scores(
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
     result: dict[str, object] = {}
-    total_tp = total_pred = total_gold = 0
     for mark in classes:
-        tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g == p == mark)
-        n_pred = sum(1 for p in predicted if p == mark)
-        n_gold = sum(1 for g in gold if g == mark)
-        result[CLASS_NAMES[mark]] = _score(tp, n_pred, n_gold).as_dict(digits)
-        total_tp, total_pred, total_gold = total_tp + tp, total_pred + n_pred, total_gold + n_gold
-    result["overall"] = _score(total_tp, total_pred, total_gold).as_dict(digits)
+        result[CLASS_NAMES[mark]] = _score(*mark_counts(gold, predicted, (mark,))).as_dict(digits)
+    right, proposed, total_gold = mark_counts(gold, predicted, classes)
+    result["overall"] = _score(right, proposed, total_gold).as_dict(digits)
     # Slot error rate: substitutions, deletions and insertions of marks over the gold marks.
     errors = sum(1 for g, p in zip(gold, predicted, strict=True) if g != p and (g in classes or p in classes))
     result["SER"] = round(100 * errors / total_gold, digits) if total_gold else 0.0

@@ -35,14 +35,22 @@ def predict_documents(
     return results
 
 
+def document_classes(document: LabelledText, probabilities: torch.Tensor) -> tuple[list[str], list[str]]:
+    """The reference and the predicted class of each gap of one document."""
+    gold = [mark_class(MODEL_MARKS[label]) for label in document.labels]
+    predicted = [mark_class(MODEL_MARKS[int(i)]) for i in probabilities.argmax(dim=-1).tolist()]
+    return gold, predicted
+
+
 def scores_from(
     documents: Sequence[LabelledText], probabilities: Sequence[torch.Tensor], digits: int = 1
 ) -> dict[str, Any]:
     gold: list[str] = []
     predicted: list[str] = []
     for document, probs in zip(documents, probabilities, strict=True):
-        gold.extend(mark_class(MODEL_MARKS[label]) for label in document.labels)
-        predicted.extend(mark_class(MODEL_MARKS[int(i)]) for i in probs.argmax(dim=-1).tolist())
+        document_gold, document_predicted = document_classes(document, probs)
+        gold += document_gold
+        predicted += document_predicted
     return punctuation_scores(gold, predicted, digits=digits)
 
 

@@ -41,6 +41,8 @@ from app.ml.gaps import caption_gaps
 
 CUE_GAP_SECONDS = 0.15
 SPEAKING_RATE = 165  # espeak-ng words per minute
+PIPER = "piper"  # the voice name that selects Piper's natural US-English voice over espeak-ng
+_SENTENCE_ENDS = (".", "?", "!")
 
 # The synthetic voice's own pauses are short and regular (about 0.15 s at a period), unlike
 # people's, so a pause is added after each word, drawn from what people do: quantiles (at 0, 10,
@@ -123,10 +125,6 @@ def spoken_cue(words: list[str], marks: list[str], rng: random.Random | None) ->
         if position < len(words) - 1 and pause >= 0.02:
             parts.append(f'<break time="{round(pause * 1000)}ms"/>')
     return "<speak>" + " ".join(parts) + "</speak>"
-
-
-PIPER = "piper"  # the voice name that selects Piper's natural US-English voice over espeak-ng
-_SENTENCE_ENDS = (".", "?", "!")
 
 
 @functools.cache

@@ -33,20 +33,27 @@ def evaluate_path(
 
 
 def score_documents(
-    documents: list[Any], punctuator: Any, timings: bool = True, digits: int = 1
+    documents: list[Any], punctuator: Any, timings: bool = True, digits: int = 1, per_document: bool = False
 ) -> dict[str, Any]:
     """Words, time, speed and scores of ``punctuator`` on labelled documents (percentages rounded
-    to ``digits``)."""
-    from app.ml.evaluate import predict_documents, scores_from
+    to ``digits``); with ``per_document``, also each document's marks right, proposed and in the
+    reference (``document_counts``)."""
+    from app.core.metrics import mark_counts
+    from app.ml.evaluate import document_classes, predict_documents, scores_from
 
     network, tokenizer, config = punctuator.load()
     began = time.perf_counter()
     probabilities = predict_documents(network, tokenizer, documents, config, use_timings=timings)
     seconds = time.perf_counter() - began
     words = sum(len(d) for d in documents)
-    return {
+    result: dict[str, Any] = {
         "words": words,
         "seconds": round(seconds, 1),
         "words_per_second": round(words / seconds) if seconds else None,
         "scores": scores_from(documents, probabilities, digits),
     }
+    if per_document:
+        result["document_counts"] = [
+            mark_counts(*document_classes(d, p)) for d, p in zip(documents, probabilities, strict=True)
+        ]
+    return result

@@ -18,9 +18,7 @@ import json
 import random
 import sys
 from pathlib import Path
-from typing import Any
 
-from app.core.marks import MODEL_MARKS, mark_class
 from app.ml import data as corpora
 from app.services.evaluation import score_documents
 from app.services.punctuate import Punctuator
@@ -52,21 +50,7 @@ def benchmarks(root: Path) -> dict[str, list[corpora.LabelledText]]:
     return sets
 
 
-Counts = tuple[int, int, int]  # marks right, marks proposed, marks in the reference
-
-
-def _mark_counts(documents: list[corpora.LabelledText], punctuator: Any, timings: bool) -> list[Counts]:
-    from app.ml.evaluate import predict_documents
-
-    network, tokenizer, config = punctuator.load()
-    probabilities = predict_documents(network, tokenizer, documents, config, use_timings=timings)
-    counts = []
-    for document, probs in zip(documents, probabilities, strict=True):
-        gold = [mark_class(MODEL_MARKS[label]) for label in document.labels]
-        found = [mark_class(MODEL_MARKS[int(i)]) for i in probs.argmax(dim=-1).tolist()]
-        right = sum(1 for g, f in zip(gold, found, strict=True) if g and g == f)
-        counts.append((right, sum(1 for f in found if f), sum(1 for g in gold if g)))
-    return counts
+Counts = tuple[int, int, int]  # marks right, marks proposed, marks in the reference (metrics.mark_counts)
 
 
 def _f1(counts: list[Counts], chosen: list[int]) -> float:
@@ -74,9 +58,11 @@ def _f1(counts: list[Counts], chosen: list[int]) -> float:
     return 200 * right / (proposed + wanted) if proposed + wanted else 0.0
 
 
-def timing_gain_spread(documents: list[corpora.LabelledText], punctuator: Any) -> dict[str, object]:
-    """The overall timing gain per document, and its 95% interval over documents resampled."""
-    timed, plain = _mark_counts(documents, punctuator, True), _mark_counts(documents, punctuator, False)
+def timing_gain_spread(
+    documents: list[corpora.LabelledText], timed: list[Counts], plain: list[Counts]
+) -> dict[str, object]:
+    """The overall timing gain per document, and its 95% interval over documents resampled, from
+    each document's counts with timings and without."""
     every = list(range(len(documents)))
     rng = random.Random(0)
     resampled = sorted(
@@ -120,19 +106,25 @@ def main() -> int:
         if args.only and name not in args.only:
             continue
         # Two decimals where a gain is compared with a goal: differences of rounded F1 can round up.
+        timed = name.startswith("earnings22") and punctuator.hears
         digits = 2 if name.startswith("earnings22") else 1
-        result = score_documents(documents, punctuator, digits=digits)
-        scores = result.pop("scores")
+        result = score_documents(documents, punctuator, digits=digits, per_document=timed)
+        scores, timed_counts = result.pop("scores"), result.pop("document_counts", None)
         results[name] = {**result, **scores}
         print(name, scores["overall"], file=sys.stderr)
-        if name.startswith("earnings22") and punctuator.hears:
-            plain = score_documents(documents, punctuator, timings=False, digits=digits).pop("scores")
+        if timed:
+            plain_result = score_documents(
+                documents, punctuator, timings=False, digits=digits, per_document=True
+            )
+            plain = plain_result["scores"]
             results[f"{name}_without_timings"] = plain
             results[f"{name}_timing_gain_f1"] = {
                 mark: round(scores[mark]["f1"] - plain[mark]["f1"], digits)
                 for mark in ("COMMA", "PERIOD", "QUESTION", "overall")
             }
-            results[f"{name}_timing_gain_spread"] = timing_gain_spread(documents, punctuator)
+            results[f"{name}_timing_gain_spread"] = timing_gain_spread(
+                documents, timed_counts, plain_result["document_counts"]
+            )
             print(name, "without timings", plain["overall"], file=sys.stderr)
     print(json.dumps(results, indent=2))
     return 0

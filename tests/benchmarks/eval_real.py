@@ -26,11 +26,11 @@ import soundfile
 
 from app.audio.decode import SAMPLE_RATE, decode_audio
 from app.core.marks import MODEL_MARKS, mark_class
-from app.core.metrics import punctuation_scores
 from app.core.model import Document
 from app.ml.data import from_punctuated_text
 from app.ml.speech_corpus import CUE_GAP_SECONDS, bare_cue
 from app.services.punctuate import Punctuator, gap_evidence
+from tests.benchmarks.eval_synth import audio_against_text
 from tests.conftest import SHARED_DATA
 
 
@@ -84,16 +84,9 @@ def main() -> int:
     }
     for name, keep in (("all_gaps", [True] * len(truth)), ("gaps_inside_clips", inside)):
         chosen = [i for i, kept in enumerate(keep) if kept]
-        audio_scores = punctuation_scores([truth[i] for i in chosen], [with_audio[i] for i in chosen])
-        text_scores = punctuation_scores([truth[i] for i in chosen], [text_only[i] for i in chosen])
-        result[name] = {
-            "with_audio": audio_scores,
-            "text_only": text_scores,
-            "audio_gain_f1": {
-                mark: round(audio_scores[mark]["f1"] - text_scores[mark]["f1"], 1)  # type: ignore[index]
-                for mark in ("COMMA", "PERIOD", "QUESTION", "overall")
-            },
-        }
+        result[name] = audio_against_text(
+            [truth[i] for i in chosen], [with_audio[i] for i in chosen], [text_only[i] for i in chosen]
+        )
     print(json.dumps(result, indent=2))
     return 0
 

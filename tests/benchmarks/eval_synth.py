@@ -36,6 +36,17 @@ from tests.conftest import SHARED_DATA
 CUE_WORDS = 8
 
 
+def audio_against_text(gold: list[str], with_audio: list[str], text_only: list[str]) -> dict[str, object]:
+    """Scores of the gap classes found with audio and without, and the F1 audio adds per mark."""
+    audio_scores = punctuation_scores(gold, with_audio)
+    text_scores = punctuation_scores(gold, text_only)
+    gain = {
+        name: round(audio_scores[name]["f1"] - text_scores[name]["f1"], 1)  # type: ignore[index]
+        for name in ("COMMA", "PERIOD", "QUESTION", "overall")
+    }
+    return {"with_audio": audio_scores, "text_only": text_scores, "audio_gain_f1": gain}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--words", type=int, default=6000, help="words of held-out text to speak")
@@ -85,12 +96,6 @@ def main() -> int:
             print(
                 f"{labelled.name}: {len(labelled)} words, {document.duration / 1000:.0f} s", file=sys.stderr
             )
-    audio_scores = punctuation_scores(gold, with_audio)
-    text_scores = punctuation_scores(gold, text_only)
-    gain = {
-        name: round(audio_scores[name]["f1"] - text_scores[name]["f1"], 1)  # type: ignore[index]
-        for name in ("COMMA", "PERIOD", "QUESTION", "overall")
-    }
     print(
         json.dumps(
             {
@@ -98,9 +103,7 @@ def main() -> int:
                 + ("Piper (en_US-joe-medium)" if args.voice == PIPER else "espeak-ng " + args.voice),
                 "words": spoken_words,
                 "speech_minutes": round(seconds / 60, 1),
-                "with_audio": audio_scores,
-                "text_only": text_scores,
-                "audio_gain_f1": gain,
+                **audio_against_text(gold, with_audio, text_only),
             },
             indent=2,
         )

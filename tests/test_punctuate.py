@@ -206,3 +206,20 @@ def test_media_problems_are_one_line(tiny_model: Path) -> None:
     assert both.returncode == 2
     deaf = punctum("punctuate", captions, "--model", str(tiny_model), "--media", str(SAMPLE / "sample.mp4"))
     assert deaf.returncode == 0 and "reads text only" in deaf.stderr
+
+
+@requires_ffmpeg
+def test_frame_features_are_computed_only_for_a_model_that_listens(
+    hearing_model: Path, tiny_model: Path
+) -> None:
+    from app.audio.analysis import analyse_media
+    from app.services.punctuate import gap_evidence
+
+    assert Punctuator(hearing_model).listens and not Punctuator(tiny_model).listens
+    document = read_document(SAMPLE / "sample.srt")
+    track = analyse_media(SAMPLE / "sample.mp4")
+    full = gap_evidence(document, SAMPLE / "sample.mp4", track)
+    pauses_only = gap_evidence(document, SAMPLE / "sample.mp4", track, frames=False)
+    assert full.frames is not None and full.ends is not None
+    assert pauses_only.frames is None and pauses_only.vectors == full.vectors
+    assert pauses_only.kinds == full.kinds and "audio" in pauses_only.kinds

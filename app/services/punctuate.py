@@ -84,6 +84,11 @@ class Punctuator:
         """Whether the model has a gap branch that uses timings and audio."""
         return bool(int(self.load()[2].get("gap_features", 0)))
 
+    @property
+    def listens(self) -> bool:
+        """Whether the model has an acoustic branch, which reads the audio's frame features."""
+        return bool(int(self.load()[2].get("acoustic_features", 0)))
+
     def probabilities(
         self,
         words: list[str],
@@ -142,11 +147,14 @@ class GapEvidence:
     ends: list[float | None] | None = None  # each word's end time in seconds, where known
 
 
-def gap_evidence(document: Document, media: Path | None = None, track: Any = None) -> GapEvidence:
+def gap_evidence(
+    document: Document, media: Path | None = None, track: Any = None, frames: bool = True
+) -> GapEvidence:
     """Pauses from the captions' own timings and, with ``media``, pauses and prosody from its audio.
 
     ``track``: the media's ``AudioTrack`` when the caller has analysed it already (the editor does,
-    for its waveform), so the audio is decoded once.
+    for its waveform), so the audio is decoded once. ``frames``: whether to compute the frame
+    features too, which only a model with an acoustic branch reads (``Punctuator.listens``).
     """
     from app.audio.analysis import analyse_media
     from app.audio.frames import frame_features
@@ -164,13 +172,13 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
         else "timing"
         for v, g in zip(vectors, gaps, strict=True)
     ]
-    frames = frame_features(track) if track is not None and track.mel is not None else None
+    features = frame_features(track) if frames and track is not None and track.mel is not None else None
     return GapEvidence(
         vectors,
         kinds,
         str(media) if media is not None else None,
-        frames,
-        [t.end for t in timings] if frames is not None else None,
+        features,
+        [t.end for t in timings] if features is not None else None,
     )
 
 

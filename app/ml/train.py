@@ -88,6 +88,10 @@ class TrainConfig:
     drop_audio: float = 0.3
     sources: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def time_budget_seconds(self) -> float:
+        return self.time_budget_minutes * 60
+
     @classmethod
     def load(cls, path: Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -221,7 +225,7 @@ def _schedule(step: int, config: TrainConfig, elapsed_seconds: float = 0.0) -> f
     if step < config.warmup_steps:
         return (step + 1) / config.warmup_steps
     by_steps = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
-    by_time = elapsed_seconds / max(1.0, config.time_budget_minutes * 60)
+    by_time = elapsed_seconds / max(1.0, config.time_budget_seconds)
     progress = max(by_steps, by_time)
     return max(0.05, 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
@@ -353,7 +357,6 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
     config.output.mkdir(parents=True, exist_ok=True)
     best_path = config.output / "best"
 
-    budget_seconds = config.time_budget_minutes * 60
     progress = tqdm(
         total=config.steps, initial=state["step"], desc="training", unit="step", dynamic_ncols=True
     )
@@ -408,7 +411,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         progress.update(1)
         progress.set_postfix(loss=f"{loss.item():.3f}", best_ser=state["best_ser"])
 
-        out_of_time = time.monotonic() - started > budget_seconds
+        out_of_time = time.monotonic() - started > config.time_budget_seconds
         if state["step"] % config.eval_every == 0 or state["step"] == config.steps or out_of_time:
             model.eval()
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):

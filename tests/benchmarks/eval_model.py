@@ -47,6 +47,8 @@ def benchmarks(root: Path) -> dict[str, list[corpora.LabelledText]]:
         sets[f"ud_test_{language}"] = [corpora.read_conllu(root / "ud" / path, language, "test")]
     split = corpora.earnings_split(root / "earnings22" / "force_aligned_nlp_references")
     sets["earnings22_test_calls"] = [corpora.read_rev(p) for p in split["test"]]
+    # The dev calls: where a change to the timing path is judged, so the test calls stay unread.
+    sets["earnings22_dev_calls"] = [corpora.read_rev(p) for p in split["dev"]]
     return sets
 
 

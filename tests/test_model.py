@@ -151,7 +151,8 @@ def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> 
         lora_rank=2,
         lora_alpha=4,
         warmup_steps=1,
-        sources=[{"name": "toy", "kind": "text", "path": "en", "language": "en"}],
+        # A source's own cap on its training words overrides the run's.
+        sources=[{"name": "toy", "kind": "text", "path": "en", "language": "en", "max_words": 600}],
     )
     # The dev set comes from a UD-style file; here the same text serves.
     (tmp_path / "data" / "dev.conllu").write_text(
@@ -160,6 +161,7 @@ def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> 
     config.sources.append({"name": "dev", "kind": "conllu", "path": "dev.conllu", "language": "en"})
     first = train(config, log=lambda _: None)
     assert first["steps"] == 4
+    assert 590 <= first["data"]["toy"]["train_words"] <= 600 < len(text.split())
     assert (tmp_path / "run" / "best" / "weights.safetensors").exists()
     config.steps = 6
     second = train(config, log=lambda _: None)

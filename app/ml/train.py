@@ -152,6 +152,11 @@ def _audio_of(document: corpora.LabelledText) -> AudioEvidence | None:
     return AudioEvidence(frames, ends)  # type: ignore[arg-type]
 
 
+def _word_cap(spec: dict[str, Any], config: TrainConfig) -> int:
+    """A source's own ``max_words``, else the run's ``max_words_per_source``."""
+    return int(spec.get("max_words", config.max_words_per_source))
+
+
 def _cap(documents: list[corpora.LabelledText], words: int, rng: random.Random) -> list[corpora.LabelledText]:
     """At most ``words`` words, taken as whole documents in random order (long ones cut)."""
     order = documents[:]
@@ -296,7 +301,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
     for spec in config.sources:
         documents = _cap(
             load_source(spec, config.data_root, "train", config.output.parent / "speech"),
-            config.max_words_per_source,
+            _word_cap(spec, config),
             rng,
         )
         dev = _cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, rng)
@@ -465,7 +470,7 @@ def dev_documents(config: TrainConfig) -> list[corpora.LabelledText]:
     rng = random.Random(config.seed)
     documents: list[corpora.LabelledText] = []
     for spec in config.sources:
-        _cap(load_source(spec, config.data_root, "train"), config.max_words_per_source, rng)
+        _cap(load_source(spec, config.data_root, "train"), _word_cap(spec, config), rng)
         documents.extend(_cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, rng))
     return documents
 

@@ -94,10 +94,8 @@ def _punctuate(args: argparse.Namespace) -> int:
         report = attach_timing_file(document, Path(args.timings), args.language or "en")
         if not report["aligned"]:
             print(f"punctum: warning: {args.timings}: no word matched the captions", file=sys.stderr)
-    punctuator = Punctuator(args.model, quantize=args.int8)
-    media = Path(args.media) if args.media else None
-    evidence = None if args.no_audio else gap_evidence(document, media, frames=punctuator.listens)
-    suggestions, info = suggest(document, punctuator, args.language, evidence)
+    evidence = None if args.no_audio else gap_evidence(document, Path(args.media) if args.media else None)
+    suggestions, info = suggest(document, Punctuator(args.model, quantize=args.int8), args.language, evidence)
     document.add_suggestions(suggestions)
     history = History(document)
     applied = apply_suggestions(document, history, args.apply, args.min_confidence)

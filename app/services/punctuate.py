@@ -5,6 +5,7 @@ torch and transformers load only when a model is first used, so the rest of Punc
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -84,11 +85,6 @@ class Punctuator:
         """Whether the model has a gap branch that uses timings and audio."""
         return bool(int(self.load()[2].get("gap_features", 0)))
 
-    @property
-    def listens(self) -> bool:
-        """Whether the model has an acoustic branch, which reads the audio's frame features."""
-        return bool(int(self.load()[2].get("acoustic_features", 0)))
-
     def probabilities(
         self,
         words: list[str],
@@ -104,7 +100,8 @@ class Punctuator:
         model, tokenizer, config = self.load()
         gaps = evidence.vectors if evidence is not None else None
         audio = None
-        if evidence is not None and evidence.frames is not None and evidence.ends is not None:
+        # Only an acoustic branch reads the frames, so only then are they computed.
+        if evidence is not None and model.acoustic_branch is not None and evidence.ends is not None:
             audio = AudioEvidence(evidence.frames, evidence.ends)
         marks, casing = predict_probabilities(
             model,
@@ -143,21 +140,25 @@ class GapEvidence:
     vectors: list[list[float] | None]
     kinds: list[str]  # per gap: "text", "timing" or "audio"
     media: str | None = None
-    frames: Any = None  # the media's frame features (``app.audio.frames``), for the acoustic branch
-    ends: list[float | None] | None = None  # each word's end time in seconds, where known
+    track: Any = None  # the media's analysed audio (``AudioTrack``), when it has a spectrum
+    ends: list[float | None] | None = None  # each word's end time in seconds, with ``track``
+
+    @functools.cached_property
+    def frames(self) -> Any:
+        """The media's frame features (``app.audio.frames``) for the acoustic branch, computed on
+        first use: models without that branch never read them."""
+        from app.audio.frames import frame_features
+
+        return frame_features(self.track) if self.track is not None else None
 
 
-def gap_evidence(
-    document: Document, media: Path | None = None, track: Any = None, frames: bool = True
-) -> GapEvidence:
+def gap_evidence(document: Document, media: Path | None = None, track: Any = None) -> GapEvidence:
     """Pauses from the captions' own timings and, with ``media``, pauses and prosody from its audio.
 
     ``track``: the media's ``AudioTrack`` when the caller has analysed it already (the editor does,
-    for its waveform), so the audio is decoded once. ``frames``: whether to compute the frame
-    features too, which only a model with an acoustic branch reads (``Punctuator.listens``).
+    for its waveform), so the audio is decoded once.
     """
     from app.audio.analysis import analyse_media
-    from app.audio.frames import frame_features
     from app.audio.timing import TimingSource
     from app.ml.gaps import caption_gaps
 
@@ -172,13 +173,13 @@ def gap_evidence(
         else "timing"
         for v, g in zip(vectors, gaps, strict=True)
     ]
-    features = frame_features(track) if frames and track is not None and track.mel is not None else None
+    heard = track if track is not None and track.mel is not None else None
     return GapEvidence(
         vectors,
         kinds,
         str(media) if media is not None else None,
-        features,
-        [t.end for t in timings] if features is not None else None,
+        heard,
+        [t.end for t in timings] if heard is not None else None,
     )
 
 

@@ -356,10 +356,10 @@ def analyse(
 
         stage("Listening to the audio", 0.0)
         track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
+    stage("Measuring pauses")
+    evidence = gap_evidence(document, media, track) if use_audio else None
     stage("Loading the punctuation model")
     punctuator.load()
-    stage("Measuring pauses")
-    evidence = gap_evidence(document, media, track, punctuator.listens) if use_audio else None
     stage("Suggesting punctuation")
     suggestions, info = suggest(document, punctuator, language, evidence)
     report.update({k: info[k] for k in ("language", "evidence", "warnings") if k in info})

@@ -107,7 +107,8 @@ def _punctuate(args: argparse.Namespace) -> int:
         write_bytes_atomically(Path(args.suggestions), suggestions_json(document, info).encode())
     if args.output:
         write_document(document, args.output)
-        print(f"{args.output}: {len(suggestions)} suggestions, {applied} applied ({info.get('language')})")
+        language = f" ({info['language']})" if "language" in info else ""
+        print(f"{args.output}: {len(suggestions)} suggestions, {applied} applied{language}")
     else:
         from app.formats import render_document
 

@@ -196,6 +196,18 @@ def test_media_informs_a_model_that_listens(hearing_model: Path, tmp_path: Path)
     )
 
 
+def test_plain_text_is_reported_as_read_from_text(hearing_model: Path, tmp_path: Path) -> None:
+    # A .txt file has no times: a model that listens must say it read the text alone.
+    text = tmp_path / "talk.txt"
+    text.write_text("so where does it go from here i think we will see it soon\n")
+    out = tmp_path / "suggestions.json"
+    result = punctum("punctuate", str(text), "--model", str(hearing_model), "--suggestions", str(out))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["evidence"] == "text"
+    assert {s["evidence"] for s in report["suggestions"]} <= {"text"}
+
+
 @requires_ffmpeg
 def test_media_problems_are_one_line(tiny_model: Path) -> None:
     captions = str(SAMPLE / "sample.srt")

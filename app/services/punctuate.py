@@ -207,11 +207,13 @@ def suggest(
     heard = evidence is not None and punctuator.hears
     if evidence is not None and evidence.media and not heard:
         info["warnings"].append("this model reads text only; the media was not used")
-    info["evidence"] = "text" if not heard or evidence is None else ("audio" if evidence.media else "timing")
+    kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
+    # What the document as a whole was read with: the richest evidence any gap had (a text file
+    # handed over as evidence carries no times, so it is read as text).
+    info["evidence"] = next((kind for kind in ("audio", "timing") if kind in kinds), "text")
     mark_probs, casing_probs = punctuator.probabilities(
         [model_word(w) for w in words], language, evidence if heard else None
     )
-    kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
     suggestions: list[Suggestion] = []
     next_id = document.next_suggestion_id()
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):

@@ -78,6 +78,12 @@ def test_saved_model_loads_with_the_same_predictions(encoder_dir: Path, tmp_path
     quantized, _, _ = load_model(tmp_path / "model", quantize=True)
     fast, _ = predict_probabilities(quantized, tokenizer, WORDS, window_tokens=32)
     assert fast.shape == after.shape
+    assert (fast - after).abs().max() < 0.05  # int8 rounds; it does not change what the model says
+    layers = dict(quantized.encoder.named_modules())
+    # The feed-forward output projections stay in float32 (outlier inputs); the rest is int8.
+    assert type(layers["encoder.layer.0.output.dense"]) is torch.nn.Linear
+    assert type(layers["encoder.layer.0.intermediate.dense"]) is not torch.nn.Linear
+    assert type(layers["encoder.layer.0.attention.output.dense"]) is not torch.nn.Linear
 
 
 def test_pickle_only_and_damaged_models_are_refused(encoder_dir: Path, tmp_path: Path) -> None:

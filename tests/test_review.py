@@ -9,7 +9,7 @@ import pytest
 from app.core.model import Source, Status
 from app.formats import FormatError
 from app.services.review import ReviewSession, Waveform, autosave_path
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, requires_ffmpeg
 
 
 def test_decisions_are_kept_in_the_autosave_and_come_back(sample: Path) -> None:
@@ -147,3 +147,22 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
         file_id = project.add_file("sample", SAMPLE / "sample.srt", timings=SAMPLE / "sample.words.json")
         assert project.file(file_id).timings_path == (SAMPLE / "sample.words.json").resolve()
         assert project.db.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+@requires_ffmpeg
+def test_the_background_process_ends_by_itself_when_idle_and_at_once_when_cancelled() -> None:
+    from app.services.worker_process import WorkerProcess
+
+    worker = WorkerProcess()
+    waveform = worker.call("read_audio", {"media": SAMPLE / "sample.mp4"})
+    assert waveform.duration > 50
+    idle = worker._process
+    worker.stop()
+    # Returned on its own (exit 0), not killed: a killed child leaves its libraries' semaphores
+    # behind and Python reports them as leaked when the editor closes.
+    assert idle.exitcode == 0
+
+    with pytest.raises(InterruptedError):
+        worker.call("read_audio", {"media": SAMPLE / "sample.mp4"}, cancelled=lambda: True)
+    assert worker._process is None  # the busy child was stopped, not waited for
+    worker.stop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -182,7 +183,7 @@ def run_batch(
     try:
         with multiprocessing.get_context("spawn").Pool(
             workers, initializer=_start_worker, initargs=(settings, threads)
-        ) as pool:  # leaving the block terminates the workers, finished or not
+        ) as pool:  # leaving the block early (Ctrl+C) terminates the workers at once
             while queue or running:
                 while queue and len(running) < workers:
                     entry = queue.pop(0)
@@ -208,6 +209,10 @@ def run_batch(
                     summary.done += 1
                 if on_progress:
                     on_progress(stem, "failed" if "error" in outcome else "done")
+            # All done: let the workers exit on their own. Killed while idle, a worker can leave
+            # the pool's semaphores registered, and Python then warns of leaks on the terminal.
+            pool.close()
+            pool.join()
     except KeyboardInterrupt:
         project.reset_interrupted()
         raise
@@ -247,6 +252,10 @@ def _start_worker(settings: BatchSettings, threads: int) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl+C
+    # A spawned worker starts with Python's default filters: without these, libraries'
+    # deprecation notices would reach the user's terminal, as the command line's own do not.
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     _WORKER["settings"] = settings
     _WORKER["threads"] = threads

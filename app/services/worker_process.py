@@ -27,6 +27,7 @@ class WorkerProcess:
     def __init__(self) -> None:
         self._process: Any = None
         self._connection: Connection | None = None
+        self._busy = False  # between sending a call and its answer
 
     def _ensure(self) -> Connection:
         if self._process is None or not self._process.is_alive() or self._connection is None:
@@ -49,6 +50,15 @@ class WorkerProcess:
         """Run ``name`` in the child and return its result; raises ``InterruptedError`` when cancelled."""
         connection = self._ensure()
         connection.send((name, arguments))
+        self._busy = True
+        try:
+            return self._answer(connection, progress, cancelled)
+        finally:
+            self._busy = False
+
+    def _answer(
+        self, connection: Connection, progress: Progress | None, cancelled: Callable[[], bool] | None
+    ) -> Any:
         while True:
             if cancelled is not None and cancelled():
                 self.stop()
@@ -76,14 +86,20 @@ class WorkerProcess:
                 raise BackgroundError(str(payload))
 
     def stop(self) -> None:
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.terminate()
-            self._process.join(5)
+        """End the child. Closing the pipe lets an idle child return by itself (given 2 s): a killed one leaves the semaphores its libraries made registered, and Python then
+        reports them as leaked on the user's terminal. A busy one (a cancel) is killed at once."""
         if self._connection is not None:
             self._connection.close()
+        if self._process is not None:
+            if self._busy:
+                self._process.terminate()
+            self._process.join(2)
+            if self._process.is_alive():
+                self._process.terminate()
+                self._process.join(5)
         self._process = None
         self._connection = None
+        self._busy = False
 
 
 # --- in the child -----------------------------------------------------------------------------

@@ -67,3 +67,15 @@ def render(document: Document, head: Callable[[Cue], str], default_after: str) -
         parts.append(after)
     parts.append(document.trailer)
     return "".join(parts)
+
+
+def cue_head(label: object, cue: Cue, as_read: bool, format_time: Callable[[int], str]) -> str:
+    """A cue's label line (when it has one) and its timing line: the line as read where the
+    document came in this format, else written afresh with the format's ``format_time``."""
+    timing = cue.timing_line if as_read else None
+    if timing is None:
+        timing = f"{format_time(cue.start)} --> {format_time(cue.end)}"
+        if cue.settings:
+            timing += " " + cue.settings
+        timing += "\n"
+    return (f"{label}\n" if label is not None else "") + timing

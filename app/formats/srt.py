@@ -17,7 +17,7 @@ from pathlib import Path
 from pysrt import SubRipTime
 
 from app.core.model import Cue, Document
-from app.formats.common import make_cue, render, timing_warnings
+from app.formats.common import cue_head, make_cue, render, timing_warnings
 from app.formats.errors import FormatError
 
 _TIME = r"(\d{1,3}):(\d{1,2}):(\d{1,2})(?:[,.:](\d{1,3}))?"
@@ -119,13 +119,7 @@ def _check_body(lines: list[str], first: int, stop: int, path: Path | None) -> N
 
 def _head(cue: Cue, as_read: bool) -> str:
     number = cue.identifier if as_read and cue.identifier is not None else cue.index
-    timing = cue.timing_line if as_read else None
-    if timing is None:
-        timing = f"{format_time(cue.start)} --> {format_time(cue.end)}"
-        if cue.settings:
-            timing += " " + cue.settings
-        timing += "\n"
-    return (f"{number}\n" if number is not None else "") + timing
+    return cue_head(number, cue, as_read, format_time)
 
 
 def write(document: Document) -> str:

@@ -16,7 +16,7 @@ from webvtt.errors import MalformedCaptionError
 from webvtt.models import Timestamp
 
 from app.core.model import Cue, Document
-from app.formats.common import make_cue, render, timing_warnings
+from app.formats.common import cue_head, make_cue, render, timing_warnings
 from app.formats.errors import FormatError
 
 _TIMING = re.compile(r"[ \t]*(\S+)[ \t]+-->[ \t]+(\S+)((?:[ \t].*)?)")
@@ -104,14 +104,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
 
 
 def _head(cue: Cue, as_read: bool) -> str:
-    identifier = cue.identifier if as_read else None
-    timing = cue.timing_line if as_read else None
-    if timing is None:
-        timing = f"{format_time(cue.start)} --> {format_time(cue.end)}"
-        if cue.settings:
-            timing += " " + cue.settings
-        timing += "\n"
-    return (f"{identifier}\n" if identifier is not None else "") + timing
+    return cue_head(cue.identifier if as_read else None, cue, as_read, format_time)
 
 
 def write(document: Document) -> str:

@@ -50,6 +50,24 @@ def test_bad_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
     assert f"{broken}:2: unreadable timing line" in punctum("info", str(broken)).stderr
 
 
+def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
+    (tmp_path / "broken.toml").write_text("[train\n")
+    (tmp_path / "typo.toml").write_text('[train]\noutput = "run"\nlearning_rate = 0.1\n')
+    source = '[[source]]\nname = "en"\nkind = "text"\npath = "en"\nlanguage = "en"\n'
+    (tmp_path / "both.toml").write_text(f'[train]\nsources_from = "typo.toml"\n\n{source}')
+    expected = {
+        "missing.toml": "cannot read",
+        "broken.toml": "is not a valid TOML file",
+        "typo.toml": "unknown setting learning_rate",
+        "both.toml": "give sources or sources_from, not both",
+    }
+    for name, message in expected.items():
+        result = punctum("train", "--config", str(tmp_path / name))
+        assert result.returncode == 3, (name, result.stderr)
+        assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+    assert not (tmp_path / "run").exists()
+
+
 def test_usage_errors_exit_2() -> None:
     assert punctum().returncode == 2
     assert punctum("info").returncode == 2

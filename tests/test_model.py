@@ -189,6 +189,23 @@ def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> 
     load_model(tmp_path / "stage2" / "best")  # the partly frozen model saves everything it needs
 
 
+def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Path) -> None:
+    from app.ml.train import TrainConfig
+
+    (tmp_path / "first.toml").write_text(
+        '[train]\noutput = "first"\n\n'
+        '[[source]]\nname = "en"\nkind = "text"\npath = "en"\nlanguage = "en"\nweight = 2.0\n'
+    )
+    (tmp_path / "more.toml").write_text(
+        '[train]\noutput = "more"\ninit_from = "first/best"\nsources_from = "first.toml"\nseed = 5\n'
+    )
+    first = TrainConfig.load(tmp_path / "first.toml")
+    more = TrainConfig.load(tmp_path / "more.toml")
+    assert more.sources == first.sources and more.sources[0]["weight"] == 2.0
+    assert more.init_from == (tmp_path / "first" / "best").resolve()
+    assert (more.output, more.seed) == ((tmp_path / "more").resolve(), 5)
+
+
 def test_mark_bias_restores_a_timid_models_decisions() -> None:
     torch.manual_seed(4)
     gold = torch.randint(0, 3, (5000,))

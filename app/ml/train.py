@@ -15,7 +15,7 @@ import random
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,17 @@ from torch import nn
 from tqdm import tqdm
 
 from app.audio.frames import SIZE as FRAME_FEATURES
+from app.core.errors import PunctumError
 from app.core.marks import MODEL_MARKS
 from app.ml import data as corpora
 from app.ml import gaps
 from app.ml.evaluate import evaluate_documents
 from app.ml.packaging import build_model, load_weights, save_model, trainable_state
 from app.ml.windows import AudioEvidence, Encoded, encode_words, make_batch, window_end
+
+
+class TrainConfigError(PunctumError):
+    """A training configuration that cannot be read or makes no sense."""
 
 
 @dataclass
@@ -94,15 +99,34 @@ class TrainConfig:
 
     @classmethod
     def load(cls, path: Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = _read_toml(path)
         values = {**raw.get("train", {}), **(overrides or {})}
-        values["sources"] = raw.get("source", [])
         base = path.parent
+        # A run that continues another one names that run's file for its data instead of
+        # repeating every source (and drifting from it when one of them changes).
+        sources_from = values.pop("sources_from", None)
+        values["sources"] = raw.get("source", [])
+        if sources_from:
+            if values["sources"]:
+                raise TrainConfigError(f"{path}: give sources or sources_from, not both")
+            values["sources"] = _read_toml(base / sources_from).get("source", [])
+        unknown = sorted(set(values) - {f.name for f in fields(cls)})
+        if unknown:
+            raise TrainConfigError(f"{path}: unknown setting {', '.join(unknown)}")
         values["output"] = (base / values.get("output", "runs/model")).resolve()
         values["data_root"] = (base / values.get("data_root", "../shared/data")).resolve()
         if values.get("init_from"):
             values["init_from"] = (base / values["init_from"]).resolve()
         return cls(**values)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise TrainConfigError(f"cannot read {path}: {error.strerror or error}") from error
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise TrainConfigError(f"{path} is not a valid TOML file: {error}") from error
 
 
 # --- data -------------------------------------------------------------------------------------

@@ -206,6 +206,35 @@ def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Pat
     assert (more.output, more.seed) == ((tmp_path / "more").resolve(), 5)
 
 
+def test_runs_with_different_seeds_share_a_dev_sample_when_it_has_its_own_seed(tmp_path: Path) -> None:
+    from app.ml.train import TrainConfig, dev_documents
+
+    calls = tmp_path / "data" / "calls"
+    calls.mkdir(parents=True)
+    for number in range(20):
+        rows = [f"call{number}word{i}|1|{i}.0|{i}.5|{'.' if i % 6 == 5 else ''}||LC|[]|||" for i in range(30)]
+        (calls / f"{number:02d}.nlp").write_text(
+            "token|speaker|ts|endTs|punctuation|prepunctuation|case|tags\n" + "\n".join(rows)
+        )
+
+    def dev_calls(seed: int, dev_seed: int | None) -> list[str]:
+        config = TrainConfig(
+            output=tmp_path / "run",
+            data_root=tmp_path / "data",
+            seed=seed,
+            dev_seed=dev_seed,
+            max_words_per_source=100,
+            dev_words_per_source=60,
+            sources=[{"name": "calls", "kind": "earnings22", "path": "calls"}],
+        )
+        return [document.name for document in dev_documents(config)]
+
+    # Without a dev seed, each run's seed draws its own dev sample (so their dev scores differ in kind).
+    assert dev_calls(1, None) != dev_calls(2, None)
+    assert dev_calls(1, 7) == dev_calls(2, 7) == dev_calls(3, 7)
+    assert len(dev_calls(1, 7)) == 2
+
+
 def test_mark_bias_restores_a_timid_models_decisions() -> None:
     torch.manual_seed(4)
     gold = torch.randint(0, 3, (5000,))

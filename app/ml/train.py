@@ -52,6 +52,10 @@ class TrainConfig:
     data_root: Path
     encoder: str | None = None
     seed: int = 13
+    # The dev sample's own seed, so that runs with different seeds are judged on the same words.
+    # Unset, the run's seed draws it too, interleaved with the training sample (as the shipped
+    # model's runs did; kept so they reproduce).
+    dev_seed: int | None = None
     steps: int = 2000
     batch_size: int = 8
     window_tokens: int = 192
@@ -318,7 +322,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         if config.only_branches and not name.startswith(("gap_branch.", "acoustic_branch.")):
             parameter.requires_grad = False
 
-    rng = random.Random(config.seed)
+    rng, dev_rng = _sampling_rngs(config)
     train_sources: list[tuple[float, list[EncodedDocument]]] = []
     dev_documents: list[corpora.LabelledText] = []
     inventory: dict[str, Any] = {}
@@ -328,7 +332,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
             _word_cap(spec, config),
             rng,
         )
-        dev = _cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, rng)
+        dev = _cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, dev_rng)
         encoded = [
             EncodedDocument(
                 d,
@@ -491,12 +495,21 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
 
 def dev_documents(config: TrainConfig) -> list[corpora.LabelledText]:
     """The same dev documents training evaluated on."""
-    rng = random.Random(config.seed)
+    rng, dev_rng = _sampling_rngs(config)
     documents: list[corpora.LabelledText] = []
     for spec in config.sources:
-        _cap(load_source(spec, config.data_root, "train"), _word_cap(spec, config), rng)
-        documents.extend(_cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, rng))
+        if dev_rng is rng:  # the training sample's draws come first in the shared stream
+            _cap(load_source(spec, config.data_root, "train"), _word_cap(spec, config), rng)
+        documents.extend(
+            _cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, dev_rng)
+        )
     return documents
+
+
+def _sampling_rngs(config: TrainConfig) -> tuple[random.Random, random.Random]:
+    """Random sources for the training and the dev sample: one shared stream unless ``dev_seed`` is set."""
+    rng = random.Random(config.seed)
+    return rng, (rng if config.dev_seed is None else random.Random(config.dev_seed))
 
 
 def calibrate_model(

@@ -49,6 +49,7 @@ def _transfer(args: argparse.Namespace) -> int:
     from app.formats import write_document
     from app.services.transfer import accept_reference_suggestions, transfer_files, write_report
 
+    _check_outputs([args.reference, args.captions], [args.output, args.report])
     outcome = transfer_files(args.reference, args.captions, args.language)
     document = outcome.document
     accepted = accept_reference_suggestions(document, History(document), casing=not args.no_casing)
@@ -70,8 +71,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from app.core.history import History
-    from app.formats import write_document
-    from app.formats.atomic import write_bytes_atomically
+    from app.formats import write_document, write_file
     from app.services.punctuate import (
         Punctuator,
         apply_suggestions,
@@ -87,6 +87,7 @@ def _punctuate(args: argparse.Namespace) -> int:
         raise UsageError("--media and --no-audio contradict each other")
     if args.timings and args.no_audio:
         raise UsageError("--timings and --no-audio contradict each other")
+    _check_outputs([args.input, args.media, args.timings], [args.output, args.suggestions])
     document = open_document(args.input)
     if args.timings:
         from app.services.documents import attach_timing_file
@@ -104,7 +105,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     for warning in info["warnings"]:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     if args.suggestions:
-        write_bytes_atomically(Path(args.suggestions), suggestions_json(document, info).encode())
+        write_file(args.suggestions, suggestions_json(document, info).encode())
     if args.output:
         write_document(document, args.output)
         language = f" ({info['language']})" if "language" in info else ""
@@ -245,8 +246,11 @@ def _export(args: argparse.Namespace) -> int:
     from app.services.batch import export_project
     from app.store.project import Project
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: is a file; --out names a folder")
     with Project(Path(args.project)) as project:
-        written = export_project(project, Path(args.out), args.format)
+        written = export_project(project, out, args.format)
     print(f"{len(written)} files written to {args.out}")
     return EXIT_OK
 
@@ -307,6 +311,33 @@ def _gui(args: argparse.Namespace) -> int:
 
 class UsageError(PunctumError):
     exit_code = EXIT_USAGE
+
+
+def _check_outputs(inputs: Sequence[str | None], outputs: Sequence[str | None]) -> None:
+    """Before any work: refuse outputs that would replace an input or each other, or that
+    cannot be written where they are named (so no output is left half done)."""
+    from pathlib import Path
+
+    taken = {Path(p).resolve() for p in inputs if p}
+    for output in filter(None, outputs):
+        path = Path(output)
+        if path.resolve() in taken:
+            raise UsageError(f"{output}: will not overwrite an input or another output; choose another name")
+        if path.is_dir():
+            raise UsageError(f"{output}: is a folder; name a file")
+        if not path.resolve().parent.is_dir():
+            raise UsageError(f"{output}: the folder {path.parent} does not exist")
+        taken.add(path.resolve())
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -382,7 +413,9 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--apply", choices=["all", "confident", "none"], default="none")
     batch.add_argument("--min-confidence", type=float, default=0.9, metavar="P")
     batch.add_argument("--model", metavar="DIR_OR_ID")
-    batch.add_argument("--workers", type=int, metavar="N", help="worker processes (default: by CPU count)")
+    batch.add_argument(
+        "--workers", type=_positive_int, metavar="N", help="worker processes (default: by CPU count)"
+    )
     batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
     batch.add_argument("--int8", action="store_true")
     batch.set_defaults(run=_batch)

@@ -68,6 +68,25 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+def test_bad_project_and_batch_arguments_are_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    (folder / "a.srt").write_bytes((SAMPLE / "sample.srt").read_bytes())
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    cases = [
+        (("batch", str(folder), "--project", str(folder)), 3, "is a folder, not a project file"),
+        (("batch", str(folder), "--project", str(tmp_path / "p.punctum"), "--workers", "-1"), 2, "1 or more"),
+        (("status", str(folder)), 3, "is a folder, not a project file"),
+        (("export", str(tmp_path / "p.punctum"), "--out", str(a_file)), 2, "--out names a folder"),
+    ]
+    for args, code, message in cases:
+        result = punctum(*args)
+        assert result.returncode == code, (args, result.stderr)
+        assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert a_file.read_text() == "not a folder"
+
+
 def test_usage_errors_exit_2() -> None:
     assert punctum().returncode == 2
     assert punctum("info").returncode == 2

@@ -169,6 +169,28 @@ def test_transfer_command_bad_input(tmp_path: Path, fixtures: Path) -> None:
     assert (tmp_path / "o.srt").read_bytes() == (fixtures / "styled.srt").read_bytes()
 
 
+def test_transfer_command_never_writes_over_its_inputs(tmp_path: Path, fixtures: Path) -> None:
+    reference = tmp_path / "reference.txt"
+    reference.write_text("So this is the first line of captions.\n")
+    captions = tmp_path / "captions.srt"
+    captions.write_bytes((fixtures / "styled.srt").read_bytes())
+    out = tmp_path / "out.srt"
+    for outputs, message in (
+        (["-o", str(reference)], "will not overwrite"),
+        (["-o", str(out), "--report", str(captions)], "will not overwrite"),
+        (["-o", str(out), "--report", str(out)], "will not overwrite"),
+        (["-o", str(out), "--report", str(tmp_path / "missing" / "r.json")], "does not exist"),
+        (["-o", str(tmp_path)], "is a folder"),
+    ):
+        result = punctum("transfer", str(reference), str(captions), *outputs)
+        assert result.returncode == 2, (outputs, result.stderr)
+        assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+        # Refused before any work: the inputs are as they were and no output was half written.
+        assert reference.read_text() == "So this is the first line of captions.\n"
+        assert captions.read_bytes() == (fixtures / "styled.srt").read_bytes()
+        assert not out.exists()
+
+
 def test_iwslt2011_asr_transfer_reaches_f1_90() -> None:
     from tests.benchmarks.eval_transfer_iwslt import evaluate
     from tests.conftest import shared_data

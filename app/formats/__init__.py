@@ -133,9 +133,14 @@ def write_document(
         raise WriteError(
             f"{path}: {bad!r} cannot be written in {target_encoding}; write it as UTF-8 instead"
         ) from None
-    try:
-        write_bytes_atomically(path, data)
-    except OSError as error:
-        raise WriteError(f"{path}: {error.strerror or error}") from None
+    write_file(path, data)
     if source is not None and path.resolve() == source.resolve():
         document.mark_saved()
+
+
+def write_file(path: Path | str, data: bytes) -> None:
+    """Write ``data`` atomically; a failure is a one-line ``WriteError``."""
+    try:
+        write_bytes_atomically(Path(path), data)
+    except OSError as error:
+        raise WriteError(f"{path}: {error.strerror or error}") from None

@@ -10,8 +10,7 @@ from app.align.transfer import transfer
 from app.core import commands
 from app.core.history import History
 from app.core.model import Document, Source, Status, Word
-from app.formats import FormatError, read_document
-from app.formats.atomic import write_bytes_atomically
+from app.formats import FormatError, read_document, write_file
 from app.formats.corpora import read_iwslt_xml, read_token_tags
 
 #: Reference formats beyond the caption formats, for evaluation sets.
@@ -74,4 +73,4 @@ def accept_reference_suggestions(document: Document, history: History, casing: b
 
 
 def write_report(report: dict[str, object], path: Path | str) -> None:
-    write_bytes_atomically(Path(path), (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode())
+    write_file(path, (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode())

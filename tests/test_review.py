@@ -37,6 +37,39 @@ def test_decisions_are_kept_in_the_autosave_and_come_back(sample: Path) -> None:
         again.close()
 
 
+def test_a_decision_the_project_cannot_save_is_not_shown_as_made(sample: Path) -> None:
+    import sqlite3
+
+    from app.store.project import ProjectError
+
+    session = ReviewSession.open(sample / "sample.srt")
+    session.add_reference(sample / "reference.txt")
+    first, second = [s.id for s in session.review_order() if s.casing is None][:2]
+    session.accept(first)
+    session.project.db.execute("PRAGMA busy_timeout = 100")  # fail fast instead of waiting 30 s
+    other = sqlite3.connect(str(session.project.path), isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another program holds the file
+    try:
+        with pytest.raises(ProjectError, match="could not be saved"):
+            session.accept(second)
+        with pytest.raises(ProjectError, match="could not be saved"):
+            session.undo()
+        assert session.document.suggestion(second).status is Status.PENDING
+        assert session.document.suggestion(first).status is Status.ACCEPTED
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    session.reject(second)
+    session.close()
+    again = ReviewSession.open(sample / "sample.srt")
+    try:
+        assert again.restored_decisions == 2  # the accept, and the reject made once the file was free
+        assert again.document.suggestion(first).status is Status.ACCEPTED
+        assert again.document.suggestion(second).status is Status.REJECTED
+    finally:
+        again.close()
+
+
 def test_captions_changed_on_disk_start_afresh_and_keep_the_old_work(sample: Path) -> None:
     session = ReviewSession.open(sample / "sample.srt", reference=sample / "reference.txt")
     session.add_reference(sample / "reference.txt")

@@ -333,7 +333,10 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
         target = out / relative
         if target.resolve() in inputs:
             raise WriteError(f"{target}: is an input file of this project; export to another folder")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise WriteError(f"{target.parent}: cannot make the folder ({error.strerror or error})") from None
         write_document(document, target, format=target_format)
         written.append(target)
     return written

@@ -233,12 +233,14 @@ class ReviewSession:
         self.document, self.history = self.project.load(self.file_id)
         return report
 
-    # --- decisions: each applied, then recorded before returning ----------------------------
+    # --- decisions: each recorded, then applied, before returning -----------------------------
+    # Recording first: a decision the project file could not take is not shown as made.
 
     def _do(self, step: Step, action: str, arguments: dict[str, Any]) -> Step | None:
-        if not self.history.do(step):
+        if not step.edits:
             return None
         self.project.record(self.file_id, action, arguments)
+        self.history.do(step)
         return step
 
     def accept(self, suggestion_id: int) -> Step | None:
@@ -274,16 +276,16 @@ class ReviewSession:
         return self._do(commands.accept_many(self.document, ids), "accept_many", {"suggestions": ids})
 
     def undo(self) -> Step | None:
-        step = self.history.undo()
-        if step is not None:
-            self.project.record(self.file_id, "undo", {})
-        return step
+        if self.history.undo_description is None:
+            return None
+        self.project.record(self.file_id, "undo", {})
+        return self.history.undo()
 
     def redo(self) -> Step | None:
-        step = self.history.redo()
-        if step is not None:
-            self.project.record(self.file_id, "redo", {})
-        return step
+        if self.history.redo_description is None:
+            return None
+        self.project.record(self.file_id, "redo", {})
+        return self.history.redo()
 
     # --- export -----------------------------------------------------------------------------
 

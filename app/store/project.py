@@ -120,6 +120,8 @@ class Project:
 
     def __init__(self, path: Path, create: bool = False) -> None:
         self.path = Path(path).resolve()
+        if self.path.is_dir():
+            raise ProjectError(f"{self.path}: is a folder, not a project file")
         if not create and not self.path.is_file():
             raise ProjectError(f"{self.path}: no such project file")
         if create and self.path.exists() and self.path.stat().st_size and not _is_sqlite(self.path):
@@ -155,11 +157,18 @@ class Project:
         file paths stored again relative to the copy's folder."""
         path = Path(path).resolve()
         partial = path.with_name(path.name + ".partial")
+        try:
+            self._write_copy(partial, path.parent)
+            partial.replace(path)
+        except (sqlite3.Error, OSError) as error:
+            partial.unlink(missing_ok=True)
+            raise ProjectError(f"{path}: the project could not be saved ({error})") from None
+
+    def _write_copy(self, partial: Path, folder: Path) -> None:
         partial.unlink(missing_ok=True)
         target = sqlite3.connect(str(partial))
         try:
             self.db.conn.backup(target)
-            folder = path.parent
             for entry in self.files():
                 target.execute(
                     "UPDATE files SET captions_path = ?, media_path = ?, reference_path = ?, timings_path = ?"
@@ -176,7 +185,6 @@ class Project:
             target.execute("PRAGMA journal_mode=DELETE")
         finally:
             target.close()
-        partial.replace(path)
 
     @property
     def folder(self) -> Path:
@@ -385,8 +393,11 @@ class Project:
             raise ProjectError(f"unknown action {action!r}")
         if by not in DECIDERS:
             raise ProjectError(f"unknown decider {by!r}")
-        with self.db.atomic():
-            return self._insert_decision(file_id, action, arguments, by)
+        try:
+            with self.db.atomic():
+                return self._insert_decision(file_id, action, arguments, by)
+        except sqlite3.Error as error:  # a locked database, a full disk, a vanished folder
+            raise ProjectError(f"{self.path}: the decision could not be saved ({error})") from None
 
     def _insert_decision(self, file_id: int, action: str, arguments: dict[str, Any], by: str) -> int:
         cursor = self.db.execute(

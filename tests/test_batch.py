@@ -169,6 +169,48 @@ def test_batch_resumes_after_sigkill_and_exports_exact_timings(tiny_model: Path,
     assert refused.returncode == 3 and "input file" in refused.stderr
 
 
+def _busy_workers(parent: int) -> list[int]:
+    """Pool workers of ``parent`` that have loaded torch: they are inside a file, not starting up."""
+    found = []
+    for child in Path(f"/proc/{parent}/task/{parent}/children").read_text().split():
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+            maps = Path(f"/proc/{child}/maps").read_text()
+        except OSError:
+            continue
+        if b"spawn_main" in command and b"resource_tracker" not in command and "libtorch" in maps:
+            found.append(int(child))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the worker through /proc")
+def test_a_worker_killed_mid_file_fails_that_file_instead_of_hanging(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
+    project = tmp_path / "work.punctum"
+    command = [
+        sys.executable, "-m", "app", "batch", str(folder), "--project", str(project),
+        "--model", str(tiny_model), "--workers", "1",
+    ]  # fmt: skip
+    run = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run.poll() is None and not _busy_workers(run.pid):
+            time.sleep(0.02)
+        workers = _busy_workers(run.pid)
+        assert workers, "the worker finished before it could be killed"
+        os.kill(workers[0], signal.SIGKILL)  # as the kernel's out-of-memory killer would
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert run.returncode == 0 and "Traceback" not in stderr, stderr
+    assert "talk: processing stopped: its worker process died" in stderr
+    assert _states(project) == {"talk": "failed"}
+
+
 def test_a_decision_survives_sigkill_a_millisecond_later(tmp_path: Path) -> None:
     path = tmp_path / "p.punctum"
     with Project(path, create=True) as project:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from queue import SimpleQueue
+from queue import Empty, SimpleQueue
 from typing import Any
 
 from app.core.commands import surest_per_gap
@@ -180,10 +180,15 @@ def run_batch(
     threads = max(1, (os.cpu_count() or 1) // workers)
     finished: SimpleQueue[tuple[int, dict[str, Any]]] = SimpleQueue()
     running: dict[int, tuple[int, str]] = {}
+    context = multiprocessing.get_context("spawn")
+    # Workers say which file they are on, so that one killed mid-file (out of memory, say) fails
+    # that file: the pool would replace the worker but never report its task, and wait for good.
+    taken: Any = context.SimpleQueue()
+    on_worker: dict[int, int] = {}
+    worker_died = False
     try:
-        with multiprocessing.get_context("spawn").Pool(
-            workers, initializer=_start_worker, initargs=(settings, threads)
-        ) as pool:  # leaving the block early (Ctrl+C) terminates the workers at once
+        # Leaving the block early (Ctrl+C) terminates the workers at once.
+        with context.Pool(workers, initializer=_start_worker, initargs=(settings, threads, taken)) as pool:
             while queue or running:
                 while queue and len(running) < workers:
                     entry = queue.pop(0)
@@ -196,7 +201,8 @@ def run_batch(
                     )
                     if on_progress:
                         on_progress(entry.stem, "started")
-                file_id, outcome = finished.get()
+                file_id, outcome = _next_outcome(finished, taken, running, on_worker)
+                worker_died = worker_died or bool(outcome.get("worker_died"))
                 job, stem = running.pop(file_id)
                 if "error" in outcome:
                     project.fail(file_id, job, outcome["error"])
@@ -211,12 +217,39 @@ def run_batch(
                     on_progress(stem, "failed" if "error" in outcome else "done")
             # All done: let the workers exit on their own. Killed while idle, a worker can leave
             # the pool's semaphores registered, and Python then warns of leaks on the terminal.
-            pool.close()
-            pool.join()
+            # A pool that lost a worker mid-task still counts that task and would wait for it.
+            if not worker_died:
+                pool.close()
+                pool.join()
     except KeyboardInterrupt:
         project.reset_interrupted()
         raise
     return summary
+
+
+def _next_outcome(
+    finished: SimpleQueue[tuple[int, dict[str, Any]]],
+    taken: Any,
+    running: dict[int, tuple[int, str]],
+    on_worker: dict[int, int],
+) -> tuple[int, dict[str, Any]]:
+    """The next file a worker finished, or one whose worker died on it (``on_worker``: the
+    worker process of each file, as the workers said)."""
+    while True:
+        try:
+            return finished.get(timeout=0.5)
+        except Empty:
+            pass
+        while not taken.empty():
+            pid, file_id = taken.get()
+            on_worker[file_id] = pid
+        alive = {child.pid for child in multiprocessing.active_children()}
+        for file_id, pid in on_worker.items():
+            if file_id in running and pid not in alive and finished.empty():
+                return file_id, {
+                    "error": "processing stopped: its worker process died (out of memory?)",
+                    "worker_died": True,
+                }
 
 
 def _deliver(
@@ -235,6 +268,7 @@ def _task(project: Project, file_id: int) -> dict[str, Any]:
     entry = project.file(file_id)
     row = project.db.execute("SELECT captions_bytes FROM files WHERE id = ?", [file_id]).fetchone()
     return {
+        "file_id": file_id,
         "captions": bytes(row[0]),
         "format": entry.captions_format,
         "path": str(entry.captions_path),
@@ -248,7 +282,7 @@ def _task(project: Project, file_id: int) -> dict[str, Any]:
 _WORKER: dict[str, Any] = {}
 
 
-def _start_worker(settings: BatchSettings, threads: int) -> None:
+def _start_worker(settings: BatchSettings, threads: int, taken: Any = None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl+C
@@ -259,10 +293,13 @@ def _start_worker(settings: BatchSettings, threads: int) -> None:
     os.environ["OMP_NUM_THREADS"] = str(threads)
     _WORKER["settings"] = settings
     _WORKER["threads"] = threads
+    _WORKER["taken"] = taken
 
 
 def _process(task: dict[str, Any]) -> dict[str, Any]:
     """One file, in a worker: reference transfer, then the model (with audio when there is media)."""
+    if _WORKER.get("taken") is not None:
+        _WORKER["taken"].put((os.getpid(), task["file_id"]))
     try:
         return _process_file(task)
     except PunctumError as error:

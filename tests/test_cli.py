@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,9 @@ def test_word_timings_are_counted(fixtures: Path) -> None:
 def test_bad_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
     broken = tmp_path / "broken.srt"
     broken.write_text("1\n00:00:01,000 --> 00:00:xx,000\nhello\n")
-    for target in (broken, tmp_path / "missing.srt", tmp_path / "notes.docx", tmp_path):
+    pipe = tmp_path / "pipe.srt"
+    os.mkfifo(pipe)  # nobody writes to it: reading it would wait for ever
+    for target in (broken, tmp_path / "missing.srt", tmp_path / "notes.docx", tmp_path, pipe):
         result = punctum("info", str(target))
         assert result.returncode == 3, (target, result.stderr)
         assert result.stderr.count("\n") == 1, result.stderr

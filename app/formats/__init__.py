@@ -49,6 +49,9 @@ def format_of(path: Path) -> str:
 def read_document(path: Path | str, format: str | None = None) -> Document:
     path = Path(path)
     format = format or format_of(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A pipe or a device would block the read, or never end it.
+        raise FormatError(path, None, "is not a regular file")
     try:
         data = path.read_bytes()
     except IsADirectoryError:

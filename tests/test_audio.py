@@ -82,6 +82,57 @@ def test_bad_media_gets_a_clear_reason(tmp_path: Path, monkeypatch: pytest.Monke
         decode_audio(VIDEO)
 
 
+def test_cut_and_empty_wav_files_are_refused(tmp_path: Path) -> None:
+    tone = (0.3 * np.sin(np.arange(10 * 22_050) * 0.05)).astype(np.float32)
+    whole = tmp_path / "whole.wav"
+    soundfile.write(whole, tone, 22_050, subtype="PCM_16")
+    assert abs(decode_audio(whole).size / SAMPLE_RATE - 10.0) < 0.01
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    with pytest.raises(AudioError, match="truncated"):
+        decode_audio(cut)
+    header_only = tmp_path / "header.wav"
+    soundfile.write(header_only, np.zeros(0, dtype=np.float32), 16_000)
+    with pytest.raises(AudioError, match="no samples"):
+        decode_audio(header_only)
+
+
+@requires_ffmpeg
+def test_mp3_without_a_length_index_is_not_called_truncated(tmp_path: Path) -> None:
+    # Without a Xing header ffprobe guesses the length from the first frame's bitrate: a silent
+    # first second and loud noise after it make the guess more than twice too long.
+    mp3 = tmp_path / "vbr.mp3"
+    source = "aevalsrc='if(lt(t,1),0,0.5*(random(0)-0.5))':d=120:s=44100"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", source, "-c:a", "libmp3lame", "-q:a", "0",
+         "-write_xing", "0", str(mp3)],
+        check=True,
+    )  # fmt: skip
+    assert abs(decode_audio(mp3).size / SAMPLE_RATE - 120.0) < 0.5
+
+
+@requires_ffmpeg
+def test_a_badly_damaged_file_ends_with_an_answer_not_a_hang(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.m4a"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=f=300:d=240", "-c:a", "aac", "-b:a", "64k", str(clean)],
+        check=True,
+    )  # fmt: skip
+    data = bytearray(clean.read_bytes())
+    rng = np.random.default_rng(3)
+    # One byte in a hundred of the audio data (the index at the end left whole): about 1 MB of
+    # decoder complaints, far more than a pipe holds.
+    for position in rng.integers(4096, len(data) - 100_000, size=len(data) // 100):
+        data[position] ^= 0x5A
+    damaged = tmp_path / "damaged.m4a"
+    damaged.write_bytes(bytes(data))
+    # Either outcome is an answer; before, ffmpeg's unread complaints filled a pipe and it waited for ever.
+    try:
+        decode_audio(damaged)
+    except AudioError as error:
+        assert "damaged.m4a" in str(error)
+
+
 @requires_ffmpeg
 def test_estimated_timings_put_an_inserted_silence_at_the_right_gap(
     sample_audio: np.ndarray, tmp_path: Path

@@ -7,8 +7,10 @@ Nothing holds the whole track unless asked: a 2-hour film streams through in fix
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,9 @@ from app.audio.errors import AudioError
 SAMPLE_RATE = 16_000
 CHUNK_SECONDS = 30.0
 SOUNDFILE_SUFFIXES = {".wav", ".flac", ".ogg", ".oga"}
+ESTIMATED_LENGTH_FORMATS = {"mp3", "aac"}
+# libsndfile's note on a WAV whose data chunk is shorter than its header says.
+_SHORT_DATA = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
 FFMPEG_HINT = "ffmpeg is not installed (Debian/Ubuntu: sudo apt install ffmpeg; macOS: brew install ffmpeg)"
 
 
@@ -32,6 +37,9 @@ class MediaInfo:
     channels: int
     has_video: bool
     reader: str = "ffmpeg"  # or "soundfile", for the formats libsndfile reads itself
+    # Raw MP3 and AAC streams without an index: ffprobe guesses their length from the first
+    # frames' bitrate, so a shorter decode is no sign of truncation.
+    duration_estimated: bool = False
 
 
 def ffmpeg_path() -> str:
@@ -80,6 +88,7 @@ def probe(path: Path) -> MediaInfo:
         sample_rate=int(stream.get("sample_rate") or 0),
         channels=int(stream.get("channels") or 0),
         has_video=any(s.get("codec_type") == "video" for s in streams),
+        duration_estimated=str(described.get("format", {}).get("format_name")) in ESTIMATED_LENGTH_FORMATS,
     )
 
 
@@ -105,6 +114,15 @@ def _soundfile_info(path: Path) -> MediaInfo | None:
         info = soundfile.info(str(path))
     except (RuntimeError, soundfile.LibsndfileError):
         return None  # not something libsndfile reads: let ffmpeg try
+    if info.frames == 0:
+        raise AudioError(path, "the audio stream holds no samples")
+    short = _SHORT_DATA.search(info.extra_info or "")
+    # A header still saying 0 or 4 GB is a recorder's stream that was never finalised, not a cut.
+    if short and 0 < int(short.group(2)) < int(short.group(1)) < 0xFFFFFF00:
+        raise AudioError(
+            path,
+            f"the file is truncated: {info.duration:.1f} s of audio present, its header announces more",
+        )
     return MediaInfo(
         path, float(info.duration), info.format.lower(), info.samplerate, info.channels, False, "soundfile"
     )
@@ -139,24 +157,27 @@ def _stream_ffmpeg(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray
         "-map", "0:a:0", "-vn", "-ac", "1", "-ar", str(SAMPLE_RATE), "-f", "s16le", "-",
     ]  # fmt: skip
     chunk_bytes = 2 * int(chunk_seconds * SAMPLE_RATE)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert process.stdout is not None and process.stderr is not None
-    decoded = 0
-    try:
-        while True:
-            data = process.stdout.read(chunk_bytes)
-            if not data:
-                break
-            samples = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2")
-            decoded += samples.size
-            yield (samples.astype(np.float32) / 32768.0)
-    finally:
-        if process.poll() is None:
-            process.kill()  # the consumer stopped early (cancel): do not leave ffmpeg running
-        process.stdout.close()
-        errors = process.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        process.stderr.close()
-        status = process.wait()
+    # ffmpeg's complaints go to a file: a damaged file can fill a pipe with errors that nobody
+    # reads until the end, and ffmpeg then waits on it for ever.
+    with tempfile.TemporaryFile() as complaints:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=complaints)
+        assert process.stdout is not None
+        decoded = 0
+        try:
+            while True:
+                data = process.stdout.read(chunk_bytes)
+                if not data:
+                    break
+                samples = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2")
+                decoded += samples.size
+                yield (samples.astype(np.float32) / 32768.0)
+        finally:
+            if process.poll() is None:
+                process.kill()  # the consumer stopped early (cancel): do not leave ffmpeg running
+            process.stdout.close()
+            status = process.wait()
+        complaints.seek(0)
+        errors = complaints.read().decode("utf-8", "replace").strip().splitlines()
     if status != 0 and status != -9:
         reason = errors[-1] if errors else f"ffmpeg exited with status {status}"
         if "decoder" in reason.lower() and "not found" in reason.lower():
@@ -165,7 +186,11 @@ def _stream_ffmpeg(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray
     if decoded == 0:
         raise AudioError(info.path, "the audio stream holds no samples (damaged or truncated file)")
     seconds = decoded / SAMPLE_RATE
-    if info.duration and seconds < info.duration - max(1.0, 0.02 * info.duration):
+    if (
+        info.duration
+        and not info.duration_estimated
+        and seconds < info.duration - max(1.0, 0.02 * info.duration)
+    ):
         raise AudioError(
             info.path,
             f"the file is truncated: {seconds:.1f} s of audio decoded, {info.duration:.1f} s announced",

@@ -280,6 +280,33 @@ def test_cancel_stops_the_analysis_and_it_can_be_run_again(qtbot, window: MainWi
     assert window.session.document.suggestions
 
 
+def test_a_reference_waits_for_the_analysis_and_failures_after_it_get_a_dialog(
+    qtbot, window: MainWindow, sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.services.review import ReviewSession
+
+    # Storing the result can fail after the work itself went well (a full disk, say).
+    def full_disk(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ReviewSession, "store_analysis", full_disk)
+    (sample / "sample.mp4").unlink()  # text only, so the model is the slow part
+    window.open_captions(sample / "sample.srt", None, None)
+    wait_for_open(qtbot, window)
+    assert window.worker.busy
+    # The analysis replaces the suggestions when it ends: a reference opened now would have its
+    # decisions point at the model's suggestions instead.
+    window.add_reference(sample / "reference.txt")
+    assert "Not while suggestions are being made" in wait_for_error(qtbot, window)
+    window.last_error = None
+    qtbot.waitUntil(lambda: not window.worker.busy, timeout=ANALYSIS_TIMEOUT)
+    assert "No space left on device" in wait_for_error(qtbot, window)  # a dialog, not a silent stop
+
+    # A project saved under a name without a suffix gets one, so it can be opened again.
+    window.save_project_as(tmp_path / "my project")
+    assert (tmp_path / "my project.punctum").is_file()
+
+
 def test_lowest_confidence_first_starts_with_the_least_sure(qtbot, window: MainWindow, sample: Path) -> None:
     window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)

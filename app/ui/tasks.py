@@ -66,6 +66,8 @@ class Worker(QObject):
 
     busy_changed = Signal(bool)
     progress = Signal(str, float)
+    #: A task's own follow-up (storing its result, say) failed: the task's name and the reason.
+    follow_up_failed = Signal(str, str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -104,6 +106,8 @@ class Worker(QObject):
             self._tasks.remove(task)
         try:
             callback(value)
+        except Exception as error:  # raised in a Qt slot it would reach stderr only, unseen
+            self.follow_up_failed.emit(task.name, str(error) or type(error).__name__)
         finally:
             if not self._tasks:
                 self.busy_changed.emit(False)

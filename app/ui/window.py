@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import bisect
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,9 @@ class MainWindow(QMainWindow):
         self.process = shared_process()
         self.worker.progress.connect(self._progress)
         self.worker.busy_changed.connect(self._busy)
+        self.worker.follow_up_failed.connect(
+            lambda name, reason: self.show_error(f"The {name} step did not finish", reason)
+        )
         self.actions_by_name: dict[str, QAction] = {}
         self.setWindowTitle("Punctum")
         self.setAcceptDrops(True)
@@ -757,16 +761,28 @@ class MainWindow(QMainWindow):
     def set_media(self, media: Path) -> None:
         if self.session is None:
             return
-        self.session.relink_media(media)
+        try:
+            self.session.relink_media(media)
+        except (PunctumError, OSError) as error:
+            self.show_error("The media cannot be used", str(error))
+            return
         self.media.load(media)
         self._read_audio(media)
 
     def add_reference(self, reference: Path) -> None:
         if self.session is None:
             return
+        if self.worker.busy:
+            # The analysis replaces the file's suggestions when it ends; decisions made on the
+            # reference's meanwhile would then point at the wrong ones.
+            self.show_error(
+                "Not while suggestions are being made",
+                "Open the reference when the progress bar is done, or cancel it first.",
+            )
+            return
         try:
             report = self.session.add_reference(reference)
-        except (PunctumError, OSError) as error:
+        except (PunctumError, OSError, sqlite3.Error) as error:
             self.show_error("The reference cannot be used", str(error))
             return
         self._reload_models()
@@ -780,6 +796,8 @@ class MainWindow(QMainWindow):
             if not chosen:
                 return
             path = Path(chosen)
+        if not path.suffix:  # Qt's dialog adds none on Linux; without it the project would not reopen
+            path = path.with_suffix(".punctum")
         try:
             session = self.session.save_as(path)
         except (PunctumError, OSError) as error:

@@ -248,7 +248,8 @@ def test_dropped_files_open_together_and_are_remembered(qtbot, window: MainWindo
     from PySide6.QtGui import QDropEvent
 
     data = QMimeData()
-    data.setUrls([QUrl.fromLocalFile(str(sample / name)) for name in ("reference.txt", "sample.srt")])
+    names = ("reference.txt", "sample.srt", "notes.docx")
+    data.setUrls([QUrl.fromLocalFile(str(sample / name)) for name in names])
     event = QDropEvent(
         QPointF(10, 10),
         Qt.DropAction.CopyAction,
@@ -256,7 +257,10 @@ def test_dropped_files_open_together_and_are_remembered(qtbot, window: MainWindo
         Qt.MouseButton.LeftButton,
         Qt.KeyboardModifier.NoModifier,
     )
+    messages: list[str] = []
+    window.statusBar().messageChanged.connect(messages.append)
     window.dropEvent(event)
+    qtbot.waitUntil(lambda: "Not opened: notes.docx" in messages, timeout=5000)  # said, not silently dropped
     qtbot.waitUntil(lambda: window.session is not None, timeout=5000)
     entry = window.session.entry
     assert entry.captions_path == (sample / "sample.srt").resolve()

@@ -330,7 +330,11 @@ class MainWindow(QMainWindow):
                 "Nothing to open", f"{names}: no SRT or VTT captions or Punctum project among them"
             )
             return False
-        return self.open_captions(found["captions"], found["media"], found["reference"], found["timings"])
+        opened = self.open_captions(found["captions"], found["media"], found["reference"], found["timings"])
+        ignored = [p.name for p in paths if p not in found.values()]
+        if ignored:  # an unknown type, or a second file of a kind already chosen
+            self.statusBar().showMessage(f"Not opened: {', '.join(ignored)}", 10000)
+        return opened
 
     def open_captions(
         self,
@@ -878,7 +882,8 @@ class MainWindow(QMainWindow):
     # --- window events ----------------------------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
-        if event.mimeData().hasUrls():
+        # Only files on this machine can be opened; a web link is refused at the door.
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802

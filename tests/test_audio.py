@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -214,3 +215,12 @@ def test_timings_without_audio_come_from_the_cues() -> None:
     assert [t.source for t in timings][:2] == [TimingSource.NONE] * 2
     assert timings[2].pause_after == pytest.approx(0.8)  # between the cues
     assert timings[0].pause_after is None
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="permissions do not bind root")
+def test_media_the_user_may_not_read_is_reported_as_unreadable(tmp_path: Path) -> None:
+    locked = tmp_path / "locked.mp4"
+    locked.write_bytes(VIDEO.read_bytes())
+    locked.chmod(0)
+    with pytest.raises(AudioError, match="cannot be read"):
+        probe(locked)

@@ -58,6 +58,13 @@ def probe(path: Path) -> MediaInfo:
         raise AudioError(path, "no such file")
     if path.stat().st_size == 0:
         raise AudioError(path, "the file is empty")
+    # Opened here so that a file the user may not read is reported as such, not as one ffprobe
+    # finds no streams in.
+    try:
+        with path.open("rb") as media:
+            media.read(1)
+    except OSError as error:
+        raise AudioError(path, f"cannot be read ({error.strerror or error})") from None
     if path.suffix.lower() in SOUNDFILE_SUFFIXES:
         info = _soundfile_info(path)
         if info is not None:

@@ -86,14 +86,18 @@ class WorkerProcess:
                 raise BackgroundError(str(payload))
 
     def stop(self) -> None:
-        """End the child. Closing the pipe lets an idle child return by itself (given 2 s): a killed one leaves the semaphores its libraries made registered, and Python then
-        reports them as leaked on the user's terminal. A busy one (a cancel) is killed at once."""
+        """End the child. Closing the pipe lets an idle child return by itself: a killed one leaves
+        the semaphores its libraries made registered, and Python then reports them as leaked on
+        the user's terminal. A busy one (a cancel) is killed at once.
+
+        An idle child usually returns within a fraction of a second; the 5 s allowed cover a
+        machine busy with other work, where unloading torch takes longer."""
         if self._connection is not None:
             self._connection.close()
         if self._process is not None:
             if self._busy:
                 self._process.terminate()
-            self._process.join(2)
+            self._process.join(5)
             if self._process.is_alive():
                 self._process.terminate()
                 self._process.join(5)

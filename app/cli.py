@@ -321,13 +321,14 @@ def _check_outputs(inputs: Sequence[str | None], outputs: Sequence[str | None]) 
     taken = {Path(p).resolve() for p in inputs if p}
     for output in filter(None, outputs):
         path = Path(output)
-        if path.resolve() in taken:
+        resolved = path.resolve()
+        if resolved in taken:
             raise UsageError(f"{output}: will not overwrite an input or another output; choose another name")
         if path.is_dir():
             raise UsageError(f"{output}: is a folder; name a file")
-        if not path.resolve().parent.is_dir():
+        if not resolved.parent.is_dir():
             raise UsageError(f"{output}: the folder {path.parent} does not exist")
-        taken.add(path.resolve())
+        taken.add(resolved)
 
 
 def _positive_int(text: str) -> int:

@@ -459,3 +459,66 @@ def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path
     assert settings["acoustic_features"] == SIZE and reloaded.acoustic_branch is not None
     again, _ = predict_probabilities(reloaded, tokenizer, words, window_tokens=32, audio=audio)
     assert torch.allclose(again, heard, atol=1e-4)
+
+
+def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_model(
+    encoder_dir: Path, tmp_path: Path
+) -> None:
+    import numpy as np
+
+    from app.audio.frames import SIZE as FRAME_SIZE
+    from app.ml.gaps import SIZE, timed_gaps
+    from app.ml.windows import AudioEvidence
+
+    # A text model whose gap branch has learned something, so its stand-in for missing timings
+    # is part of how it reads plain text; then the same with a trained (here: randomised)
+    # acoustic branch that must stay silent where nothing was heard.
+    torch.manual_seed(0)
+    text_model, tokenizer, _ = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE)
+    assert text_model.gap_branch is not None
+    torch.nn.init.normal_(text_model.gap_branch.out.weight, std=0.5)
+    model, _, config = build_model(
+        str(encoder_dir),
+        lora_rank=2,
+        lora_alpha=4,
+        gap_features=SIZE,
+        acoustic_features=FRAME_SIZE,
+        silent_without_evidence=True,
+    )
+    model.load_state_dict(text_model.state_dict(), strict=False)
+    assert model.acoustic_branch is not None
+    torch.nn.init.normal_(model.acoustic_branch.out.weight, std=0.5)
+    torch.nn.init.normal_(model.acoustic_branch.absent, std=1.0)
+    text_model.eval()
+    model.eval()
+
+    words = ["so", "we", "left", "then", "it", "rained", "all", "day"] * 3
+    plain, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32)
+    unheard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32)
+    assert torch.equal(plain, unheard)
+
+    # Timings for the first half only: the timed words hear the virtual embedding in place of
+    # audio; the others are read exactly as the text model reads them with the same timings.
+    starts = [0.4 * i for i in range(len(words))]
+    gaps: list[list[float] | None] = list(timed_gaps(words, starts, [s + 0.3 for s in starts]))
+    half = len(words) // 2
+    gaps[half:] = [None] * (len(words) - half)
+    text_timed, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32, gaps=gaps)
+    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    assert torch.equal(text_timed[half:], timed[half:])
+    assert not torch.allclose(text_timed[: half - 1], timed[: half - 1], atol=1e-3)
+
+    audio = AudioEvidence(np.ones((1200, FRAME_SIZE), dtype=np.float16), [s + 0.3 for s in starts])
+    heard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, audio=audio)
+    assert not torch.allclose(plain, heard, atol=1e-3)
+
+    # The same weights without the flag: the stand-in reaches plain text too.
+    model.silent_without_evidence = False
+    assert not torch.allclose(
+        plain, predict_probabilities(model, tokenizer, words, window_tokens=32)[0], atol=1e-3
+    )
+    model.silent_without_evidence = True
+    save_model(model, config, tmp_path / "silent-model")
+    reloaded, _, settings = load_model(tmp_path / "silent-model")
+    assert settings["silent_without_evidence"] and reloaded.silent_without_evidence
+    assert torch.equal(predict_probabilities(reloaded, tokenizer, words, window_tokens=32)[0], plain)

@@ -55,10 +55,15 @@ def scores_from(
 
 
 def evaluate_documents(
-    model: PunctuationModel, tokenizer: Any, documents: Sequence[LabelledText], window_tokens: int
+    model: PunctuationModel,
+    tokenizer: Any,
+    documents: Sequence[LabelledText],
+    window_tokens: int,
+    gap_inputs: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Overall scores and scores per source."""
-    probabilities = predict_documents(model, tokenizer, documents, {"window_tokens": window_tokens})
+    """Overall scores and scores per source (the gap branch shown only ``gap_inputs``, if given)."""
+    settings = {"window_tokens": window_tokens, "gap_inputs": gap_inputs}
+    probabilities = predict_documents(model, tokenizer, documents, settings)
     result: dict[str, Any] = {"overall": scores_from(documents, probabilities)}
     for source in sorted({d.source for d in documents}):
         chosen = [i for i, d in enumerate(documents) if d.source == source]

@@ -16,6 +16,11 @@ around the end of each word (`app/audio/frames.py`) are down-sampled by two stri
 and the word's text features attend to them (cross-attention), so a rising pitch or a breath can
 reach the mark. Words without audio get a learned virtual embedding instead, and its output layer
 too starts at zero.
+
+With ``silent_without_evidence``, the acoustic branch adds exactly nothing to a word that has
+neither timing nor audio. Its virtual embedding still stands in for audio a timed word lacks, but
+text alone is then read by the text model alone (whose gap branch is part of it), so training the
+acoustic branch cannot move what users without media get.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ class PunctuationModel(nn.Module):
         self.casing_head = nn.Linear(2 * hidden, num_casings)
         self.gap_branch: GapBranch | None = None
         self.acoustic_branch: AcousticBranch | None = None
+        self.silent_without_evidence = False
 
     def add_gap_branch(self, features: int, width: int = 64, context: int = 0) -> None:
         self.gap_branch = GapBranch(
@@ -93,7 +99,12 @@ class PunctuationModel(nn.Module):
         if self.gap_branch is not None:
             marks = marks + self.gap_branch(text, gap_features, gap_present)
         if self.acoustic_branch is not None:
-            marks = marks + self.acoustic_branch(text, audio_frames, audio_present)
+            evidence = _any_evidence(gap_present, audio_present)
+            if not self.silent_without_evidence:
+                marks = marks + self.acoustic_branch(text, audio_frames, audio_present)
+            elif evidence is not None:  # else nothing was heard, and the text model's answer stands
+                heard = self.acoustic_branch(text, audio_frames, audio_present)
+                marks = marks + torch.where(evidence.unsqueeze(-1), heard, torch.zeros_like(heard))
         casing = self.casing_head(torch.cat([first, last], dim=-1))
         return marks, casing
 
@@ -181,6 +192,17 @@ class AcousticBranch(_Correction):
             heard = heard.clone()
             heard[present] = attended.squeeze(1).to(heard.dtype)
         return self.correct(text, heard)
+
+
+def _any_evidence(*presence: torch.Tensor | None) -> torch.Tensor | None:
+    """Which words have some evidence (batch, words); None when no word has any."""
+    given = [p for p in presence if p is not None]
+    if not given:
+        return None
+    combined = given[0]
+    for p in given[1:]:
+        combined = combined | p
+    return combined if bool(combined.any()) else None
 
 
 def _gather(states: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

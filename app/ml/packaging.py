@@ -45,6 +45,7 @@ def build_model(
     gap_features: int = 0,
     gap_context: int = 0,
     acoustic_features: int = 0,
+    silent_without_evidence: bool = False,
 ) -> tuple[PunctuationModel, Any, dict[str, Any]]:
     """A fresh model over the encoder, with trainable LoRA adapters and heads; and its tokenizer."""
     from peft import LoraConfig, get_peft_model
@@ -73,6 +74,7 @@ def build_model(
         model.add_gap_branch(gap_features, context=gap_context)
     if acoustic_features:
         model.add_acoustic_branch(acoustic_features, AUDIO_FRAMES)
+    model.silent_without_evidence = silent_without_evidence
     config = {
         "format": FORMAT,
         "encoder": encoder_name or BASE_ENCODER,
@@ -86,6 +88,7 @@ def build_model(
         "gap_features": gap_features,
         "gap_context": gap_context,
         "acoustic_features": acoustic_features,
+        "silent_without_evidence": silent_without_evidence,
     }
     return model, tokenizer, config
 
@@ -164,6 +167,7 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
         gap_features=int(config.get("gap_features", 0)),
         gap_context=int(config.get("gap_context", 0)),
         acoustic_features=int(config.get("acoustic_features", 0)),
+        silent_without_evidence=bool(config.get("silent_without_evidence", False)),
     )
     load_weights(model, directory)
     encoder: Any = model.encoder

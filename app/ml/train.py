@@ -95,6 +95,12 @@ class TrainConfig:
     # from a share of windows so its virtual embedding learns to stand in.
     acoustic_branch: bool = False
     drop_audio: float = 0.3
+    # The branches add nothing to words with neither timing nor audio, so training them leaves
+    # text without media exactly as the text model reads it.
+    silent_without_evidence: bool = False
+    # The gap branch stays as the text model trained it (it is part of the text path: its stand-in
+    # for missing timings shapes every prediction on text alone) and reads only timings, as there.
+    frozen_gap_branch: bool = False
     sources: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -307,10 +313,11 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         gap_features=gaps.SIZE if config.gap_branch else 0,
         gap_context=config.gap_context if config.gap_branch else 0,
         acoustic_features=FRAME_FEATURES if config.acoustic_branch else 0,
+        silent_without_evidence=config.silent_without_evidence,
     )
     packaging_config["window_tokens"] = config.window_tokens
     if config.gap_branch:
-        heard = any(spec["kind"] == "speech" for spec in config.sources)
+        heard = any(spec["kind"] == "speech" for spec in config.sources) and not config.frozen_gap_branch
         packaging_config["gap_inputs"] = list(gaps.FEATURES if heard else gaps.TIMING_FEATURES)
     if config.init_from is not None:
         load_weights(model, config.init_from, new_parts=("gap_branch.", "acoustic_branch."))
@@ -321,6 +328,9 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
             parameter.requires_grad = False
         if config.only_branches and not name.startswith(("gap_branch.", "acoustic_branch.")):
             parameter.requires_grad = False
+        if config.frozen_gap_branch and name.startswith("gap_branch."):
+            parameter.requires_grad = False
+    gap_inputs = packaging_config.get("gap_inputs")
 
     rng, dev_rng = _sampling_rngs(config)
     train_sources: list[tuple[float, list[EncodedDocument]]] = []
@@ -337,7 +347,9 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
             EncodedDocument(
                 d,
                 encode_words(tokenizer, d.words),
-                gaps.document_gaps(d.extras, d.words) if config.gap_branch else None,
+                gaps.restrict(gaps.document_gaps(d.extras, d.words), gap_inputs)
+                if config.gap_branch
+                else None,
                 _audio_of(d) if config.acoustic_branch else None,
             )
             for d in documents
@@ -448,7 +460,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         if state["step"] % config.eval_every == 0 or state["step"] == config.steps or out_of_time:
             model.eval()
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
-                scores = evaluate_documents(model, tokenizer, dev_documents, config.window_tokens)
+                scores = evaluate_documents(model, tokenizer, dev_documents, config.window_tokens, gap_inputs)
             model.train()
             ser = float(scores["overall"]["SER"])
             state["evaluations"].append(

@@ -99,12 +99,12 @@ class PunctuationModel(nn.Module):
         if self.gap_branch is not None:
             marks = marks + self.gap_branch(text, gap_features, gap_present)
         if self.acoustic_branch is not None:
-            evidence = _any_evidence(gap_present, audio_present)
             if not self.silent_without_evidence:
                 marks = marks + self.acoustic_branch(text, audio_frames, audio_present)
-            elif evidence is not None:  # else nothing was heard, and the text model's answer stands
+            elif (evidence := _any_evidence(gap_present, audio_present)) is not None:
+                # Words with no evidence keep the text model's answer exactly.
                 heard = self.acoustic_branch(text, audio_frames, audio_present)
-                marks = marks + torch.where(evidence.unsqueeze(-1), heard, torch.zeros_like(heard))
+                marks = marks + heard.masked_fill(~evidence.unsqueeze(-1), 0.0)
         casing = self.casing_head(torch.cat([first, last], dim=-1))
         return marks, casing
 

@@ -95,8 +95,8 @@ class TrainConfig:
     # from a share of windows so its virtual embedding learns to stand in.
     acoustic_branch: bool = False
     drop_audio: float = 0.3
-    # The branches add nothing to words with neither timing nor audio, so training them leaves
-    # text without media exactly as the text model reads it.
+    # The acoustic branch adds nothing to words with neither timing nor audio; with the gap branch
+    # frozen too, training leaves text without media exactly as the text model reads it.
     silent_without_evidence: bool = False
     # The gap branch stays as the text model trained it (it is part of the text path: its stand-in
     # for missing timings shapes every prediction on text alone) and reads only timings, as there.

@@ -305,6 +305,9 @@ def test_a_reference_waits_for_the_analysis_and_failures_after_it_get_a_dialog(
     window.last_error = None
     qtbot.waitUntil(lambda: not window.worker.busy, timeout=ANALYSIS_TIMEOUT)
     assert "No space left on device" in wait_for_error(qtbot, window)  # a dialog, not a silent stop
+    # The background process had stored the suggestions: the window shows them without a reopen.
+    assert window.session is not None and window.session.document.suggestions
+    assert window.suggestion_model is not None and window.suggestion_model.rowCount() > 0
 
     # A project saved under a name without a suffix gets one, so it can be opened again.
     window.save_project_as(tmp_path / "my project")

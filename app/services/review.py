@@ -211,7 +211,12 @@ class ReviewSession:
         if not self.document.suggestions and not decided:
             self.document.add_suggestions(list(analysis.suggestions))
         else:
-            self.document, self.history = self.project.load(self.file_id)
+            self.reload()
+
+    def reload(self) -> None:
+        """Show what the project file holds: after a step that stopped half way, the document in
+        memory may lack what the file took."""
+        self.document, self.history = self.project.load(self.file_id)
 
     def relink_media(self, media: Path) -> None:
         self.project.relink_media(self.file_id, media)
@@ -230,7 +235,7 @@ class ReviewSession:
         suggestions, report = self.reference_suggestions(reference)
         self.project.set_reference(self.file_id, reference)
         self.project.add_suggestions(self.file_id, suggestions)
-        self.document, self.history = self.project.load(self.file_id)
+        self.reload()
         return report
 
     # --- decisions: each recorded, then applied, before returning -----------------------------

@@ -143,9 +143,7 @@ class MainWindow(QMainWindow):
         self.process = shared_process()
         self.worker.progress.connect(self._progress)
         self.worker.busy_changed.connect(self._busy)
-        self.worker.follow_up_failed.connect(
-            lambda name, reason: self.show_error(f"The {name} step did not finish", reason)
-        )
+        self.worker.follow_up_failed.connect(self._follow_up_failed)
         self.actions_by_name: dict[str, QAction] = {}
         self.setWindowTitle("Punctum")
         self.setAcceptDrops(True)
@@ -752,6 +750,18 @@ class MainWindow(QMainWindow):
         redo.setText(f"&Redo {history.redo_description}" if history and history.can_redo else "&Redo")
         for name in ("export", "save_project", "open_media", "open_reference", "accept_above", "edit_word"):
             self.actions_by_name[name].setEnabled(self.session is not None)
+
+    def _follow_up_failed(self, name: str, reason: str) -> None:
+        self.show_error(f"The {name} step did not finish", reason)
+        if self.session is None:
+            return
+        # The background process may have stored its result before the step failed here.
+        try:
+            self.session.reload()
+        except Exception as error:  # the dialog above is already up; say why the view is older
+            self.statusBar().showMessage(f"The project could not be read again: {error}", 10000)
+        else:
+            self._reload_models()
 
     def show_error(self, title: str, text: str) -> None:
         """A dialog with the reason; it does not block, and the window stays usable."""

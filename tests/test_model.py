@@ -317,6 +317,15 @@ def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp
     assert torch.allclose(again, timed, atol=1e-4)
 
 
+def test_a_model_trained_on_timings_alone_is_not_shown_loudness_or_pitch() -> None:
+    from app.ml.gaps import FEATURES, TIMING_FEATURES, restrict
+
+    heard = [[0.8, 1.0, 0.2, 0.6, -0.4, 1.0], None]
+    assert restrict(heard, TIMING_FEATURES) == [[0.8, 1.0, 0.2, 0.0, 0.0, 0.0], None]
+    assert restrict(heard, FEATURES) == heard and restrict(heard, None) == heard
+    assert restrict(None, TIMING_FEATURES) is None
+
+
 # Two speakers for the gap-context test: a fast one pauses 0.05 s between words and 0.4 s at a
 # boundary, a slow one 0.6 s and 0.95 s. No single pause length separates both speakers' boundaries
 # from their other gaps; the pauses around a gap do. Boundaries fall at random, so the words cannot

@@ -42,6 +42,8 @@ def restrict(
     if vectors is None or names is None:
         return vectors
     keep = [name in names for name in FEATURES]
+    if all(keep):
+        return vectors
     return [None if v is None else [x if k else 0.0 for x, k in zip(v, keep, strict=True)] for v in vectors]
 
 

@@ -58,11 +58,17 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
     (tmp_path / "typo.toml").write_text('[train]\noutput = "run"\nlearning_rate = 0.1\n')
     source = '[[source]]\nname = "en"\nkind = "text"\npath = "en"\nlanguage = "en"\n'
     (tmp_path / "both.toml").write_text(f'[train]\nsources_from = "typo.toml"\n\n{source}')
+    change = '[[source_change]]\nname = "fr"\nweight = 2.0\n'
+    (tmp_path / "first.toml").write_text(f'[train]\noutput = "run"\n\n{source}')
+    (tmp_path / "unknown.toml").write_text(f'[train]\nsources_from = "first.toml"\n\n{change}')
+    (tmp_path / "alone.toml").write_text(f"[train]\n\n{source}\n{change}")
     expected = {
         "missing.toml": "cannot read",
         "broken.toml": "is not a valid TOML file",
         "typo.toml": "unknown setting learning_rate",
         "both.toml": "give sources or sources_from, not both",
+        "unknown.toml": "source_change names no source of sources_from: 'fr'",
+        "alone.toml": "source_change needs sources_from",
     }
     for name, message in expected.items():
         result = punctum("train", "--config", str(tmp_path / name))

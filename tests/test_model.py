@@ -205,6 +205,14 @@ def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Pat
     assert more.init_from == (tmp_path / "first" / "best").resolve()
     assert (more.output, more.seed) == ((tmp_path / "more").resolve(), 5)
 
+    # A continued run may change a named source of that file; the file itself stays as it was.
+    (tmp_path / "weighted.toml").write_text(
+        '[train]\nsources_from = "first.toml"\n\n[[source_change]]\nname = "en"\nweight = 3.0\n'
+    )
+    weighted = TrainConfig.load(tmp_path / "weighted.toml")
+    assert weighted.sources == [{**first.sources[0], "weight": 3.0}]
+    assert TrainConfig.load(tmp_path / "first.toml").sources[0]["weight"] == 2.0
+
 
 def test_runs_with_different_seeds_share_a_dev_sample_when_it_has_its_own_seed(tmp_path: Path) -> None:
     from app.ml.train import TrainConfig, dev_documents

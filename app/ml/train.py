@@ -114,12 +114,18 @@ class TrainConfig:
         base = path.parent
         # A run that continues another one names that run's file for its data instead of
         # repeating every source (and drifting from it when one of them changes).
+        # Its [[source_change]] entries change named sources of that file (a weight, say).
         sources_from = values.pop("sources_from", None)
         values["sources"] = raw.get("source", [])
+        changes = raw.get("source_change", [])
         if sources_from:
             if values["sources"]:
                 raise TrainConfigError(f"{path}: give sources or sources_from, not both")
-            values["sources"] = _read_toml(base / sources_from).get("source", [])
+            values["sources"] = _changed_sources(
+                _read_toml(base / sources_from).get("source", []), changes, path
+            )
+        elif changes:
+            raise TrainConfigError(f"{path}: source_change needs sources_from")
         unknown = sorted(set(values) - {f.name for f in fields(cls)})
         if unknown:
             raise TrainConfigError(f"{path}: unknown setting {', '.join(unknown)}")
@@ -128,6 +134,21 @@ class TrainConfig:
         if values.get("init_from"):
             values["init_from"] = (base / values["init_from"]).resolve()
         return cls(**values)
+
+
+def _changed_sources(
+    sources: list[dict[str, Any]], changes: list[dict[str, Any]], path: Path
+) -> list[dict[str, Any]]:
+    changed = [dict(source) for source in sources]
+    for change in changes:
+        named = [source for source in changed if source.get("name") == change.get("name")]
+        if not named:
+            raise TrainConfigError(
+                f"{path}: source_change names no source of sources_from: {change.get('name')!r}"
+            )
+        for source in named:
+            source.update(change)
+    return changed
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

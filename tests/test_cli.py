@@ -62,6 +62,10 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
     (tmp_path / "first.toml").write_text(f'[train]\noutput = "run"\n\n{source}')
     (tmp_path / "unknown.toml").write_text(f'[train]\nsources_from = "first.toml"\n\n{change}')
     (tmp_path / "alone.toml").write_text(f"[train]\n\n{source}\n{change}")
+    (tmp_path / "deaf.toml").write_text(f"[train]\nacoustic_timing_context = 7\n\n{source}")
+    (tmp_path / "loose.toml").write_text(
+        f"[train]\ngap_branch = true\ngap_evidence_learns = true\n\n{source}"
+    )
     expected = {
         "missing.toml": "cannot read",
         "broken.toml": "is not a valid TOML file",
@@ -69,6 +73,8 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
         "both.toml": "give sources or sources_from, not both",
         "unknown.toml": "source_change names no source of sources_from: 'fr'",
         "alone.toml": "source_change needs sources_from",
+        "deaf.toml": "acoustic_timing_context needs gap_branch and acoustic_branch",
+        "loose.toml": "gap_evidence_learns is for a frozen_gap_branch",
     }
     for name, message in expected.items():
         result = punctum("train", "--config", str(tmp_path / name))

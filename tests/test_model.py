@@ -539,3 +539,104 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
     reloaded, _, settings = load_model(tmp_path / "silent-model")
     assert settings["silent_without_evidence"] and reloaded.silent_without_evidence
     assert torch.equal(predict_probabilities(reloaded, tokenizer, words, window_tokens=32)[0], plain)
+
+
+def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
+    encoder_dir: Path, tmp_path: Path
+) -> None:
+    from app.audio.frames import SIZE as FRAME_SIZE
+    from app.ml.gaps import SIZE, timed_gaps
+
+    # An audio stage on a text model whose gap branch stays frozen (here: never trained): only
+    # the acoustic branch's timing reader can learn what the pauses say.
+    text_model, model, tokenizer, config = _with_new_branch(
+        encoder_dir,
+        gap_features=SIZE,
+        acoustic_features=FRAME_SIZE,
+        acoustic_timing_context=2,
+        silent_without_evidence=True,
+    )
+    words = ["so", "we", "left", "then", "it", "rained"] * 4
+    starts = [0.4 * i for i in range(len(words))]
+    ends = [s + 0.3 for s in starts]
+    # A pause after every fourth word of a six-word refrain: the words alone cannot tell where.
+    for i in range(3, len(words) - 1, 4):
+        ends[i] -= 0.2
+    gaps = timed_gaps(words, starts, ends)
+    plain, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32)
+    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    assert torch.allclose(plain, timed, atol=1e-5)  # the new branch starts out changing nothing
+
+    assert model.acoustic_branch is not None and model.acoustic_branch.timing is not None
+    encoded = encode_words(tokenizer, words)
+    labels = torch.tensor([[2 if g is not None and g[1] == 1.0 else 0 for g in gaps]])
+
+    def make() -> tuple[Any, torch.Tensor]:
+        batch = make_batch([(encoded, 0, len(words))], tokenizer.cls_token_id, tokenizer.sep_token_id, 1)
+        batch.add_gaps([(gaps, 0, len(words))], SIZE)
+        return batch, labels
+
+    # The branch's timing reader is the only part of the model that sees the pauses.
+    _train_branch(model, model.acoustic_branch, make, steps=60, rate=1e-2)
+    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    assert (timed.argmax(dim=-1) == labels[0]).float().mean() > 0.95
+    # Without timings the words have no evidence, and the text model answers alone.
+    assert torch.equal(predict_probabilities(model, tokenizer, words, window_tokens=32)[0], plain)
+
+    save_model(model, config, tmp_path / "timing-reader-model")
+    reloaded, _, settings = load_model(tmp_path / "timing-reader-model")
+    assert settings["acoustic_timing_context"] == 2
+    again, _ = predict_probabilities(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
+    assert torch.allclose(again, timed, atol=1e-4)
+
+
+def test_an_audio_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach(
+    encoder_dir: Path, tmp_path: Path
+) -> None:
+    from app.audio.frames import SIZE as FRAME_SIZE
+    from app.ml.gaps import SIZE, timed_gaps
+    from app.ml.model import GapBranch
+    from app.ml.train import TrainConfig, choose_trainable
+
+    model, tokenizer, _ = build_model(
+        str(encoder_dir),
+        lora_rank=2,
+        lora_alpha=4,
+        gap_features=SIZE,
+        gap_context=2,
+        acoustic_features=FRAME_SIZE,
+        silent_without_evidence=True,
+    )
+    config = TrainConfig(
+        output=tmp_path,
+        data_root=tmp_path,
+        only_branches=True,
+        frozen_gap_branch=True,
+        gap_evidence_learns=True,
+    )
+    choose_trainable(model, config)
+    learning = {".".join(name.split(".")[:2]) for name, p in model.named_parameters() if p.requires_grad}
+    assert {"gap_branch.evidence", "gap_branch.context"} <= learning
+    assert all(
+        name.startswith(("gap_branch.evidence", "gap_branch.context", "acoustic_branch")) for name in learning
+    )
+
+    # Whatever those parts learn (here: random weights), words without timings read as before.
+    assert model.gap_branch is not None
+    torch.nn.init.normal_(model.gap_branch.out.weight, std=0.5)
+    model.eval()
+    words = ["so", "we", "left", "then", "it", "rained"] * 4
+    starts = [0.4 * i for i in range(len(words))]
+    gaps: list[list[float] | None] = list(timed_gaps(words, starts, [s + 0.3 for s in starts]))
+    half = len(words) // 2
+    gaps[half:] = [None] * (len(words) - half)
+    before, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    plain, _ = predict_probabilities(model, tokenizer, words, window_tokens=32)
+    with torch.no_grad():
+        for name, parameter in model.gap_branch.named_parameters():
+            if name.startswith(GapBranch.EVIDENCE_PARTS):
+                parameter.normal_(std=1.0)
+    after, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    assert torch.equal(before[half:], after[half:])
+    assert not torch.allclose(before[: half - 1], after[: half - 1], atol=1e-3)
+    assert torch.equal(predict_probabilities(model, tokenizer, words, window_tokens=32)[0], plain)

@@ -21,6 +21,11 @@ With ``silent_without_evidence``, the acoustic branch adds exactly nothing to a 
 neither timing nor audio. Its virtual embedding still stands in for audio a timed word lacks, but
 text alone is then read by the text model alone (whose gap branch is part of it), so training the
 acoustic branch cannot move what users without media get.
+
+With a timing reader (``timing_context`` > 0), the acoustic branch also reads the gap vectors
+around each timed word. A frozen gap branch keeps whatever the text runs taught it about pauses;
+this lets an audio stage still learn from timings, and from them alone when there is no audio
+(captions with word timings but no media). Its output layer starts at zero too.
 """
 
 from __future__ import annotations
@@ -55,10 +60,14 @@ class PunctuationModel(nn.Module):
             self.mark_head.in_features, features, self.mark_head.out_features, width, context
         )
 
-    def add_acoustic_branch(self, features: int, frames: int, width: int = 64) -> None:
+    def add_acoustic_branch(
+        self, features: int, frames: int, width: int = 64, gap_features: int = 0, timing_context: int = 0
+    ) -> None:
         self.acoustic_branch = AcousticBranch(
             self.mark_head.in_features, features, frames, self.mark_head.out_features, width
         )
+        if timing_context:
+            self.acoustic_branch.add_timing_reader(gap_features, timing_context)
 
     def mixed_layers(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         output = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
@@ -100,10 +109,12 @@ class PunctuationModel(nn.Module):
             marks = marks + self.gap_branch(text, gap_features, gap_present)
         if self.acoustic_branch is not None:
             if not self.silent_without_evidence:
-                marks = marks + self.acoustic_branch(text, audio_frames, audio_present)
+                marks = marks + self.acoustic_branch(
+                    text, audio_frames, audio_present, gap_features, gap_present
+                )
             elif (evidence := _any_evidence(gap_present, audio_present)) is not None:
                 # Words with no evidence keep the text model's answer exactly.
-                heard = self.acoustic_branch(text, audio_frames, audio_present)
+                heard = self.acoustic_branch(text, audio_frames, audio_present, gap_features, gap_present)
                 marks = marks + heard.masked_fill(~evidence.unsqueeze(-1), 0.0)
         casing = self.casing_head(torch.cat([first, last], dim=-1))
         return marks, casing
@@ -134,6 +145,9 @@ class GapBranch(_Correction):
     With ``context`` > 0, a convolution also reads the evidence of the ``context`` gaps on each
     side: a pause means more from a speaker who rarely pauses than from one who often does.
     """
+
+    # The parts that read the evidence itself; a word without evidence never reaches them.
+    EVIDENCE_PARTS = ("evidence.", "context.")
 
     def __init__(self, text_size: int, features: int, marks: int, width: int = 64, context: int = 0) -> None:
         super().__init__(text_size, marks, width)
@@ -178,9 +192,30 @@ class AcousticBranch(_Correction):
         self.position = nn.Parameter(torch.randn((frames + 3) // 4, width) * 0.02)
         self.query = nn.Linear(text_size, width)
         self.attention = nn.MultiheadAttention(width, 4, batch_first=True)
+        self.timing: nn.Sequential | None = None
+
+    def add_timing_reader(self, gap_features: int, context: int) -> None:
+        """Read the gap vectors of the ``context`` gaps on each side of a timed word as well."""
+        width = self.absent.numel()
+        # The extra input channel says which gaps have evidence at all.
+        reader = nn.Sequential(
+            nn.Conv1d(gap_features + 1, width, 2 * context + 1, padding=context),
+            nn.GELU(),
+            nn.Conv1d(width, width, 1),
+        )
+        last = reader[2]
+        assert isinstance(last, nn.Conv1d) and last.bias is not None
+        nn.init.zeros_(last.weight)  # starts as the branch without it
+        nn.init.zeros_(last.bias)
+        self.timing = reader
 
     def forward(
-        self, text: torch.Tensor, frames: torch.Tensor | None, present: torch.Tensor | None
+        self,
+        text: torch.Tensor,
+        frames: torch.Tensor | None,
+        present: torch.Tensor | None,
+        gap_features: torch.Tensor | None = None,
+        gap_present: torch.Tensor | None = None,
     ) -> torch.Tensor:
         heard = self.absent.expand(*text.shape[:-1], -1)
         if frames is not None and present is not None and bool(present.any()):
@@ -191,6 +226,11 @@ class AcousticBranch(_Correction):
             attended, _ = self.attention(query, keys, keys, need_weights=False)
             heard = heard.clone()
             heard[present] = attended.squeeze(1).to(heard.dtype)
+        if self.timing is not None and gap_features is not None and gap_present is not None:
+            flags = gap_present.unsqueeze(-1).to(gap_features.dtype)
+            around = torch.cat([gap_features * flags, flags], dim=-1).transpose(1, 2)
+            # Only timed words take it: the rest keep the stand-in (or what the audio says).
+            heard = heard + (self.timing(around).transpose(1, 2) * flags).to(heard.dtype)
         return self.correct(text, heard)
 
 

@@ -45,6 +45,7 @@ def build_model(
     gap_features: int = 0,
     gap_context: int = 0,
     acoustic_features: int = 0,
+    acoustic_timing_context: int = 0,
     silent_without_evidence: bool = False,
 ) -> tuple[PunctuationModel, Any, dict[str, Any]]:
     """A fresh model over the encoder, with trainable LoRA adapters and heads; and its tokenizer."""
@@ -73,7 +74,9 @@ def build_model(
     if gap_features:
         model.add_gap_branch(gap_features, context=gap_context)
     if acoustic_features:
-        model.add_acoustic_branch(acoustic_features, AUDIO_FRAMES)
+        model.add_acoustic_branch(
+            acoustic_features, AUDIO_FRAMES, gap_features=gap_features, timing_context=acoustic_timing_context
+        )
     model.silent_without_evidence = silent_without_evidence
     config = {
         "format": FORMAT,
@@ -88,6 +91,7 @@ def build_model(
         "gap_features": gap_features,
         "gap_context": gap_context,
         "acoustic_features": acoustic_features,
+        "acoustic_timing_context": acoustic_timing_context,
         "silent_without_evidence": silent_without_evidence,
     }
     return model, tokenizer, config
@@ -167,6 +171,7 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
         gap_features=int(config.get("gap_features", 0)),
         gap_context=int(config.get("gap_context", 0)),
         acoustic_features=int(config.get("acoustic_features", 0)),
+        acoustic_timing_context=int(config.get("acoustic_timing_context", 0)),
         silent_without_evidence=bool(config.get("silent_without_evidence", False)),
     )
     load_weights(model, directory)

@@ -30,6 +30,7 @@ from app.core.marks import MODEL_MARKS
 from app.ml import data as corpora
 from app.ml import gaps
 from app.ml.evaluate import evaluate_documents
+from app.ml.model import GapBranch
 from app.ml.packaging import build_model, load_weights, save_model, trainable_state
 from app.ml.windows import AudioEvidence, Encoded, encode_words, make_batch, window_end
 
@@ -98,9 +99,15 @@ class TrainConfig:
     # The acoustic branch adds nothing to words with neither timing nor audio; with the gap branch
     # frozen too, training leaves text without media exactly as the text model reads it.
     silent_without_evidence: bool = False
+    # With > 0, the acoustic branch also reads the gap vectors this many gaps on each side of a
+    # timed word, so an audio stage can still learn from timings while the gap branch is frozen.
+    acoustic_timing_context: int = 0
     # The gap branch stays as the text model trained it (it is part of the text path: its stand-in
     # for missing timings shapes every prediction on text alone) and reads only timings, as there.
     frozen_gap_branch: bool = False
+    # With the gap branch frozen, the parts of it that read the evidence itself still learn: they
+    # touch only words with timings, so text alone still reads exactly as before.
+    gap_evidence_learns: bool = False
     sources: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -129,6 +136,12 @@ class TrainConfig:
         unknown = sorted(set(values) - {f.name for f in fields(cls)})
         if unknown:
             raise TrainConfigError(f"{path}: unknown setting {', '.join(unknown)}")
+        if values.get("acoustic_timing_context") and not (
+            values.get("gap_branch") and values.get("acoustic_branch")
+        ):
+            raise TrainConfigError(f"{path}: acoustic_timing_context needs gap_branch and acoustic_branch")
+        if values.get("gap_evidence_learns") and not values.get("frozen_gap_branch"):
+            raise TrainConfigError(f"{path}: gap_evidence_learns is for a frozen_gap_branch")
         values["output"] = (base / values.get("output", "runs/model")).resolve()
         values["data_root"] = (base / values.get("data_root", "../shared/data")).resolve()
         if values.get("init_from"):
@@ -270,6 +283,19 @@ def _parameter_groups(model: nn.Module, config: TrainConfig, layers: int) -> lis
     return [{"params": params, "lr": rate, "initial_lr": rate} for rate, params in sorted(groups.items())]
 
 
+def choose_trainable(model: nn.Module, config: TrainConfig) -> None:
+    """Freeze what the config keeps as it is (built models start with adapters and heads trainable)."""
+    evidence_parts = tuple(f"gap_branch.{part}" for part in GapBranch.EVIDENCE_PARTS)
+    for name, parameter in model.named_parameters():
+        layer = _layer_number(name)
+        if name.startswith("encoder.") and layer is not None and layer < config.frozen_layers:
+            parameter.requires_grad = False
+        if config.only_branches and not name.startswith(("gap_branch.", "acoustic_branch.")):
+            parameter.requires_grad = False
+        if config.frozen_gap_branch and name.startswith("gap_branch."):
+            parameter.requires_grad = config.gap_evidence_learns and name.startswith(evidence_parts)
+
+
 def _layer_number(name: str) -> int | None:
     parts = name.split(".")
     if "layer" in parts:
@@ -334,6 +360,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         gap_features=gaps.SIZE if config.gap_branch else 0,
         gap_context=config.gap_context if config.gap_branch else 0,
         acoustic_features=FRAME_FEATURES if config.acoustic_branch else 0,
+        acoustic_timing_context=config.acoustic_timing_context if config.acoustic_branch else 0,
         silent_without_evidence=config.silent_without_evidence,
     )
     packaging_config["window_tokens"] = config.window_tokens
@@ -343,14 +370,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
     if config.init_from is not None:
         load_weights(model, config.init_from, new_parts=("gap_branch.", "acoustic_branch."))
         log(f"starting from {config.init_from}")
-    for name, parameter in model.named_parameters():
-        layer = _layer_number(name)
-        if name.startswith("encoder.") and layer is not None and layer < config.frozen_layers:
-            parameter.requires_grad = False
-        if config.only_branches and not name.startswith(("gap_branch.", "acoustic_branch.")):
-            parameter.requires_grad = False
-        if config.frozen_gap_branch and name.startswith("gap_branch."):
-            parameter.requires_grad = False
+    choose_trainable(model, config)
     gap_inputs = packaging_config.get("gap_inputs")
 
     rng, dev_rng = _sampling_rngs(config)

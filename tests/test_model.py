@@ -289,6 +289,24 @@ def _train_branch(
     model.eval()
 
 
+def _long_pauses_as_periods(
+    tokenizer: Any, words: list[str], gaps: list[list[float] | None]
+) -> tuple[Callable[[], tuple[Any, torch.Tensor]], torch.Tensor]:
+    """A batch maker for the words with their gaps, labelled with a period after each long pause;
+    and those labels."""
+    from app.ml.gaps import SIZE
+
+    encoded = encode_words(tokenizer, words)
+    labels = torch.tensor([[2 if g is not None and g[1] == 1.0 else 0 for g in gaps]])
+
+    def make() -> tuple[Any, torch.Tensor]:
+        batch = make_batch([(encoded, 0, len(words))], tokenizer.cls_token_id, tokenizer.sep_token_id, 1)
+        batch.add_gaps([(gaps, 0, len(words))], SIZE)
+        return batch, labels
+
+    return make, labels
+
+
 def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp_path: Path) -> None:
     from app.ml.gaps import SIZE, timed_gaps
 
@@ -307,13 +325,7 @@ def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp
 
     # A little training on pause-after-every-third-word data: the branch finds the pauses.
     assert model.gap_branch is not None
-    encoded = encode_words(tokenizer, words)
-    labels = torch.tensor([[2 if g is not None and g[1] == 1.0 else 0 for g in gaps]])
-
-    def make() -> tuple[Any, torch.Tensor]:
-        batch = make_batch([(encoded, 0, len(words))], tokenizer.cls_token_id, tokenizer.sep_token_id, 1)
-        batch.add_gaps([(gaps, 0, len(words))], SIZE)
-        return batch, labels
+    make, labels = _long_pauses_as_periods(tokenizer, words, gaps)
 
     _train_branch(model, model.gap_branch, make, steps=60, rate=1e-2)
     timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
@@ -568,13 +580,7 @@ def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
     assert torch.allclose(plain, timed, atol=1e-5)  # the new branch starts out changing nothing
 
     assert model.acoustic_branch is not None and model.acoustic_branch.timing is not None
-    encoded = encode_words(tokenizer, words)
-    labels = torch.tensor([[2 if g is not None and g[1] == 1.0 else 0 for g in gaps]])
-
-    def make() -> tuple[Any, torch.Tensor]:
-        batch = make_batch([(encoded, 0, len(words))], tokenizer.cls_token_id, tokenizer.sep_token_id, 1)
-        batch.add_gaps([(gaps, 0, len(words))], SIZE)
-        return batch, labels
+    make, labels = _long_pauses_as_periods(tokenizer, words, gaps)
 
     # The branch's timing reader is the only part of the model that sees the pauses.
     _train_branch(model, model.acoustic_branch, make, steps=60, rate=1e-2)

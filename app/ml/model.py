@@ -170,8 +170,7 @@ class GapBranch(_Correction):
         else:
             local = self.evidence(features)
             if self.context is not None:
-                flags = present.unsqueeze(-1).to(features.dtype)
-                around = torch.cat([features * flags, flags], dim=-1).transpose(1, 2)
+                around, _ = _channels_with_presence(features, present)
                 local = local + self.context(around).transpose(1, 2).to(local.dtype)
             evidence = torch.where(present.unsqueeze(-1), local, self.absent)
         return self.correct(text, evidence)
@@ -227,11 +226,19 @@ class AcousticBranch(_Correction):
             heard = heard.clone()
             heard[present] = attended.squeeze(1).to(heard.dtype)
         if self.timing is not None and gap_features is not None and gap_present is not None:
-            flags = gap_present.unsqueeze(-1).to(gap_features.dtype)
-            around = torch.cat([gap_features * flags, flags], dim=-1).transpose(1, 2)
+            around, flags = _channels_with_presence(gap_features, gap_present)
             # Only timed words take it: the rest keep the stand-in (or what the audio says).
             heard = heard + (self.timing(around).transpose(1, 2) * flags).to(heard.dtype)
         return self.correct(text, heard)
+
+
+def _channels_with_presence(
+    features: torch.Tensor, present: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gap evidence as a convolution reads it, (batch, features + 1, gaps): zeroed where absent,
+    with an extra channel saying where it is present; and those flags as (batch, gaps, 1)."""
+    flags = present.unsqueeze(-1).to(features.dtype)
+    return torch.cat([features * flags, flags], dim=-1).transpose(1, 2), flags
 
 
 def _any_evidence(*presence: torch.Tensor | None) -> torch.Tensor | None:

@@ -217,6 +217,18 @@ def test_timings_without_audio_come_from_the_cues() -> None:
     assert timings[0].pause_after is None
 
 
+def test_touching_cues_are_not_read_as_a_missing_pause() -> None:
+    # ASR captions often end one cue where the next begins; that is layout, not continuous speech.
+    captions = parse_document(
+        b"1\n00:00:01,000 --> 00:00:02,000\nwe should go home\n\n"
+        b"2\n00:00:02,000 --> 00:00:03,000\nthe end\n\n"
+        b"3\n00:00:03,100 --> 00:00:04,000\nof it\n",
+        "srt",
+    )
+    timings = word_timings(captions)
+    assert timings[3].pause_after is None and timings[5].pause_after is None
+
+
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="permissions do not bind root")
 def test_media_the_user_may_not_read_is_reported_as_unreadable(tmp_path: Path) -> None:
     locked = tmp_path / "locked.mp4"

@@ -20,6 +20,9 @@ from app.core.model import Document, Word
 
 FRAME = VAD_FRAME / SAMPLE_RATE  # seconds per speech-activity frame
 MIN_SILENCE = 0.1  # shorter dips in speech activity are stops and breaths inside words
+# Subtitle timing closes gaps shorter than about half a second between cues ("chaining"), and ASR
+# captions often let cues touch, so a short gap between two cues says nothing about a pause.
+CHAINED_CUE_GAP = 0.5
 
 
 class TimingSource(enum.StrEnum):
@@ -156,7 +159,8 @@ def _estimated(words: list[Word], start: float, end: float, track: AudioTrack) -
 
 
 def _link_cues(timings: list[WordTiming], track: AudioTrack | None) -> list[WordTiming]:
-    """Fill the pause after each cue's last word from the next cue's first word."""
+    """Fill the pause after each cue's last word from the next cue's first word (left unknown when
+    only the cue edges are known and they nearly touch)."""
     linked = list(timings)
     for index in range(len(linked) - 1):
         current, following = linked[index], linked[index + 1]
@@ -167,7 +171,10 @@ def _link_cues(timings: list[WordTiming], track: AudioTrack | None) -> list[Word
         elif track is not None:
             pause = track.silence_between(current.end, following.start)
         else:
-            pause = max(0.0, following.start - current.end)
+            gap = following.start - current.end
+            if TimingSource.NONE in (current.source, following.source) and gap < CHAINED_CUE_GAP:
+                continue  # cue edges this close are layout, not a measured pause
+            pause = max(0.0, gap)
         source = current.source if current.source != TimingSource.NONE else TimingSource.GIVEN
         linked[index] = WordTiming(current.start, current.end, pause, source)
     return linked

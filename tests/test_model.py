@@ -189,6 +189,86 @@ def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> 
     load_model(tmp_path / "stage2" / "best")  # the partly frozen model saves everything it needs
 
 
+def test_a_casing_stage_learns_only_mid_sentence_capitals_and_leaves_marks_alone(
+    encoder_dir: Path, tmp_path: Path
+) -> None:
+    from app.ml.data import UNKNOWN, from_punctuated_text, mid_sentence_casing
+    from app.ml.train import TrainConfig, train
+
+    text = "We met Anna in Paris. Then we left, and NASA called. Did I say so? Yes. " * 30
+    document = from_punctuated_text(text, "en", "toy")
+    shown = mid_sentence_casing(document)
+    # Sentence starts (We, Then, Did, Yes) are hidden; names, acronyms and "I" stay.
+    assert [w for w, c in zip(document.words[:16], shown, strict=False) if c == UNKNOWN] == [
+        "we",
+        "then",
+        "did",
+        "yes",
+    ]
+    assert [w for w, c in zip(document.words[:16], shown, strict=False) if c > 0] == [
+        "anna",
+        "paris",
+        "nasa",
+        "i",
+    ]
+
+    (tmp_path / "data" / "en").mkdir(parents=True)
+    (tmp_path / "data" / "en" / "a.txt").write_text(text)
+    (tmp_path / "data" / "dev.conllu").write_text(
+        "".join(f"# text = {s.strip()}.\n\n" for s in text.split(".")[:40])
+    )
+    sources = [
+        {"name": "toy", "kind": "text", "path": "en", "language": "en"},
+        {"name": "dev", "kind": "conllu", "path": "dev.conllu", "language": "en"},
+    ]
+    common = dict(data_root=tmp_path / "data", encoder=str(encoder_dir), batch_size=2, window_tokens=48)
+    common |= dict(eval_every=2, lora_rank=2, lora_alpha=4, warmup_steps=1, sources=sources)
+    train(TrainConfig(output=tmp_path / "text", steps=2, **common), log=lambda _: None)  # type: ignore[arg-type]
+    casing_stage = TrainConfig(
+        output=tmp_path / "casing",
+        steps=3,
+        init_from=tmp_path / "text" / "last",
+        only_casing_head=True,
+        casing_mid_sentence_only=True,
+        **common,  # type: ignore[arg-type]
+    )
+    train(casing_stage, resume=False, log=lambda _: None)
+    before = load_file(str(tmp_path / "text" / "last" / "weights.safetensors"))
+    after = load_file(str(tmp_path / "casing" / "last" / "weights.safetensors"))
+    assert after.keys() == before.keys()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and all(k.startswith("casing_head.") for k in changed)
+
+
+def test_an_acoustic_branch_moves_onto_another_text_model(encoder_dir: Path, tmp_path: Path) -> None:
+    from app.audio.frames import SIZE as FRAME_SIZE
+    from app.ml.gaps import SIZE
+    from app.ml.packaging import load_part
+
+    def hearing_model() -> tuple[Any, dict[str, Any]]:
+        model, _, config = build_model(
+            str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE, acoustic_features=FRAME_SIZE
+        )
+        return model, config
+
+    torch.manual_seed(1)
+    trained, config = hearing_model()
+    assert trained.acoustic_branch is not None
+    torch.nn.init.normal_(trained.acoustic_branch.out.weight, std=0.5)
+    save_model(trained, config, tmp_path / "heard")
+    torch.manual_seed(2)
+    other, _ = hearing_model()
+    load_part(other, tmp_path / "heard", "acoustic_branch.")
+    moved, kept = trained.state_dict(), other.state_dict()
+    assert all(torch.equal(moved[k], kept[k]) for k in kept if k.startswith("acoustic_branch."))
+    assert not torch.equal(moved["mark_head.weight"], kept["mark_head.weight"])
+
+    text_only, _, text_config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4)
+    save_model(text_only, text_config, tmp_path / "text")
+    with pytest.raises(ModelError, match="acoustic_branch does not fit"):
+        load_part(other, tmp_path / "text", "acoustic_branch")
+
+
 def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Path) -> None:
     from app.ml.train import TrainConfig
 
@@ -241,6 +321,29 @@ def test_runs_with_different_seeds_share_a_dev_sample_when_it_has_its_own_seed(t
     assert dev_calls(1, None) != dev_calls(2, None)
     assert dev_calls(1, 7) == dev_calls(2, 7) == dev_calls(3, 7)
     assert len(dev_calls(1, 7)) == 2
+
+
+def test_asr_noise_changes_words_but_keeps_every_mark() -> None:
+    import random
+
+    from app.ml.data import UNKNOWN, from_punctuated_text, with_asr_noise
+
+    text = " ".join(f"Word{i} some words here, then more text." for i in range(400))
+    clean = from_punctuated_text(text, "en", "test")
+    noisy = with_asr_noise(clean, 0.2, random.Random(5))
+
+    assert len(noisy.words) == len(noisy.labels) == len(noisy.casing)
+    # Marks never sit on neighbouring words here, so a dropped word always hands its mark on.
+    assert sorted(label for label in noisy.labels if label) == sorted(
+        label for label in clean.labels if label
+    )
+    changed = sum(a != b for a, b in zip(clean.words, noisy.words, strict=False))
+    assert changed > len(clean.words) * 0.1
+    assert abs(len(noisy.words) - len(clean.words)) < len(clean.words) * 0.05
+    # Inserted words are the only ones whose casing the loss ignores.
+    assert 0 < noisy.casing.count(UNKNOWN) < len(clean.words) * 0.1
+    assert with_asr_noise(clean, 0.2, random.Random(5)) == noisy
+    assert with_asr_noise(clean, 0.0, random.Random(5)).words == clean.words
 
 
 def test_mark_bias_restores_a_timid_models_decisions() -> None:

@@ -214,6 +214,48 @@ def words_between(document: LabelledText, first: int, stop: int, suffix: str = "
     )
 
 
+#: Mark classes after which a sentence starts.
+SENTENCE_END_CLASSES = frozenset(model_class(mark) for mark in ".?!")
+
+
+def mid_sentence_casing(document: LabelledText) -> list[int]:
+    """The document's casing classes with those of sentence-initial words unknown."""
+    return [
+        UNKNOWN if index == 0 or document.labels[index - 1] in SENTENCE_END_CLASSES else case
+        for index, case in enumerate(document.casing)
+    ]
+
+
+def with_asr_noise(document: LabelledText, rate: float, rng: random.Random) -> LabelledText:
+    """A copy of a document with errors of the kind speech recognition makes: about ``rate`` of
+    the words replaced by another word of the document (half of them), dropped or preceded by an
+    inserted word (a quarter each). ASR captions are never word-perfect, so a model trained only
+    on clean transcripts leans on cues an ASR transcript does not keep.
+
+    A dropped word's mark moves to the word before it, as a reference aligned to the ASR words
+    would put it; inserted words carry no mark and unknown casing. Word timings no longer fit the
+    words and are left out."""
+    words: list[str] = []
+    labels: list[int] = []
+    casing: list[int] = []
+    for word, label, case in zip(document.words, document.labels, document.casing, strict=True):
+        roll = rng.random()
+        if roll < rate / 2:
+            word = rng.choice(document.words)
+        elif roll < rate * 3 / 4:
+            if label and labels and not labels[-1]:
+                labels[-1] = label
+            continue
+        elif roll < rate:
+            words.append(rng.choice(document.words))
+            labels.append(0)
+            casing.append(UNKNOWN)
+        words.append(word)
+        labels.append(label)
+        casing.append(case)
+    return LabelledText(words, labels, casing, document.language, document.source, document.name + ":noisy")
+
+
 def split_words(document: LabelledText, fraction: float) -> tuple[LabelledText, LabelledText]:
     """The first ``fraction`` of a document and the rest, as two documents."""
     cut = int(len(document) * fraction)

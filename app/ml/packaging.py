@@ -106,22 +106,36 @@ def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
     }
 
 
-def load_weights(model: nn.Module, directory: Path, new_parts: tuple[str, ...] = ()) -> None:
-    """Put a saved model's weights into a freshly built one, refusing damaged or partial files.
-
-    Parameters under ``new_parts`` (such as a branch added for further training) may be missing.
-    """
+def _read_weights(directory: Path) -> tuple[Path, dict[str, torch.Tensor]]:
     weights_path = directory / WEIGHTS_NAME
     if not weights_path.is_file():
         _refuse_pickle_only(directory)
         raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
     try:
-        weights = load_file(str(weights_path))
+        return weights_path, load_file(str(weights_path))
     except Exception as error:  # safetensors raises its own error types for damaged files
         raise ModelError(f"{weights_path}: damaged weights ({error})") from None
+
+
+def load_weights(model: nn.Module, directory: Path, new_parts: tuple[str, ...] = ()) -> None:
+    """Put a saved model's weights into a freshly built one, refusing damaged or partial files.
+
+    Parameters under ``new_parts`` (such as a branch added for further training) may be missing.
+    """
+    weights_path, weights = _read_weights(directory)
     missing = {name for name in set(trainable_state(model)) - set(weights) if not name.startswith(new_parts)}
     if missing:
         raise ModelError(f"{weights_path}: {len(missing)} weights missing, e.g. {sorted(missing)[0]}")
+    model.load_state_dict(weights, strict=False)
+
+
+def load_part(model: nn.Module, directory: Path, part: str) -> None:
+    """Put the weights under ``part`` (a parameter-name prefix) of a saved model into ``model``."""
+    weights_path, every = _read_weights(directory)
+    weights = {name: value for name, value in every.items() if name.startswith(part)}
+    wanted = {name for name in trainable_state(model) if name.startswith(part)}
+    if not wanted or wanted != set(weights):
+        raise ModelError(f"{weights_path}: its {part.rstrip('.')} does not fit this model")
     model.load_state_dict(weights, strict=False)
 
 

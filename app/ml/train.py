@@ -31,7 +31,7 @@ from app.ml import data as corpora
 from app.ml import gaps
 from app.ml.evaluate import evaluate_documents
 from app.ml.model import GapBranch
-from app.ml.packaging import build_model, load_weights, save_model, trainable_state
+from app.ml.packaging import build_model, load_part, load_weights, save_model, trainable_state
 from app.ml.windows import AudioEvidence, Encoded, encode_words, make_batch, window_end
 
 
@@ -80,6 +80,9 @@ class TrainConfig:
     # A second stage starts from a trained model; its lowest layers may stay as they are, which
     # spares their backward pass.
     init_from: Path | None = None
+    # The acoustic branch starts from this model's (one trained beside an earlier text model's
+    # frozen parts) instead of from zero; it adds to the mark logits, so it carries over.
+    acoustic_branch_from: Path | None = None
     frozen_layers: int = 0
     # The gap branch learns from word timings where a corpus has them (dropped at random so the
     # same model also learns to do without); with only_branches, only the branches that read
@@ -108,6 +111,12 @@ class TrainConfig:
     # With the gap branch frozen, the parts of it that read the evidence itself still learn: they
     # touch only words with timings, so text alone still reads exactly as before.
     gap_evidence_learns: bool = False
+    # The casing head learns only the capitals a sentence start does not explain (names, acronyms,
+    # "I"): export capitalises sentence starts from the marks, and a head that also learned them
+    # proposes a capital wherever it alone sees a sentence end ("Saturday, A few").
+    casing_mid_sentence_only: bool = False
+    # Only the casing head learns; marks stay exactly as the model being continued gives them.
+    only_casing_head: bool = False
     sources: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -144,8 +153,9 @@ class TrainConfig:
             raise TrainConfigError(f"{path}: gap_evidence_learns is for a frozen_gap_branch")
         values["output"] = (base / values.get("output", "runs/model")).resolve()
         values["data_root"] = (base / values.get("data_root", "../shared/data")).resolve()
-        if values.get("init_from"):
-            values["init_from"] = (base / values["init_from"]).resolve()
+        for key in ("init_from", "acoustic_branch_from"):
+            if values.get(key):
+                values[key] = (base / values[key]).resolve()
         return cls(**values)
 
 
@@ -246,6 +256,8 @@ class EncodedDocument:
     encoded: Encoded
     gaps: list[list[float] | None] | None = None
     audio: AudioEvidence | None = None
+    # The casing the casing head learns (the text's own, or with sentence starts left out).
+    casing: list[int] = field(default_factory=list)
 
 
 class Sampler:
@@ -291,6 +303,8 @@ def choose_trainable(model: nn.Module, config: TrainConfig) -> None:
         if name.startswith("encoder.") and layer is not None and layer < config.frozen_layers:
             parameter.requires_grad = False
         if config.only_branches and not name.startswith(("gap_branch.", "acoustic_branch.")):
+            parameter.requires_grad = False
+        if config.only_casing_head and not name.startswith("casing_head."):
             parameter.requires_grad = False
         if config.frozen_gap_branch and name.startswith("gap_branch."):
             parameter.requires_grad = config.gap_evidence_learns and name.startswith(evidence_parts)
@@ -370,6 +384,9 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
     if config.init_from is not None:
         load_weights(model, config.init_from, new_parts=("gap_branch.", "acoustic_branch."))
         log(f"starting from {config.init_from}")
+    if config.acoustic_branch_from is not None:
+        load_part(model, config.acoustic_branch_from, "acoustic_branch.")
+        log(f"acoustic branch from {config.acoustic_branch_from}")
     choose_trainable(model, config)
     gap_inputs = packaging_config.get("gap_inputs")
 
@@ -384,6 +401,13 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
             rng,
         )
         dev = _cap(load_source(spec, config.data_root, "dev"), config.dev_words_per_source, dev_rng)
+        if spec.get("asr_noise"):
+            # A noisy copy beside each clean document; its own generator leaves the sampling of
+            # the other sources and of dev exactly as in runs without noise.
+            noise_rng = random.Random(f"{config.seed}:{spec['name']}")
+            documents = documents + [
+                corpora.with_asr_noise(d, float(spec["asr_noise"]), noise_rng) for d in documents
+            ]
         encoded = [
             EncodedDocument(
                 d,
@@ -392,6 +416,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
                 if config.gap_branch
                 else None,
                 _audio_of(d) if config.acoustic_branch else None,
+                corpora.mid_sentence_casing(d) if config.casing_mid_sentence_only else d.casing,
             )
             for d in documents
             if len(d) > 16
@@ -480,7 +505,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         casings = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)
         for row, (document, first, stop) in enumerate(windows):
             marks[row, : stop - first] = torch.tensor(document.text.labels[first:stop])
-            casings[row, : stop - first] = torch.tensor(document.text.casing[first:stop])
+            casings[row, : stop - first] = torch.tensor(document.casing[first:stop])
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
             mark_logits, casing_logits = model(**batch.model_inputs())
         mark_logits, casing_logits = mark_logits.float(), casing_logits.float()

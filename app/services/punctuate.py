@@ -22,6 +22,8 @@ DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "punc
 #: Languages whose typography puts a (non-breaking) space before these marks.
 _SPACED_MARKS = {"fr": set("?!:;")}
 _SENTENCE_END = {PERIOD, QUESTION}
+#: A lowercase word inside a sentence gets a capital suggested above this casing-head probability.
+CAPITAL_PROBABILITY = 0.5
 #: Scripts the model's training data covers; other text still gets a result, with a warning.
 _KNOWN_SCRIPTS = ("LATIN",)
 APPLY_CHOICES = ("all", "confident", "none")
@@ -236,7 +238,11 @@ def suggest(
         next_id += 1
     for index, (word, probs) in enumerate(zip(words, casing_probs, strict=True)):
         capital = probs[1] + probs[2]
-        if word.casing is Casing.LOWER and capital > 0.5 and not _starts_sentence(words, index):
+        if (
+            word.casing is Casing.LOWER
+            and capital > CAPITAL_PROBABILITY
+            and not _starts_sentence(words, index)
+        ):
             casing = Casing.UPPER if probs[2] > probs[1] else Casing.CAPITALISED
             suggestions.append(
                 Suggestion(

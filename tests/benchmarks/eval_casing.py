@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from app.ml import data as corpora
-from app.services.punctuate import Punctuator
+from app.services.punctuate import CAPITAL_PROBABILITY, Punctuator
 from tests.benchmarks.eval_model import UD
 from tests.conftest import SHARED_DATA
 
@@ -44,7 +44,7 @@ def casing_scores(documents: list[corpora.LabelledText], punctuator: Punctuator)
                 before is None
                 or max(range(len(before)), key=before.__getitem__) in corpora.SENTENCE_END_CLASSES
             )
-            head_capital = casing[index][1] + casing[index][2] > 0.5
+            head_capital = casing[index][1] + casing[index][2] > CAPITAL_PROBABILITY
             capital, reference_capital = starts or head_capital, case in (1, 2)
             right += capital and reference_capital
             proposed += capital

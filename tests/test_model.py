@@ -14,7 +14,7 @@ from safetensors.torch import load_file
 from app.ml.calibrate import expected_calibration_error, fit_bias, fit_temperature, micro_f1
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import ModelError, build_model, load_model, save_model
-from app.ml.windows import encode_words, make_batch
+from app.ml.windows import encode_words, make_batch, plan_windows
 from tests.ml_fixtures import WORDS, tiny_encoder
 
 
@@ -110,6 +110,42 @@ def test_long_documents_use_many_windows_and_keep_every_word(encoder_dir: Path) 
     assert marks.shape[0] == casing.shape[0] == 3000
     assert not torch.isnan(marks).any()
     assert (marks.sum(dim=-1) > 0.99).all()  # every word got a prediction
+
+
+def test_mean_merge_averages_every_window_that_holds_a_word(encoder_dir: Path, tmp_path: Path) -> None:
+    torch.manual_seed(3)
+    model, tokenizer, config = build_model(str(encoder_dir), lora_rank=4, lora_alpha=8)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.normal_(0, 0.5)
+    model.eval()
+    words = (WORDS * 4)[:60]
+    windows = plan_windows(encode_words(tokenizer, words), 30, 0.5)
+    (first_a, stop_a), (first_b, stop_b) = windows[0], windows[1]
+    word = stop_a - 1  # at the end of the first window and inside the second
+    assert first_b <= word
+    # Each window alone is a whole document of one window: the model's view from that window.
+    alone_a, _ = predict_probabilities(model, tokenizer, words[first_a:stop_a], window_tokens=32)
+    alone_b, _ = predict_probabilities(model, tokenizer, words[first_b:stop_b], window_tokens=32)
+    expected = torch.softmax(
+        (torch.log(alone_a[word - first_a]) + torch.log(alone_b[word - first_b])) / 2, dim=-1
+    )
+    merged, casing = predict_probabilities(model, tokenizer, words, window_tokens=32, merge="mean")
+    central, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, merge="central")
+    assert torch.allclose(merged[word], expected, atol=1e-4)
+    assert not torch.allclose(merged[word], central[word], atol=1e-3)
+    assert torch.allclose(merged.sum(dim=-1), torch.ones(len(words)), atol=1e-5)
+    assert torch.allclose(casing.sum(dim=-1), torch.ones(len(words)), atol=1e-5)
+    # A document that fits one window has nothing to merge.
+    short = words[first_a:stop_a]
+    assert torch.allclose(
+        predict_probabilities(model, tokenizer, short, window_tokens=32, merge="mean")[0], alone_a, atol=1e-6
+    )
+    # A model whose settings ask for a merge this Punctum does not know is refused, not guessed at.
+    save_model(model, {**config, "window_merge": "vote"}, tmp_path / "model")
+    with pytest.raises(ModelError, match="window_merge 'vote'"):
+        load_model(tmp_path / "model")
 
 
 def test_mark_bias_does_not_move_for_a_handful_of_words() -> None:

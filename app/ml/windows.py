@@ -88,6 +88,11 @@ def plan_windows(encoded: Encoded, budget: int, stride: float = 0.5) -> list[tup
     return windows
 
 
+#: How a word's predictions from the overlapping windows that hold it are merged (see
+#: ``app.ml.inference.predict_probabilities``).
+WINDOW_MERGES = ("central", "mean")
+
+
 def central_windows(windows: Sequence[tuple[int, int]], total: int) -> list[int]:
     """For each word, the window in which it sits furthest from a window edge (document edges
     do not count as edges: a word there has no context to miss)."""

@@ -4,17 +4,20 @@ xlm-roberta-base and xlm-roberta-large (random weights: speed does not depend on
 ratios measured in this one run. Each measurement runs in its own process. Prints JSON.
 
 Goal: >= 1,500 words/s; peak memory <= 1.5 GB.
-Run: `.venv/bin/python -m tests.benchmarks.bench_punctuate`
+Run: `.venv/bin/python -m tests.benchmarks.bench_punctuate [--model DIR]` (a model other than the
+shipped one, to compare)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 WORDS = 10_000
 COMPARE_WORDS = 2_000  # the big encoders are slow; they and the shipped one are timed on this many
@@ -36,15 +39,13 @@ SIZES = {
 
 def document(count: int, seed: int = 5) -> list[str]:
     """Lowercase running text drawn from the bundled sample's vocabulary."""
-    from pathlib import Path
-
     sample = Path(__file__).resolve().parents[2] / "resources" / "sample" / "reference.txt"
     vocabulary = [w.strip(".,?!:;\"'").lower() for w in sample.read_text(encoding="utf-8").split()]
     rng = random.Random(seed)
     return [rng.choice(vocabulary) for _ in range(count)]
 
 
-def measure(kind: str, count: int) -> dict[str, object]:
+def measure(kind: str, count: int, model_dir: str | None = None) -> dict[str, object]:
     import torch
 
     from app.ml.inference import predict_probabilities
@@ -55,7 +56,9 @@ def measure(kind: str, count: int) -> dict[str, object]:
         from app.ml.packaging import load_model
         from app.services.punctuate import DEFAULT_MODEL
 
-        model, tokenizer, config = load_model(DEFAULT_MODEL, quantize=kind.endswith("int8"))
+        model, tokenizer, config = load_model(
+            Path(model_dir or DEFAULT_MODEL), quantize=kind.endswith("int8")
+        )
         options = inference_options(config)
     else:
         from transformers import AutoTokenizer, BertConfig, BertModel
@@ -71,7 +74,7 @@ def measure(kind: str, count: int) -> dict[str, object]:
         from app.ml.packaging import read_config
         from app.services.punctuate import DEFAULT_MODEL
 
-        options = inference_options(read_config(DEFAULT_MODEL))
+        options = inference_options(read_config(Path(model_dir or DEFAULT_MODEL)))
         options["temperature"], options["mark_bias"] = 1.0, None
     words = document(count)
     predict_probabilities(model, tokenizer, words[:300], **options)  # warm-up
@@ -83,15 +86,17 @@ def measure(kind: str, count: int) -> dict[str, object]:
         "words": count,
         "window_tokens": options["window_tokens"],
         "stride": options["stride"],
+        "window_merge": options["merge"],
         "seconds": round(seconds, 2),
         "words_per_second": round(count / seconds),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
 
 
-def run(kind: str, count: int) -> dict[str, object]:
+def run(kind: str, count: int, model_dir: str | None) -> dict[str, object]:
+    chosen = ["--model", model_dir] if model_dir else []
     output = subprocess.run(
-        [sys.executable, "-m", "tests.benchmarks.bench_punctuate", "--one", kind, str(count)],
+        [sys.executable, "-m", "tests.benchmarks.bench_punctuate", *chosen, "--one", kind, str(count)],
         capture_output=True,
         text=True,
         check=True,
@@ -100,14 +105,19 @@ def run(kind: str, count: int) -> dict[str, object]:
 
 
 def main() -> int:
-    if len(sys.argv) > 3 and sys.argv[1] == "--one":
-        print(json.dumps(measure(sys.argv[2], int(sys.argv[3]))))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", help="a model folder other than the shipped one")
+    parser.add_argument("--one", nargs=2, metavar=("KIND", "WORDS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one[0], int(args.one[1]), args.model)))
         return 0
-    full = [run("shipped", WORDS), run("shipped-int8", WORDS)]
-    small = run("shipped", COMPARE_WORDS)
-    bigger = [run(kind, COMPARE_WORDS) for kind in SIZES]
+    full = [run("shipped", WORDS, args.model), run("shipped-int8", WORDS, args.model)]
+    small = run("shipped", COMPARE_WORDS, args.model)
+    bigger = [run(kind, COMPARE_WORDS, args.model) for kind in SIZES]
     result = {
         "benchmark": "punctuate",
+        "model": args.model or "shipped default",
         "document_words": WORDS,
         "results": full,
         "goal_words_per_second": 1500,

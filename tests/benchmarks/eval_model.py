@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from app.ml import data as corpora
+from app.ml.windows import WINDOW_MERGES
 from app.services.evaluation import score_documents
 from app.services.punctuate import Punctuator
 from tests.conftest import SHARED_DATA
@@ -87,6 +88,7 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", help="benchmark names to run")
     parser.add_argument("--stride", type=float, help="window stride (fraction of a window) to try")
     parser.add_argument("--window", type=int, help="window size in sub-tokens to try")
+    parser.add_argument("--merge", choices=WINDOW_MERGES, help="how overlapping windows are merged, to try")
     args = parser.parse_args()
     root = Path(args.data)
     if not root.is_dir():
@@ -98,11 +100,14 @@ def main() -> int:
         settings["stride"] = args.stride
     if args.window:
         settings["window_tokens"] = args.window
+    if args.merge:
+        settings["window_merge"] = args.merge
     results: dict[str, object] = {
         "model": args.model or "shipped default",
         "int8": args.int8,
         "window_tokens": settings.get("window_tokens"),
         "stride": settings.get("stride", 0.5),
+        "window_merge": settings.get("window_merge", "central"),
     }
     for name, documents in benchmarks(root).items():
         if args.only and name not in args.only:

@@ -2,7 +2,7 @@
 
 A window is a run of whole words whose sub-tokens fit the encoder's budget, wrapped in the
 tokenizer's start and end tokens. Inference slides overlapping windows over the whole document
-and keeps, for each word, the prediction of the window where it sits most centrally.
+and merges, for each word, the predictions of the windows that hold it (see `app.ml.inference`).
 """
 
 from __future__ import annotations

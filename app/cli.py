@@ -101,7 +101,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     history = History(document)
     applied = apply_suggestions(document, history, args.apply, args.min_confidence)
     if args.apply != "none":
-        history.do(sentence_casing(document))
+        history.do(sentence_casing(document, info.get("language")))
     for warning in info["warnings"]:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     if args.suggestions:

@@ -79,6 +79,42 @@ def test_existing_marks_and_capitals_are_kept_as_the_starting_state(tiny_model: 
     assert [w.text for w in document.words()] == ["Well", "NASA", "Said", "So", "Ok"]
 
 
+def test_english_days_months_and_i_get_their_capitals_wherever_they_stand() -> None:
+    from app.formats import parse_document
+
+    captions = b"1\n00:00:01,000 --> 00:00:04,000\nsee you saturday in june i'm sure you may\n"
+    document = parse_document(captions, "srt")
+    history = History(document)
+    history.do(sentence_casing(document, "en"))
+    # "may" stays: as a modal it is far more common than the month.
+    assert " ".join(w.text for w in document.words()) == "See you Saturday in June I'm sure you may"
+    history.undo()
+    assert document.word(2).text == "saturday"
+    # French writes its days and months in lowercase; capitals already there are never lowered.
+    french = parse_document("1\n00:00:01,000 --> 00:00:03,000\nà samedi en juin NASA\n".encode(), "srt")
+    History(french).do(sentence_casing(french, "fr"))
+    assert [w.text for w in french.words()] == ["À", "samedi", "en", "juin", "NASA"]
+
+
+def test_punctuated_english_captions_capitalise_the_days(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.srt"
+    result = punctum(
+        "punctuate",
+        str(SAMPLE / "sample.srt"),
+        "-o",
+        str(out),
+        "--model",
+        str(tiny_model),
+        "--language",
+        "en",
+        "--min-confidence",
+        "1",  # no mark is that sure: only the capitals the language always writes change
+    )
+    assert result.returncode == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "every Saturday" in text and "next Saturday" in text and "saturday" not in text
+
+
 def test_french_marks_take_a_space() -> None:
     assert render_mark("?", "fr") == "\u00a0?"
     assert render_mark(",", "fr") == ","
@@ -117,6 +153,15 @@ def test_shipped_model_punctuates_like_a_person_would(tmp_path: Path) -> None:
     assert words[11].mark in (".", "?")
     assert (words[0].text, words[7].text, words[12].text) == ("Do", "Yes", "Thank")
     assert _timings(out) == _timings(source)
+
+
+@pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
+def test_shipped_model_suggests_capitals_for_names_but_not_for_the_days_export_capitalises() -> None:
+    document = read_document(SAMPLE / "sample.srt")
+    suggestions, _ = suggest(document, Punctuator(), "en")
+    capitals = {document.word(s.gap).text for s in suggestions if s.casing is not None}
+    assert {"maple", "street"} <= capitals  # "Maple Street": a name the model must propose
+    assert "saturday" not in capitals  # written "Saturday" on export whatever the editor does
 
 
 def test_a_200000_word_document_runs_in_bounded_memory(tiny_model: Path) -> None:

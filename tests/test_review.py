@@ -138,6 +138,19 @@ def test_accept_above_takes_the_surest_per_gap_and_export_capitalises(sample: Pa
         session.close()
 
 
+def test_export_gives_english_days_their_capitals_without_any_suggestion(sample: Path) -> None:
+    session = ReviewSession.open(sample / "sample.srt")
+    try:
+        assert session.language == "en"  # not analysed yet: English unless told otherwise
+        out = sample / "out.srt"
+        session.export(out)
+        text = out.read_text()
+        assert "every Saturday" in text and "next Saturday" in text
+        assert session.document.word(10).text == "saturday"  # the document itself is unchanged
+    finally:
+        session.close()
+
+
 def test_waveform_levels_and_pauses() -> None:
     import numpy as np
 

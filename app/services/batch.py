@@ -351,7 +351,8 @@ def project_status(project: Project) -> list[dict[str, Any]]:
 
 
 def export_project(project: Project, out: Path, format: str | None = None) -> list[Path]:
-    """Write every processed file's captions (decisions applied, sentence starts capitalised) to ``out``.
+    """Write every processed file's captions (decisions applied, sentence starts and the words the
+    language always capitalises given capitals) to ``out``.
 
     Inputs are never overwritten: a target that is one of the project's own files is refused.
     """
@@ -364,7 +365,7 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
         if entry.state != DONE:
             continue
         document, history = project.load(entry.id)
-        history.do(sentence_casing(document))
+        history.do(sentence_casing(document, project.language(entry.id)))
         target_format = format or document.format
         relative = Path(entry.stem).parent / entry.captions_path.with_suffix(f".{target_format}").name
         target = out / relative

@@ -17,6 +17,7 @@ from app.core.errors import PunctumError
 from app.core.history import History, Step, WordEdit
 from app.core.marks import MODEL_MARKS, PERIOD, QUESTION, mark_class, model_class
 from app.core.model import Casing, Document, Source, Status, Suggestion, Word, apply_casing
+from app.core.orthography import always_capitalised
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "punctum-base"
 #: Languages whose typography puts a (non-breaking) space before these marks.
@@ -242,6 +243,8 @@ def suggest(
             word.casing is Casing.LOWER
             and capital > CAPITAL_PROBABILITY
             and not _starts_sentence(words, index)
+            # Export gives these their capital anyway; a suggestion would only ask for a keystroke.
+            and not always_capitalised(word.text, language)
         ):
             casing = Casing.UPPER if probs[2] > probs[1] else Casing.CAPITALISED
             suggestions.append(
@@ -278,12 +281,15 @@ def apply_suggestions(document: Document, history: History, how: str, min_confid
     return len(ids)
 
 
-def sentence_casing(document: Document) -> Step:
-    """Capitalise the first word of every sentence; capitals already there are never lowered."""
+def sentence_casing(document: Document, language: str | None = None) -> Step:
+    """Capitalise the first word of every sentence, and the words ``language`` always spells with
+    a capital (English days, months and "I"); capitals already there are never lowered."""
     words = list(document.words())
     edits = []
     for index, word in enumerate(words):
-        if _starts_sentence(words, index) and word.casing is Casing.LOWER:
+        if word.casing is Casing.LOWER and (
+            _starts_sentence(words, index) or always_capitalised(word.text, language)
+        ):
             edits.append(
                 WordEdit(index, word, replace(word, text=apply_casing(word.text, Casing.CAPITALISED)))
             )

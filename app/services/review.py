@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import os
 import time
 from collections.abc import Callable
@@ -152,11 +151,7 @@ class ReviewSession:
     @property
     def language(self) -> str:
         """The language as given, or as the analysis detected it."""
-        if self.entry.language:
-            return self.entry.language
-        row = self.project.db.execute("SELECT report FROM files WHERE id = ?", [self.file_id]).fetchone()
-        report = json.loads(row[0]) if row and row[0] else {}
-        return str(report.get("language") or "en")
+        return self.project.language(self.file_id)
 
     def save_as(self, path: Path) -> ReviewSession:
         """A copy of the project at ``path`` (decisions included), opened on the same file."""
@@ -295,11 +290,12 @@ class ReviewSession:
     # --- export -----------------------------------------------------------------------------
 
     def export(self, target: Path, format: str | None = None, replace_source: bool = False) -> Path:
-        """Write the captions as reviewed: timings untouched, marks applied, sentence starts capitalised."""
+        """Write the captions as reviewed: timings untouched, marks applied, sentence starts (and the
+        words the language always capitalises) capitalised."""
         from app.services.punctuate import sentence_casing
 
         document = copy.deepcopy(self.document)
-        History(document).do(sentence_casing(document))
+        History(document).do(sentence_casing(document, self.language))
         write_document(document, target, format=format, replace_source=replace_source)
         return Path(target)
 

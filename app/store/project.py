@@ -301,6 +301,15 @@ class Project:
                 return entry
         raise ProjectError(f"{self.path}: no file {file_id}")
 
+    def language(self, file_id: int) -> str:
+        """The file's language as given, or as its analysis detected it ("en" if neither says)."""
+        entry = self.file(file_id)
+        if entry.language:
+            return entry.language
+        row = self.db.execute("SELECT report FROM files WHERE id = ?", [file_id]).fetchone()
+        report = json.loads(row[0]) if row and row[0] else {}
+        return str(report.get("language") or "en")
+
     def relink_media(self, file_id: int, media: Path) -> None:
         with self.db.atomic():
             self.db.execute(

@@ -1,0 +1,35 @@
+"""Capitals a language's spelling gives a word wherever it stands, whatever the sentence.
+
+English writes the days of the week, the months and the pronoun "I" with a capital; the other
+languages Punctum reads write days and months in lowercase (German capitalises every noun, which
+is the casing model's work, not a word list's). "May" and "March" are left out: as a modal and
+as a verb or noun they are far more common in speech than as months.
+"""
+
+from __future__ import annotations
+
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = (
+    "january",
+    "february",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_PRONOUN_I = ("i", "i'm", "i've", "i'll", "i'd")
+
+ALWAYS_CAPITALISED: dict[str, frozenset[str]] = {"en": frozenset(_DAYS + _MONTHS + _PRONOUN_I)}
+
+
+def always_capitalised(word: str, language: str | None) -> bool:
+    """Whether ``language`` spells ``word`` (as a whole word, possibly possessive) with a capital."""
+    known = ALWAYS_CAPITALISED.get((language or "").lower().replace("_", "-").split("-")[0])
+    if not known:
+        return False
+    plain = word.lower().replace("\u2019", "'")
+    return plain in known or (plain.endswith("'s") and plain[:-2] in known)

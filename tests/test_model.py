@@ -60,14 +60,20 @@ def test_a_few_steps_learn_the_marks(encoder_dir: Path) -> None:
     assert losses[-1] < 0.5 * losses[0]
 
 
-def test_saved_model_loads_with_the_same_predictions(encoder_dir: Path, tmp_path: Path) -> None:
-    torch.manual_seed(2)
+def _model_whose_adapters_matter(encoder_dir: Path, seed: int) -> tuple[Any, Any, dict[str, Any]]:
+    """A tiny model in eval mode whose LoRA adapters change its output (they start at zero)."""
+    torch.manual_seed(seed)
     model, tokenizer, config = build_model(str(encoder_dir), lora_rank=4, lora_alpha=8)
     with torch.no_grad():
         for name, parameter in model.named_parameters():
             if "lora_B" in name:
-                parameter.normal_(0, 0.5)  # make the adapters matter
+                parameter.normal_(0, 0.5)
     model.eval()
+    return model, tokenizer, config
+
+
+def test_saved_model_loads_with_the_same_predictions(encoder_dir: Path, tmp_path: Path) -> None:
+    model, tokenizer, config = _model_whose_adapters_matter(encoder_dir, seed=2)
     before, _ = predict_probabilities(model, tokenizer, WORDS, window_tokens=32)
     save_model(model, config, tmp_path / "model")
     loaded, _, _ = load_model(tmp_path / "model")
@@ -113,13 +119,7 @@ def test_long_documents_use_many_windows_and_keep_every_word(encoder_dir: Path) 
 
 
 def test_mean_merge_averages_every_window_that_holds_a_word(encoder_dir: Path, tmp_path: Path) -> None:
-    torch.manual_seed(3)
-    model, tokenizer, config = build_model(str(encoder_dir), lora_rank=4, lora_alpha=8)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if "lora_B" in name:
-                parameter.normal_(0, 0.5)
-    model.eval()
+    model, tokenizer, config = _model_whose_adapters_matter(encoder_dir, seed=3)
     words = (WORDS * 4)[:60]
     windows = plan_windows(encode_words(tokenizer, words), 30, 0.5)
     (first_a, stop_a), (first_b, stop_b) = windows[0], windows[1]

@@ -147,12 +147,22 @@ def _eval(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.ml.train import TrainConfig, train
+    from app.ml.train import TrainConfig, TrainConfigError, has_checkpoint, train
 
     config = TrainConfig.load(Path(args.config))
     if args.data:
         config.data_root = Path(args.data).resolve()
-    train(config, resume=not args.restart)
+    if args.output:
+        config.output = Path(args.output).resolve()
+    if args.resume and args.restart:
+        raise TrainConfigError("give --resume or --restart, not both")
+    if args.resume and not has_checkpoint(config.output):
+        raise TrainConfigError(f"no checkpoint to resume in {config.output}")
+    if has_checkpoint(config.output) and not (args.resume or args.restart):
+        raise TrainConfigError(
+            f"{config.output} holds a checkpoint of this run: --resume continues it, --restart starts over"
+        )
+    train(config, resume=args.resume, stop_after_steps=args.stop_after)
     return EXIT_OK
 
 
@@ -405,7 +415,15 @@ def build_parser() -> argparse.ArgumentParser:
     training = commands.add_parser("train", help="train a punctuation model")
     training.add_argument("--config", required=True, metavar="FILE.toml")
     training.add_argument("--data", metavar="DIR", help="folder of the corpora (overrides the config)")
-    training.add_argument("--restart", action="store_true", help="ignore an existing checkpoint")
+    training.add_argument("--output", metavar="DIR", help="the run's folder (overrides the config)")
+    training.add_argument("--resume", action="store_true", help="continue the run from its checkpoint")
+    training.add_argument("--restart", action="store_true", help="start over, ignoring a checkpoint")
+    training.add_argument(
+        "--stop-after",
+        type=int,
+        metavar="STEPS",
+        help="pause at this step (checkpoint written; --resume goes on)",
+    )
     training.set_defaults(run=_train)
 
     batch = commands.add_parser("batch", help="process a folder of captions, media and references")

@@ -57,7 +57,7 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
     (tmp_path / "broken.toml").write_text("[train\n")
     (tmp_path / "typo.toml").write_text('[train]\noutput = "run"\nlearning_rate = 0.1\n')
     source = '[[source]]\nname = "en"\nkind = "text"\npath = "en"\nlanguage = "en"\n'
-    (tmp_path / "both.toml").write_text(f'[train]\nsources_from = "typo.toml"\n\n{source}')
+    (tmp_path / "twice.toml").write_text(f'[train]\nsources_from = "first.toml"\n\n{source}')
     change = '[[source_change]]\nname = "fr"\nweight = 2.0\n'
     (tmp_path / "first.toml").write_text(f'[train]\noutput = "run"\n\n{source}')
     (tmp_path / "unknown.toml").write_text(f'[train]\nsources_from = "first.toml"\n\n{change}')
@@ -70,7 +70,7 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
         "missing.toml": "cannot read",
         "broken.toml": "is not a valid TOML file",
         "typo.toml": "unknown setting learning_rate",
-        "both.toml": "give sources or sources_from, not both",
+        "twice.toml": "sources named twice: en",
         "unknown.toml": "source_change names no source of sources_from: 'fr'",
         "alone.toml": "source_change needs sources_from",
         "deaf.toml": "acoustic_timing_context needs gap_branch and acoustic_branch",
@@ -81,6 +81,24 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
         assert result.returncode == 3, (name, result.stderr)
         assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_with_a_checkpoint_is_resumed_or_restarted_only_when_asked(tmp_path: Path) -> None:
+    source = '[[source]]\nname = "en"\nkind = "text"\npath = "en"\nlanguage = "en"\n'
+    (tmp_path / "run.toml").write_text(f'[train]\noutput = "run"\n\n{source}')
+    config = str(tmp_path / "run.toml")
+    result = punctum("train", "--config", config, "--resume")
+    assert result.returncode == 3 and f"no checkpoint to resume in {tmp_path / 'run'}" in result.stderr
+
+    checkpoint = tmp_path / "run" / "checkpoint" / "checkpoint.safetensors"
+    checkpoint.parent.mkdir(parents=True)
+    checkpoint.write_bytes(b"a stopped run")
+    result = punctum("train", "--config", config)
+    assert result.returncode == 3 and result.stderr.count("\n") == 1
+    assert "holds a checkpoint of this run: --resume continues it, --restart starts over" in result.stderr
+    result = punctum("train", "--config", config, "--resume", "--restart")
+    assert result.returncode == 3 and "not both" in result.stderr
+    assert checkpoint.read_bytes() == b"a stopped run"
 
 
 def test_bad_project_and_batch_arguments_are_one_line(tmp_path: Path) -> None:

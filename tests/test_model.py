@@ -330,6 +330,89 @@ def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Pat
     assert TrainConfig.load(tmp_path / "first.toml").sources[0]["weight"] == 2.0
 
 
+def test_a_continued_run_adds_sources_of_its_own_but_names_each_once(tmp_path: Path) -> None:
+    from app.ml.train import TrainConfig, TrainConfigError
+
+    (tmp_path / "first.toml").write_text(
+        '[train]\n\n[[source]]\nname = "en"\nkind = "text"\npath = "en"\nlanguage = "en"\n'
+    )
+    (tmp_path / "more.toml").write_text(
+        '[train]\nsources_from = "first.toml"\n\n'
+        '[[source]]\nname = "talks"\nkind = "talks"\npath = "t.txt"\nlanguage = "en"\n\n'
+        '[[source_change]]\nname = "talks"\nweight = 4.0\n'
+    )
+    more = TrainConfig.load(tmp_path / "more.toml")
+    assert [(s["name"], s.get("weight")) for s in more.sources] == [("en", None), ("talks", 4.0)]
+    (tmp_path / "twice.toml").write_text(
+        '[train]\nsources_from = "first.toml"\n\n[[source]]\nname = "en"\nkind = "text"\npath = "x"\n'
+    )
+    with pytest.raises(TrainConfigError, match="named twice: en"):
+        TrainConfig.load(tmp_path / "twice.toml")
+
+
+def test_talks_are_read_whole_and_held_out_whole(tmp_path: Path) -> None:
+    from app.ml.data import held_out_talks, read_talks
+
+    talks = "\n\n".join(f"Talk {n} begins here. It goes on, and on?\nA second paragraph." for n in range(50))
+    (tmp_path / "talks.txt").write_text(talks + "\n")
+    documents = read_talks(tmp_path / "talks.txt", "en", "ted")
+    assert len(documents) == 50
+    assert documents[7].words[:3] == ["talk", "7", "begins"] and documents[7].words[-1] == "paragraph"
+    assert documents[7].labels[:4] == [0, 0, 0, 2] and documents[7].casing[0] == 1
+    split = held_out_talks(documents, 25)
+    assert [d.words[1] for d in split["dev"]] == ["12", "37"]
+    assert len(split["train"]) == 48 and not {id(d) for d in split["dev"]} & {id(d) for d in split["train"]}
+
+    # A lowercased, tokenized file (no blank lines) becomes pseudo-talks; casing is unknown and
+    # Moses escapes and split elisions are undone, as ASR writes them.
+    (tmp_path / "fr.txt").write_text("mais qu&apos; en est-il de l&apos; eau ?\n" * 250)
+    french = read_talks(tmp_path / "fr.txt", "fr", "ted", cased=False)
+    assert len(french) == 3
+    assert french[0].words[:7] == ["mais", "qu'en", "est-il", "de", "l'eau", "mais", "qu'en"]
+    assert french[0].labels[4] == 3 and set(french[0].casing) == {-100}
+
+
+def test_a_paused_run_resumes_exactly_where_it_stopped(encoder_dir: Path, tmp_path: Path) -> None:
+    from app.ml.train import TrainConfig, train
+
+    text = "Hello there, how are you? I am fine, thank you. It is a nice day, is it not? Yes. "
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "talks.txt").write_text("\n\n".join(text * (3 + n % 4) for n in range(40)))
+
+    def config(output: str) -> TrainConfig:
+        return TrainConfig(
+            output=tmp_path / output,
+            data_root=tmp_path / "data",
+            encoder=str(encoder_dir),
+            steps=6,
+            batch_size=2,
+            window_tokens=48,
+            eval_every=3,
+            checkpoint_every=100,
+            lora_rank=2,
+            lora_alpha=4,
+            warmup_steps=1,
+            # Dropout draws from torch's random state, which the checkpoint must carry too.
+            layer_dropout=0.3,
+            time_budget_minutes=10_000,
+            sources=[
+                {"name": "ted", "kind": "talks", "path": "talks.txt", "language": "en", "asr_noise": 0.1}
+            ],
+        )
+
+    whole = train(config("whole"), log=lambda _: None)
+    paused = train(config("paused"), log=lambda _: None, stop_after_steps=2)
+    assert paused["steps"] == 2 and paused["stop_reason"].startswith("paused at step 2")
+    resumed = train(config("paused"), log=lambda _: None)
+    assert resumed["steps"] == 6
+    assert [(s["from_step"], s["to_step"]) for s in resumed["segments"]] == [(0, 2), (2, 6)]
+    assert [e["SER"] for e in resumed["evaluations"]] == [e["SER"] for e in whole["evaluations"]]
+    expected = load_file(str(tmp_path / "whole" / "last" / "weights.safetensors"))
+    got = load_file(str(tmp_path / "paused" / "last" / "weights.safetensors"))
+    # Equal but for the learning rate's decay by wall-clock time, which no two runs share.
+    assert all(torch.allclose(expected[k], got[k], rtol=1e-4, atol=1e-6) for k in expected)
+
+
 def test_runs_with_different_seeds_share_a_dev_sample_when_it_has_its_own_seed(tmp_path: Path) -> None:
     from app.ml.train import TrainConfig, dev_documents
 

@@ -7,6 +7,7 @@ input, as ASR output looks), the mark class after each word, and each word's cas
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import re
@@ -260,6 +261,47 @@ def split_words(document: LabelledText, fraction: float) -> tuple[LabelledText, 
     """The first ``fraction`` of a document and the rest, as two documents."""
     cut = int(len(document) * fraction)
     return words_between(document, 0, cut, ":a"), words_between(document, cut, len(document), ":b")
+
+
+#: A talks file without blank lines (one segment per line, no talk boundaries) is cut into
+#: pseudo-talks of this many lines, so that a dev slice can still be whole stretches of text.
+LINES_PER_PSEUDO_TALK = 100
+_MOSES_ELISION = re.compile(r"(\w)' (\w)")
+
+
+def detokenize(line: str) -> str:
+    """Moses-tokenized text (``qu&apos; en est-il ?``) as written text (``qu'en est-il ?``): the
+    entities unescaped and elided words joined again, as ASR would write them. Marks standing
+    alone stay so; the reader gives them to the word before."""
+    return _MOSES_ELISION.sub(r"\1'\2", html.unescape(line))
+
+
+def read_talks(path: Path, language: str, source: str, cased: bool = True) -> list[LabelledText]:
+    """One document per talk of a file with one paragraph per line and a blank line between
+    talks (so that no training window crosses from one talk into another). A lowercased file
+    (``cased=False``) teaches marks only: its casing is unknown."""
+    talks: list[list[str]] = [[]]
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            talks[-1].append(detokenize(line.strip()))
+        elif talks[-1]:
+            talks.append([])
+    talks = [talk for talk in talks if talk]
+    if len(talks) == 1:
+        lines = talks[0]
+        talks = [lines[i : i + LINES_PER_PSEUDO_TALK] for i in range(0, len(lines), LINES_PER_PSEUDO_TALK)]
+    return [
+        from_punctuated_text(" ".join(talk), language, source, f"{path.name}:{index}", cased)
+        for index, talk in enumerate(talks)
+    ]
+
+
+def held_out_talks(talks: list[LabelledText], dev_every: int) -> dict[str, list[LabelledText]]:
+    """Every ``dev_every``-th talk (from the middle of each run of that many) held out as dev,
+    whole; the rest for training. Spread over the file, so dev is not one stretch of it."""
+    dev = [talk for index, talk in enumerate(talks) if index % dev_every == dev_every // 2]
+    train = [talk for index, talk in enumerate(talks) if index % dev_every != dev_every // 2]
+    return {"train": train, "dev": dev}
 
 
 def iter_text_files(folder: Path) -> Iterator[Path]:

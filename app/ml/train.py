@@ -12,14 +12,18 @@ from __future__ import annotations
 import json
 import math
 import random
+import signal
+import threading
 import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm import tqdm
@@ -130,16 +134,18 @@ class TrainConfig:
         base = path.parent
         # A run that continues another one names that run's file for its data instead of
         # repeating every source (and drifting from it when one of them changes).
-        # Its [[source_change]] entries change named sources of that file (a weight, say).
+        # Its [[source_change]] entries change named sources of that file (a weight, say), and
+        # its own [[source]] entries are added to them.
         sources_from = values.pop("sources_from", None)
         values["sources"] = raw.get("source", [])
         changes = raw.get("source_change", [])
         if sources_from:
-            if values["sources"]:
-                raise TrainConfigError(f"{path}: give sources or sources_from, not both")
-            values["sources"] = _changed_sources(
-                _read_toml(base / sources_from).get("source", []), changes, path
-            )
+            inherited = _read_toml(base / sources_from).get("source", [])
+            names = [source.get("name") for source in inherited + values["sources"]]
+            repeated = sorted({str(name) for name in names if names.count(name) > 1})
+            if repeated:
+                raise TrainConfigError(f"{path}: sources named twice: {', '.join(repeated)}")
+            values["sources"] = _changed_sources(inherited + values["sources"], changes, path)
         elif changes:
             raise TrainConfigError(f"{path}: source_change needs sources_from")
         unknown = sorted(set(values) - {f.name for f in fields(cls)})
@@ -185,6 +191,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 # --- data -------------------------------------------------------------------------------------
 
+#: One talk in this many is held out as dev (a "talks" source's ``dev_every``).
+TALKS_DEV_EVERY = 25
+
 
 def load_source(
     spec: dict[str, Any], root: Path, part: str, speech_cache: Path | None = None
@@ -210,6 +219,9 @@ def load_source(
         document = corpora.read_iwslt_tags(path)
         train, dev = corpora.split_words(document, 0.9)
         return [train] if part == "train" else [dev]
+    if kind == "talks":
+        talks = corpora.read_talks(path, language, spec["name"], cased=bool(spec.get("cased", True)))
+        return corpora.held_out_talks(talks, int(spec.get("dev_every", TALKS_DEV_EVERY)))[part]
     if kind == "text":
         documents = [
             corpora.read_plain_text(p, language, spec["name"]) for p in corpora.iter_text_files(path)
@@ -330,24 +342,42 @@ def _schedule(step: int, config: TrainConfig, elapsed_seconds: float = 0.0) -> f
     return max(0.05, 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
+CHECKPOINT_FILE = "checkpoint.safetensors"
+
+
 def _checkpoint(
     path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
 ) -> None:
-    """Trainable weights and optimizer moments as safetensors, the rest as JSON."""
+    """Everything a resumed run needs, in one safetensors file replaced atomically: trainable
+    weights, optimizer moments and torch's random state as tensors, the step, the sampler's
+    random state and the run's history as JSON in its metadata (so the two never disagree).
+    ``checkpoint.json`` beside it is the same state for people to read."""
     path.mkdir(parents=True, exist_ok=True)
     tensors = {f"model.{k}": v.contiguous() for k, v in trainable_state(model).items()}
     for index, moments in optimizer.state_dict()["state"].items():
         for key, value in moments.items():
             tensors[f"optim.{index}.{key}"] = torch.as_tensor(value).contiguous()
-    save_file(tensors, str(path / "checkpoint.tmp.safetensors"))
-    (path / "checkpoint.tmp.safetensors").replace(path / "checkpoint.safetensors")
-    (path / "checkpoint.json").write_text(json.dumps(state, indent=2))
+    tensors["rng.torch"] = torch.get_rng_state()
+    temporary = path / "checkpoint.tmp.safetensors"
+    save_file(tensors, str(temporary), metadata={"state": json.dumps(state)})
+    temporary.replace(path / CHECKPOINT_FILE)
+    readable = path / "checkpoint.tmp.json"
+    readable.write_text(json.dumps(state, indent=2))
+    readable.replace(path / "checkpoint.json")
+
+
+def has_checkpoint(output: Path) -> bool:
+    return (output / "checkpoint" / CHECKPOINT_FILE).exists()
 
 
 def _resume(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
-    if not (path / "checkpoint.safetensors").exists() or not (path / "checkpoint.json").exists():
+    if not (path / CHECKPOINT_FILE).exists():
         return None
-    tensors = load_file(str(path / "checkpoint.safetensors"))
+    with safe_open(str(path / CHECKPOINT_FILE), framework="pt") as file:
+        metadata = file.metadata() or {}
+    if "state" not in metadata:
+        raise TrainConfigError(f"{path / CHECKPOINT_FILE} holds no training state; start over with --restart")
+    tensors = load_file(str(path / CHECKPOINT_FILE))
     model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
     optimizer_state = optimizer.state_dict()
     moments: dict[int, dict[str, torch.Tensor]] = {}
@@ -357,11 +387,53 @@ def _resume(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> d
             moments.setdefault(int(index), {})[name] = value
     optimizer_state["state"] = moments
     optimizer.load_state_dict(optimizer_state)
-    state: dict[str, Any] = json.loads((path / "checkpoint.json").read_text())
+    if "rng.torch" in tensors:
+        torch.set_rng_state(tensors["rng.torch"])
+    state: dict[str, Any] = json.loads(metadata["state"])
     return state
 
 
-def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
+class _StopRequest:
+    """SIGINT/SIGTERM while training: finish the step, write a checkpoint, then stop, so that
+    Ctrl+C or a machine shutting down loses nothing ``--resume`` cannot pick up."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopRequest:
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                self._previous[number] = signal.signal(number, self._request)
+        return self
+
+    def _request(self, number: int, frame: Any) -> None:
+        self.requested = True
+
+    def __exit__(self, *exc: object) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+
+def train(
+    config: TrainConfig,
+    resume: bool = True,
+    log: Callable[[str], None] = print,
+    stop_after_steps: int | None = None,
+) -> dict[str, Any]:
+    """Train as the config says, continuing from the run's checkpoint when ``resume`` and one
+    exists. ``stop_after_steps`` pauses the run there (checkpoint written) as a signal would."""
+    with _StopRequest() as stop_request:
+        return _train(config, resume, log, stop_after_steps, stop_request)
+
+
+def _train(
+    config: TrainConfig,
+    resume: bool,
+    log: Callable[[str], None],
+    stop_after_steps: int | None,
+    stop_request: _StopRequest,
+) -> dict[str, Any]:
     preparing = time.monotonic()
     torch.manual_seed(config.seed)
     random.seed(config.seed)
@@ -451,6 +523,7 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         "evaluations": [],
         "bad_evals": 0,
         "elapsed_seconds": 0.0,
+        "segments": [],
     }
     checkpoints = config.output / "checkpoint"
     # The time budget is for training alone: synthesising speech into an empty cache the first
@@ -465,6 +538,16 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
             started -= float(state.get("elapsed_seconds", 0.0))
             sampler.rng.setstate(_tuple_state(state["sampler_rng"]))
             log(f"resumed at step {state['step']}")
+    # Each start or resumption is a segment of the run, recorded with where it began and ended.
+    state.setdefault("segments", []).append(
+        {
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            "from_step": state["step"],
+            "to_step": state["step"],
+            "minutes": 0.0,
+        }
+    )
+    segment_started = time.monotonic()
     config.output.mkdir(parents=True, exist_ok=True)
     best_path = config.output / "best"
 
@@ -474,6 +557,10 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
     model.train()
     stop_reason = "steps done"
     while state["step"] < config.steps:
+        if stop_request.requested or (stop_after_steps is not None and state["step"] >= stop_after_steps):
+            stop_reason = f"paused at step {state['step']}; continue with --resume"
+            _save_checkpoint(checkpoints, model, optimizer, state, sampler, started, segment_started)
+            break
         step = state["step"]
         for group in optimizer.param_groups:
             group["lr"] = group["initial_lr"] * _schedule(step, config, time.monotonic() - started)
@@ -544,10 +631,13 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
                 state["bad_evals"] += 1
             if state["bad_evals"] >= config.patience:
                 stop_reason = f"early stop: dev SER did not improve in {config.patience} evaluations"
-        if state["step"] % config.checkpoint_every == 0 or stop_reason != "steps done" or out_of_time:
-            state["sampler_rng"] = _list_state(sampler.rng.getstate())
-            state["elapsed_seconds"] = time.monotonic() - started
-            _checkpoint(checkpoints, model, optimizer, state)
+        if (
+            state["step"] % config.checkpoint_every == 0
+            or stop_reason != "steps done"
+            or out_of_time
+            or state["step"] == config.steps
+        ):
+            _save_checkpoint(checkpoints, model, optimizer, state, sampler, started, segment_started)
         if stop_reason != "steps done":
             break
         if out_of_time:
@@ -564,11 +654,28 @@ def train(config: TrainConfig, resume: bool = True, log: Callable[[str], None] =
         "minutes": round((time.monotonic() - started) / 60, 1),
         "data_preparation_minutes": preparation_minutes,
         "evaluations": state["evaluations"],
+        "segments": state["segments"],
         "data": inventory,
     }
     (config.output / "training.json").write_text(json.dumps(summary, indent=2))
     log(f"done: {stop_reason}; best dev SER {state['best_ser']} at step {state['best_step']}")
     return summary
+
+
+def _save_checkpoint(
+    checkpoints: Path,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    state: dict[str, Any],
+    sampler: Sampler,
+    started: float,
+    segment_started: float,
+) -> None:
+    now = time.monotonic()
+    state["sampler_rng"] = _list_state(sampler.rng.getstate())
+    state["elapsed_seconds"] = now - started
+    state["segments"][-1].update(to_step=state["step"], minutes=round((now - segment_started) / 60, 1))
+    _checkpoint(checkpoints, model, optimizer, state)
 
 
 def dev_documents(config: TrainConfig) -> list[corpora.LabelledText]:

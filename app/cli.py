@@ -296,6 +296,19 @@ def _calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _combine(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.ml.packaging import combine_acoustic_branch
+
+    output = Path(args.output)
+    if output.exists() and any(output.iterdir()):
+        raise UsageError(f"{output} exists and is not empty; name a new folder")
+    combine_acoustic_branch(Path(args.text), Path(args.acoustic_from), output)
+    print(f"{output}: {args.text} with the acoustic branch of {args.acoustic_from}; calibrate it next")
+    return EXIT_OK
+
+
 def _check(args: argparse.Namespace) -> int:
     from app.core.checks import CaptionLimits, check_cue
 
@@ -464,6 +477,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--dev-words", type=int, metavar="N", help="dev words per source (default: the config's)"
     )
     calibration.set_defaults(run=_calibrate)
+    combining = commands.add_parser(
+        "combine", help="put one trained model's acoustic branch into another's text model"
+    )
+    combining.add_argument("--text", required=True, metavar="DIR", help="the model whose text path is kept")
+    combining.add_argument("--acoustic-from", required=True, metavar="DIR", help="the model with the branch")
+    combining.add_argument("--output", required=True, metavar="DIR", help="a new folder for the result")
+    combining.set_defaults(run=_combine)
     check = commands.add_parser(
         "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
     )

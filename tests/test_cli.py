@@ -101,6 +101,27 @@ def test_a_run_with_a_checkpoint_is_resumed_or_restarted_only_when_asked(tmp_pat
     assert checkpoint.read_bytes() == b"a stopped run"
 
 
+def test_combine_refuses_to_write_into_a_folder_that_holds_files(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("keep me")
+    result = punctum("combine", "--text", "a", "--acoustic-from", "b", "--output", str(tmp_path / "out"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "exists and is not empty" in result.stderr
+    assert (tmp_path / "out" / "notes.txt").read_text() == "keep me"
+    result = punctum(
+        "combine",
+        "--text",
+        str(tmp_path),
+        "--acoustic-from",
+        str(tmp_path),
+        "--output",
+        str(tmp_path / "new"),
+    )
+    assert (
+        result.returncode == 3 and "not a Punctum model" in result.stderr and result.stderr.count("\n") == 1
+    )
+
+
 def test_bad_project_and_batch_arguments_are_one_line(tmp_path: Path) -> None:
     folder = tmp_path / "videos"
     folder.mkdir()

@@ -305,6 +305,50 @@ def test_an_acoustic_branch_moves_onto_another_text_model(encoder_dir: Path, tmp
         load_part(other, tmp_path / "text", "acoustic_branch")
 
 
+def test_combine_keeps_the_text_model_and_puts_in_the_other_acoustic_branch(
+    encoder_dir: Path, tmp_path: Path
+) -> None:
+    from app.audio.frames import SIZE as FRAME_SIZE
+    from app.ml.gaps import SIZE
+    from app.ml.packaging import combine_acoustic_branch, load_weights
+
+    torch.manual_seed(1)
+    heard, _, heard_config = build_model(
+        str(encoder_dir),
+        lora_rank=2,
+        lora_alpha=4,
+        gap_features=SIZE,
+        acoustic_features=FRAME_SIZE,
+        silent_without_evidence=True,
+    )
+    assert heard.acoustic_branch is not None
+    torch.nn.init.normal_(heard.acoustic_branch.out.weight, std=0.5)
+    save_model(heard, {**heard_config, "temperature": 1.3}, tmp_path / "heard")
+    torch.manual_seed(2)
+    text, _, text_config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE)
+    torch.nn.init.normal_(text.mark_head.weight, std=0.5)
+    save_model(text, {**text_config, "stride": 0.25}, tmp_path / "text")
+
+    settings = combine_acoustic_branch(tmp_path / "text", tmp_path / "heard", tmp_path / "both")
+    assert settings["acoustic_features"] == FRAME_SIZE and settings["silent_without_evidence"] is True
+    assert settings["stride"] == 0.25 and "temperature" not in settings  # calibrate it anew
+    both = load_file(str(tmp_path / "both" / "weights.safetensors"))
+    for name, value in heard.state_dict().items():
+        if name.startswith("acoustic_branch."):
+            assert torch.equal(both[name], value)
+    text_state = text.state_dict()
+    assert all(torch.equal(both[k], text_state[k]) for k in both if not k.startswith("acoustic_branch."))
+    load_weights(
+        build_model(
+            str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE, acoustic_features=FRAME_SIZE
+        )[0],
+        tmp_path / "both",
+    )
+
+    with pytest.raises(ModelError, match="has no acoustic branch"):
+        combine_acoustic_branch(tmp_path / "text", tmp_path / "text", tmp_path / "none")
+
+
 def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Path) -> None:
     from app.ml.train import TrainConfig
 

@@ -213,6 +213,44 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
     return model, tokenizer, config
 
 
+#: The settings a model's acoustic branch brings with it.
+ACOUSTIC_SETTINGS = ("acoustic_features", "acoustic_timing_context", "silent_without_evidence")
+#: Settings fitted to one model's outputs, which a combined model must fit anew.
+CALIBRATION_SETTINGS = ("temperature", "mark_bias", "mark_bias_by_language", "calibration")
+
+
+def combine_acoustic_branch(text_dir: Path, acoustic_dir: Path, output: Path) -> dict[str, Any]:
+    """The text model of ``text_dir`` with the acoustic branch of ``acoustic_dir`` put in.
+
+    The acoustic branch adds to the mark logits, silent where a word has neither timing nor
+    audio, so one trained beside an earlier text model of the same lineage carries over: a text
+    run need not synthesise speech and train the branch again. The calibration is left out,
+    since it was fitted to other outputs; calibrate the result."""
+    text_settings, acoustic_settings = read_config(text_dir), read_config(acoustic_dir)
+    if not acoustic_settings.get("acoustic_features"):
+        raise ModelError(f"{acoustic_dir}: this model has no acoustic branch")
+    for key in ("encoder", "gap_features", "gap_context"):
+        if text_settings.get(key) != acoustic_settings.get(key):
+            raise ModelError(f"{acoustic_dir}: its {key} differs from {text_dir}'s")
+    settings = {k: v for k, v in text_settings.items() if k not in CALIBRATION_SETTINGS}
+    settings.update({key: acoustic_settings[key] for key in ACOUSTIC_SETTINGS if key in acoustic_settings})
+    lora = settings.get("lora", {})
+    model, _, _ = build_model(
+        settings["encoder"],
+        lora_rank=int(lora.get("rank", 0)),
+        lora_alpha=int(lora.get("alpha", 1)),
+        gap_features=int(settings.get("gap_features", 0)),
+        gap_context=int(settings.get("gap_context", 0)),
+        acoustic_features=int(settings["acoustic_features"]),
+        acoustic_timing_context=int(settings.get("acoustic_timing_context", 0)),
+        silent_without_evidence=bool(settings.get("silent_without_evidence", False)),
+    )
+    load_weights(model, text_dir, new_parts=("acoustic_branch.",))
+    load_part(model, acoustic_dir, "acoustic_branch.")
+    save_model(model, settings, output)
+    return settings
+
+
 def quantized_layers(encoder: nn.Module) -> set[str]:
     """The encoder's linear layers that int8 dynamic quantisation may round: all but the
     feed-forward output projections. Their inputs, after the GELU, hold a few very large values,

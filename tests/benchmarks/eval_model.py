@@ -2,7 +2,9 @@
 
 IWSLT2011 test2011 (reference transcripts) and test2011asr (ASR output), IWSLT17 tst2016 English,
 German and French, the second half of each UD dev file (the first half is the training dev set),
-and the held-out Earnings-22 test calls. Overall = micro-average over comma, period, question.
+and the held-out Earnings-22 test calls; for choosing between candidates, the dev sets: the
+Earnings-22 dev calls, the held-out tenth of IWSLT2011 dev2012 and the TED talks held out from
+training (`ted_dev_talks`, 92 talks, 184k words). Overall = micro-average over comma, period, question.
 For a model with a gap branch, the Earnings-22 calls are scored twice: with their word timings
 (pauses from the force-aligned words) and without, and the gain is printed per mark, per call, and
 with a 95% interval from resampling the calls (how much the figure owes to which calls were held
@@ -20,6 +22,7 @@ import sys
 from pathlib import Path
 
 from app.ml import data as corpora
+from app.ml.train import TALKS_DEV_EVERY
 from app.ml.windows import WINDOW_MERGES
 from app.services.evaluation import score_documents
 from app.services.punctuate import Punctuator
@@ -50,6 +53,13 @@ def benchmarks(root: Path) -> dict[str, list[corpora.LabelledText]]:
     sets["earnings22_test_calls"] = [corpora.read_rev(p) for p in split["test"]]
     # The dev calls: where a change to the timing path is judged, so the test calls stay unread.
     sets["earnings22_dev_calls"] = [corpora.read_rev(p) for p in split["dev"]]
+    # English TED dev: the last tenth of dev2012 (never trained on) and the TED talks held out
+    # whole from training (the "talks" source's dev slice), where candidates are chosen.
+    sets["iwslt2011_dev2012_heldout"] = [
+        corpora.split_words(corpora.read_iwslt_tags(root / "iwslt2011" / "dev2012"), 0.9)[1]
+    ]
+    talks = corpora.read_talks(root / "ted" / "en_ted_talks.txt", "en", "ted")
+    sets["ted_dev_talks"] = corpora.held_out_talks(talks, TALKS_DEV_EVERY)["dev"]
     return sets
 
 

@@ -174,25 +174,29 @@ def test_temperature_fixes_overconfidence() -> None:
     assert after < before / 3
 
 
+def toy_run(output: Path, encoder_dir: Path, **settings: Any) -> Any:
+    """A training run on the tiny encoder, small enough for a test, its data beside ``output``."""
+    from app.ml.train import TrainConfig
+
+    small = {"batch_size": 2, "window_tokens": 48, "lora_rank": 2, "lora_alpha": 4, "warmup_steps": 1}
+    return TrainConfig(
+        output=output, data_root=output.parent / "data", encoder=str(encoder_dir), **{**small, **settings}
+    )
+
+
 def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> None:
-    from app.ml.train import TrainConfig, train
+    from app.ml.train import train
 
     corpus = tmp_path / "data" / "en"
     corpus.mkdir(parents=True)
     text = "Hello there, how are you? I am fine, thank you. It is a nice day, is it not? Yes. " * 40
     (corpus / "a.txt").write_text(text)
-    config = TrainConfig(
-        output=tmp_path / "run",
-        data_root=tmp_path / "data",
-        encoder=str(encoder_dir),
+    config = toy_run(
+        tmp_path / "run",
+        encoder_dir,
         steps=4,
-        batch_size=2,
-        window_tokens=48,
         eval_every=2,
         checkpoint_every=2,
-        lora_rank=2,
-        lora_alpha=4,
-        warmup_steps=1,
         # A source's own cap on its training words overrides the run's.
         sources=[{"name": "toy", "kind": "text", "path": "en", "language": "en", "max_words": 600}],
     )
@@ -310,16 +314,12 @@ def test_combine_keeps_the_text_model_and_puts_in_the_other_acoustic_branch(
 ) -> None:
     from app.audio.frames import SIZE as FRAME_SIZE
     from app.ml.gaps import SIZE
-    from app.ml.packaging import combine_acoustic_branch, load_weights
+    from app.ml.packaging import combine_acoustic_branch
 
+    hearing: dict[str, Any] = {"gap_features": SIZE, "acoustic_features": FRAME_SIZE}
     torch.manual_seed(1)
     heard, _, heard_config = build_model(
-        str(encoder_dir),
-        lora_rank=2,
-        lora_alpha=4,
-        gap_features=SIZE,
-        acoustic_features=FRAME_SIZE,
-        silent_without_evidence=True,
+        str(encoder_dir), lora_rank=2, lora_alpha=4, silent_without_evidence=True, **hearing
     )
     assert heard.acoustic_branch is not None
     torch.nn.init.normal_(heard.acoustic_branch.out.weight, std=0.5)
@@ -338,12 +338,7 @@ def test_combine_keeps_the_text_model_and_puts_in_the_other_acoustic_branch(
             assert torch.equal(both[name], value)
     text_state = text.state_dict()
     assert all(torch.equal(both[k], text_state[k]) for k in both if not k.startswith("acoustic_branch."))
-    load_weights(
-        build_model(
-            str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE, acoustic_features=FRAME_SIZE
-        )[0],
-        tmp_path / "both",
-    )
+    load_model(tmp_path / "both")  # a whole model, as the product loads it
 
     with pytest.raises(ModelError, match="has no acoustic branch"):
         combine_acoustic_branch(tmp_path / "text", tmp_path / "text", tmp_path / "none")
@@ -424,18 +419,12 @@ def test_a_paused_run_resumes_exactly_where_it_stopped(encoder_dir: Path, tmp_pa
     (tmp_path / "data" / "talks.txt").write_text("\n\n".join(text * (3 + n % 4) for n in range(40)))
 
     def config(output: str) -> TrainConfig:
-        return TrainConfig(
-            output=tmp_path / output,
-            data_root=tmp_path / "data",
-            encoder=str(encoder_dir),
+        return toy_run(
+            tmp_path / output,
+            encoder_dir,
             steps=6,
-            batch_size=2,
-            window_tokens=48,
             eval_every=3,
             checkpoint_every=100,
-            lora_rank=2,
-            lora_alpha=4,
-            warmup_steps=1,
             # Dropout draws from torch's random state, which the checkpoint must carry too.
             layer_dropout=0.3,
             time_budget_minutes=10_000,
@@ -447,7 +436,10 @@ def test_a_paused_run_resumes_exactly_where_it_stopped(encoder_dir: Path, tmp_pa
     whole = train(config("whole"), log=lambda _: None)
     paused = train(config("paused"), log=lambda _: None, stop_after_steps=2)
     assert paused["steps"] == 2 and paused["stop_reason"].startswith("paused at step 2")
-    resumed = train(config("paused"), log=lambda _: None)
+    # The checkpoint holds every weight: what the run started from need not be at hand any more.
+    moved_elsewhere = config("paused")
+    moved_elsewhere.init_from = tmp_path / "no-longer-here"
+    resumed = train(moved_elsewhere, log=lambda _: None)
     assert resumed["steps"] == 6
     assert [(s["from_step"], s["to_step"]) for s in resumed["segments"]] == [(0, 2), (2, 6)]
     assert [e["SER"] for e in resumed["evaluations"]] == [e["SER"] for e in whole["evaluations"]]

@@ -178,23 +178,29 @@ def read_config(directory: Path) -> dict[str, Any]:
     return config
 
 
+def build_from_settings(settings: dict[str, Any]) -> tuple[PunctuationModel, Any]:
+    """A model (with untrained parts) and its tokenizer, shaped as a saved model's settings say."""
+    lora = settings.get("lora", {})
+    model, tokenizer, _ = build_model(
+        settings["encoder"],
+        lora_rank=int(lora.get("rank", 0)),
+        lora_alpha=int(lora.get("alpha", 1)),
+        gap_features=int(settings.get("gap_features", 0)),
+        gap_context=int(settings.get("gap_context", 0)),
+        acoustic_features=int(settings.get("acoustic_features", 0)),
+        acoustic_timing_context=int(settings.get("acoustic_timing_context", 0)),
+        silent_without_evidence=bool(settings.get("silent_without_evidence", False)),
+    )
+    return model, tokenizer
+
+
 def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationModel, Any, dict[str, Any]]:
     """The model ready for inference: adapters merged into the encoder, eval mode."""
     config = read_config(directory)
     if not (directory / WEIGHTS_NAME).is_file():
         _refuse_pickle_only(directory)
         raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
-    lora = config.get("lora", {})
-    model, tokenizer, _ = build_model(
-        config["encoder"],
-        lora_rank=int(lora.get("rank", 0)),
-        lora_alpha=int(lora.get("alpha", 1)),
-        gap_features=int(config.get("gap_features", 0)),
-        gap_context=int(config.get("gap_context", 0)),
-        acoustic_features=int(config.get("acoustic_features", 0)),
-        acoustic_timing_context=int(config.get("acoustic_timing_context", 0)),
-        silent_without_evidence=bool(config.get("silent_without_evidence", False)),
-    )
+    model, tokenizer = build_from_settings(config)
     load_weights(model, directory)
     encoder: Any = model.encoder
     if hasattr(encoder, "merge_and_unload"):
@@ -234,17 +240,7 @@ def combine_acoustic_branch(text_dir: Path, acoustic_dir: Path, output: Path) ->
             raise ModelError(f"{acoustic_dir}: its {key} differs from {text_dir}'s")
     settings = {k: v for k, v in text_settings.items() if k not in CALIBRATION_SETTINGS}
     settings.update({key: acoustic_settings[key] for key in ACOUSTIC_SETTINGS if key in acoustic_settings})
-    lora = settings.get("lora", {})
-    model, _, _ = build_model(
-        settings["encoder"],
-        lora_rank=int(lora.get("rank", 0)),
-        lora_alpha=int(lora.get("alpha", 1)),
-        gap_features=int(settings.get("gap_features", 0)),
-        gap_context=int(settings.get("gap_context", 0)),
-        acoustic_features=int(settings["acoustic_features"]),
-        acoustic_timing_context=int(settings.get("acoustic_timing_context", 0)),
-        silent_without_evidence=bool(settings.get("silent_without_evidence", False)),
-    )
+    model, _ = build_from_settings(settings)
     load_weights(model, text_dir, new_parts=("acoustic_branch.",))
     load_part(model, acoustic_dir, "acoustic_branch.")
     save_model(model, settings, output)

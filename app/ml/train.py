@@ -453,10 +453,13 @@ def _train(
     if config.gap_branch:
         heard = any(spec["kind"] == "speech" for spec in config.sources) and not config.frozen_gap_branch
         packaging_config["gap_inputs"] = list(gaps.FEATURES if heard else gaps.TIMING_FEATURES)
-    if config.init_from is not None:
+    # A resumed run's checkpoint holds every weight it trains or keeps, so the models it started
+    # from need not be at hand (it may continue on another machine).
+    resuming = resume and has_checkpoint(config.output)
+    if config.init_from is not None and not resuming:
         load_weights(model, config.init_from, new_parts=("gap_branch.", "acoustic_branch."))
         log(f"starting from {config.init_from}")
-    if config.acoustic_branch_from is not None:
+    if config.acoustic_branch_from is not None and not resuming:
         load_part(model, config.acoustic_branch_from, "acoustic_branch.")
         log(f"acoustic branch from {config.acoustic_branch_from}")
     choose_trainable(model, config)

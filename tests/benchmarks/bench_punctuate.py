@@ -4,8 +4,9 @@ xlm-roberta-base and xlm-roberta-large (random weights: speed does not depend on
 ratios measured in this one run. Each measurement runs in its own process. Prints JSON.
 
 Goal: >= 1,500 words/s; peak memory <= 1.5 GB.
-Run: `.venv/bin/python -m tests.benchmarks.bench_punctuate [--model DIR]` (a model other than the
-shipped one, to compare)
+Run: `.venv/bin/python -m tests.benchmarks.bench_punctuate [--model DIR] [--baseline DIR]` (a model
+other than the shipped one; with --baseline, that model too, alternating with the first in this one
+run, and the ratios of their speed and peak memory)
 """
 
 from __future__ import annotations
@@ -104,13 +105,38 @@ def run(kind: str, count: int, model_dir: str | None) -> dict[str, object]:
     return json.loads(output.strip().splitlines()[-1])
 
 
+def compare(model_dir: str | None, baseline_dir: str) -> dict[str, object]:
+    """Speed and peak memory of two models, three times each, alternating so that both see the
+    same machine; the medians and their ratios."""
+    pairs = [(run("shipped", WORDS, model_dir), run("shipped", WORDS, baseline_dir)) for _ in range(3)]
+
+    def median(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2]
+
+    speed = [median([float(p[i]["words_per_second"]) for p in pairs]) for i in (0, 1)]  # type: ignore[arg-type]
+    memory = [median([float(p[i]["peak_rss_mb"]) for p in pairs]) for i in (0, 1)]  # type: ignore[arg-type]
+    return {
+        "benchmark": "punctuate, two models",
+        "model": model_dir or "shipped default",
+        "baseline": baseline_dir,
+        "document_words": WORDS,
+        "words_per_second": {"model": speed[0], "baseline": speed[1], "ratio": round(speed[0] / speed[1], 3)},
+        "peak_rss_mb": {"model": memory[0], "baseline": memory[1], "ratio": round(memory[0] / memory[1], 3)},
+        "runs": [{"model": a, "baseline": b} for a, b in pairs],
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", help="a model folder other than the shipped one")
+    parser.add_argument("--baseline", help="a model folder to compare speed and memory with, in this run")
     parser.add_argument("--one", nargs=2, metavar=("KIND", "WORDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(measure(args.one[0], int(args.one[1]), args.model)))
+        return 0
+    if args.baseline:
+        print(json.dumps(compare(args.model, args.baseline), indent=2))
         return 0
     full = [run("shipped", WORDS, args.model), run("shipped-int8", WORDS, args.model)]
     small = run("shipped", COMPARE_WORDS, args.model)

@@ -296,7 +296,13 @@ def read_talks(path: Path, language: str, source: str, cased: bool = True) -> li
     ]
 
 
-def held_out_talks(talks: list[LabelledText], dev_every: int) -> dict[str, list[LabelledText]]:
+#: One talk in this many is held out as dev (a "talks" source's ``dev_every``).
+TALKS_DEV_EVERY = 25
+
+
+def held_out_talks(
+    talks: list[LabelledText], dev_every: int = TALKS_DEV_EVERY
+) -> dict[str, list[LabelledText]]:
     """Every ``dev_every``-th talk (from the middle of each run of that many) held out as dev,
     whole; the rest for training. Spread over the file, so dev is not one stretch of it."""
     dev = [talk for index, talk in enumerate(talks) if index % dev_every == dev_every // 2]

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 from safetensors import safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from torch import nn
 from tqdm import tqdm
 
@@ -191,9 +191,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 # --- data -------------------------------------------------------------------------------------
 
-#: One talk in this many is held out as dev (a "talks" source's ``dev_every``).
-TALKS_DEV_EVERY = 25
-
 
 def load_source(
     spec: dict[str, Any], root: Path, part: str, speech_cache: Path | None = None
@@ -221,7 +218,7 @@ def load_source(
         return [train] if part == "train" else [dev]
     if kind == "talks":
         talks = corpora.read_talks(path, language, spec["name"], cased=bool(spec.get("cased", True)))
-        return corpora.held_out_talks(talks, int(spec.get("dev_every", TALKS_DEV_EVERY)))[part]
+        return corpora.held_out_talks(talks, int(spec.get("dev_every", corpora.TALKS_DEV_EVERY)))[part]
     if kind == "text":
         documents = [
             corpora.read_plain_text(p, language, spec["name"]) for p in corpora.iter_text_files(path)
@@ -366,8 +363,12 @@ def _checkpoint(
     readable.replace(path / "checkpoint.json")
 
 
+def checkpoint_folder(output: Path) -> Path:
+    return output / "checkpoint"
+
+
 def has_checkpoint(output: Path) -> bool:
-    return (output / "checkpoint" / CHECKPOINT_FILE).exists()
+    return (checkpoint_folder(output) / CHECKPOINT_FILE).exists()
 
 
 def _resume(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
@@ -375,9 +376,11 @@ def _resume(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> d
         return None
     with safe_open(str(path / CHECKPOINT_FILE), framework="pt") as file:
         metadata = file.metadata() or {}
-    if "state" not in metadata:
-        raise TrainConfigError(f"{path / CHECKPOINT_FILE} holds no training state; start over with --restart")
-    tensors = load_file(str(path / CHECKPOINT_FILE))
+        if "state" not in metadata:
+            raise TrainConfigError(
+                f"{path / CHECKPOINT_FILE} holds no training state; start over with --restart"
+            )
+        tensors = {key: file.get_tensor(key) for key in file.keys()}  # noqa: SIM118 (a file handle, not a dict)
     model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
     optimizer_state = optimizer.state_dict()
     moments: dict[int, dict[str, torch.Tensor]] = {}
@@ -528,7 +531,7 @@ def _train(
         "elapsed_seconds": 0.0,
         "segments": [],
     }
-    checkpoints = config.output / "checkpoint"
+    checkpoints = checkpoint_folder(config.output)
     # The time budget is for training alone: synthesising speech into an empty cache the first
     # time must not shorten the run, or a fresh reproduction would train less than the original.
     started = time.monotonic()

@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 
 from app.ml import data as corpora
-from app.ml.train import TALKS_DEV_EVERY
 from app.ml.windows import WINDOW_MERGES
 from app.services.evaluation import score_documents
 from app.services.punctuate import Punctuator
@@ -59,7 +58,7 @@ def benchmarks(root: Path) -> dict[str, list[corpora.LabelledText]]:
         corpora.split_words(corpora.read_iwslt_tags(root / "iwslt2011" / "dev2012"), 0.9)[1]
     ]
     talks = corpora.read_talks(root / "ted" / "en_ted_talks.txt", "en", "ted")
-    sets["ted_dev_talks"] = corpora.held_out_talks(talks, TALKS_DEV_EVERY)["dev"]
+    sets["ted_dev_talks"] = corpora.held_out_talks(talks)["dev"]
     return sets
 
 

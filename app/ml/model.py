@@ -30,10 +30,13 @@ this lets an audio stage still learn from timings, and from them alone when ther
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from app.ml.windows import WindowBatch
 
 
 class PunctuationModel(nn.Module):
@@ -255,3 +258,22 @@ def _any_evidence(*presence: torch.Tensor | None) -> torch.Tensor | None:
 def _gather(states: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     expanded = index.unsqueeze(-1).expand(-1, -1, states.size(-1))
     return torch.gather(states, 1, expanded)
+
+
+def batch_tensors(batch: WindowBatch) -> dict[str, torch.Tensor | None]:
+    """A batch of windows as ``PunctuationModel.forward``'s keyword arguments."""
+
+    def tensor(array: Any) -> torch.Tensor | None:
+        return None if array is None else torch.from_numpy(array)
+
+    return {
+        "input_ids": tensor(batch.input_ids),
+        "attention_mask": tensor(batch.attention_mask),
+        "first_index": tensor(batch.first_index),
+        "last_index": tensor(batch.last_index),
+        "next_index": tensor(batch.next_index),
+        "gap_features": tensor(batch.gap_features),
+        "gap_present": tensor(batch.gap_present),
+        "audio_frames": tensor(batch.dense_audio()),
+        "audio_present": tensor(batch.audio_present()),
+    }

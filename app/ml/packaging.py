@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
@@ -22,8 +23,8 @@ from torch import nn
 from app.core.errors import PunctumError
 from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, resolve_encoder
-from app.ml.model import PunctuationModel
-from app.ml.windows import AUDIO_FRAMES, WINDOW_MERGES
+from app.ml.model import PunctuationModel, batch_tensors
+from app.ml.windows import AUDIO_FRAMES, WINDOW_MERGES, SpecialTokens, WindowBatch
 
 CONFIG_NAME = "punctum-model.json"
 WEIGHTS_NAME = "weights.safetensors"
@@ -98,6 +99,28 @@ def build_model(
         "silent_without_evidence": silent_without_evidence,
     }
     return model, tokenizer, config
+
+
+class TorchModel:
+    """A torch punctuation model as ``app.ml.inference`` runs it (see ``LoadedModel``)."""
+
+    def __init__(
+        self, network: PunctuationModel, tokenizer: Any, settings: dict[str, Any] | None = None
+    ) -> None:
+        self.network, self.tokenizer = network, tokenizer
+        self.settings = settings or {}
+        self.special = SpecialTokens.of(tokenizer)
+        self.marks = network.mark_head.out_features
+        self.casings = network.casing_head.out_features
+        self.gap_features = network.gap_branch.features if network.gap_branch is not None else 0
+        branch = network.acoustic_branch
+        self.acoustic_features = branch.features if branch is not None else 0
+
+    def run(self, batch: WindowBatch) -> tuple[np.ndarray, np.ndarray]:
+        with torch.inference_mode():
+            marks, casing = self.network(**batch_tensors(batch))
+        # Under bfloat16 autocast the logits come out in bfloat16; probabilities need float32.
+        return marks.float().numpy(), casing.float().numpy()
 
 
 def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -217,6 +240,12 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
             layers = dict.fromkeys(quantized_layers(model.encoder), per_channel)
             quantize_dynamic(model.encoder, layers, dtype=torch.qint8, inplace=True)
     return model, tokenizer, config
+
+
+def load_torch_model(directory: Path, quantize: bool = False) -> TorchModel:
+    """``load_model``'s model, tokenizer and settings as ``app.ml.inference`` runs them."""
+    network, tokenizer, settings = load_model(directory, quantize)
+    return TorchModel(network, tokenizer, settings)
 
 
 #: The settings a model's acoustic branch brings with it.

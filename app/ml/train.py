@@ -34,9 +34,9 @@ from app.core.marks import MODEL_MARKS
 from app.ml import data as corpora
 from app.ml import gaps
 from app.ml.evaluate import evaluate_documents
-from app.ml.model import GapBranch
-from app.ml.packaging import build_model, load_part, load_weights, save_model, trainable_state
-from app.ml.windows import AudioEvidence, Encoded, encode_words, make_batch, window_end
+from app.ml.model import GapBranch, batch_tensors
+from app.ml.packaging import TorchModel, build_model, load_part, load_weights, save_model, trainable_state
+from app.ml.windows import AudioEvidence, Encoded, SpecialTokens, encode_words, make_batch, window_end
 
 
 class TrainConfigError(PunctumError):
@@ -557,6 +557,7 @@ def _train(
     config.output.mkdir(parents=True, exist_ok=True)
     best_path = config.output / "best"
 
+    special = SpecialTokens.of(tokenizer)
     progress = tqdm(
         total=config.steps, initial=state["step"], desc="training", unit="step", dynamic_ncols=True
     )
@@ -572,10 +573,7 @@ def _train(
             group["lr"] = group["initial_lr"] * _schedule(step, config, time.monotonic() - started)
         windows = [sampler.sample() for _ in range(config.batch_size)]
         batch = make_batch(
-            [(d.encoded, a, b) for d, a, b in windows],
-            tokenizer.cls_token_id,
-            tokenizer.sep_token_id,
-            tokenizer.pad_token_id,
+            [(d.encoded, a, b) for d, a, b in windows], special.start, special.end, special.pad
         )
         if model.gap_branch is not None:
             batch.add_gaps(
@@ -593,14 +591,14 @@ def _train(
                 ],
                 FRAME_FEATURES,
             )
-        width = batch.word_mask.size(1)
+        width = batch.words
         marks = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)
         casings = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)
         for row, (document, first, stop) in enumerate(windows):
             marks[row, : stop - first] = torch.tensor(document.text.labels[first:stop])
             casings[row, : stop - first] = torch.tensor(document.casing[first:stop])
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
-            mark_logits, casing_logits = model(**batch.model_inputs())
+            mark_logits, casing_logits = model(**batch_tensors(batch))
         mark_logits, casing_logits = mark_logits.float(), casing_logits.float()
         loss = mark_loss(mark_logits.reshape(-1, mark_logits.size(-1)), marks.reshape(-1))
         if (casings != corpora.UNKNOWN).any():
@@ -619,7 +617,9 @@ def _train(
         if state["step"] % config.eval_every == 0 or state["step"] == config.steps or out_of_time:
             model.eval()
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
-                scores = evaluate_documents(model, tokenizer, dev_documents, config.window_tokens, gap_inputs)
+                scores = evaluate_documents(
+                    TorchModel(model, tokenizer), dev_documents, config.window_tokens, gap_inputs
+                )
             model.train()
             ser = float(scores["overall"]["SER"])
             state["evaluations"].append(
@@ -717,7 +717,7 @@ def calibrate_model(
     uncalibrated = {
         k: v for k, v in settings.items() if k not in ("temperature", "mark_bias", "mark_bias_by_language")
     }
-    probabilities = predict_documents(model, tokenizer, documents, uncalibrated)
+    probabilities = predict_documents(TorchModel(model, tokenizer), documents, uncalibrated)
     result = calibrate(probabilities, [d.labels for d in documents], [d.language for d in documents])
     settings["temperature"] = result["temperature"]
     settings["mark_bias"] = result["mark_bias"]

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from app.audio.frames import FRAME_SECONDS
 
@@ -36,15 +35,44 @@ class Encoded:
         return self.ends[stop - 1] - self.starts[first] if stop > first else 0
 
 
-def encode_words(tokenizer: Any, words: Sequence[str], chunk: int = 4096) -> Encoded:
+@dataclass(frozen=True)
+class SpecialTokens:
+    """The ids that wrap and pad a window, and the one for a word the vocabulary lacks."""
+
+    start: int
+    end: int
+    pad: int
+    unknown: int
+
+    @classmethod
+    def of(cls, tokenizer: Any) -> SpecialTokens:
+        """The special ids of a Transformers tokenizer."""
+        return cls(
+            tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id, tokenizer.unk_token_id
+        )
+
+
+def word_token_ids(tokenizer: Any, words: list[str]) -> list[list[int]]:
+    """Each word's sub-token ids, from a Transformers tokenizer or a bare ``tokenizers.Tokenizer``
+    (what the runtime cache holds: it loads in milliseconds)."""
+    if hasattr(tokenizer, "encode_batch"):
+        return [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]
+    ids: list[list[int]] = tokenizer(words, add_special_tokens=False)["input_ids"]
+    return ids
+
+
+def encode_words(
+    tokenizer: Any, words: Sequence[str], unknown: int | None = None, chunk: int = 4096
+) -> Encoded:
+    """The words' sub-tokens; an empty word (nothing the vocabulary knows) becomes ``unknown``
+    (by default the Transformers tokenizer's own unknown id)."""
     ids: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
-    unknown = tokenizer.unk_token_id
+    if unknown is None:
+        unknown = tokenizer.unk_token_id
     for offset in range(0, len(words), chunk):
-        part = list(words[offset : offset + chunk])
-        pieces = tokenizer(part, add_special_tokens=False, is_split_into_words=False)["input_ids"]
-        for word_ids in pieces:
+        for word_ids in word_token_ids(tokenizer, list(words[offset : offset + chunk])):
             if not word_ids:
                 word_ids = [unknown]
             if len(word_ids) > MAX_WORD_TOKENS:
@@ -116,49 +144,43 @@ AUDIO_FRAMES = AUDIO_BEFORE + AUDIO_AFTER
 
 @dataclass
 class WindowBatch:
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    first_index: torch.Tensor
-    last_index: torch.Tensor
-    next_index: torch.Tensor
-    word_mask: torch.Tensor  # (batch, words): which word slots are real
-    gap_features: torch.Tensor | None = None  # (batch, words, features)
-    gap_present: torch.Tensor | None = None  # (batch, words): which gaps have evidence
-    audio_frames: torch.Tensor | None = None  # (batch, words, AUDIO_FRAMES, features)
-    audio_present: torch.Tensor | None = None  # (batch, words): which words have audio
+    """A batch of windows as the model reads it, in NumPy arrays (torch and ONNX Runtime both take them)."""
 
-    def model_inputs(self) -> dict[str, torch.Tensor | None]:
-        return {
-            "input_ids": self.input_ids,
-            "attention_mask": self.attention_mask,
-            "first_index": self.first_index,
-            "last_index": self.last_index,
-            "next_index": self.next_index,
-            "gap_features": self.gap_features,
-            "gap_present": self.gap_present,
-            "audio_frames": self.audio_frames,
-            "audio_present": self.audio_present,
-        }
+    input_ids: np.ndarray  # (batch, tokens) int64
+    attention_mask: np.ndarray  # (batch, tokens) int64
+    first_index: np.ndarray  # (batch, words) int64: each word's first sub-token
+    last_index: np.ndarray  # (batch, words) int64: each word's last sub-token
+    next_index: np.ndarray  # (batch, words) int64: the sub-token after the word
+    word_mask: np.ndarray  # (batch, words) bool: which word slots are real
+    gap_features: np.ndarray | None = None  # (batch, words, features) float32
+    gap_present: np.ndarray | None = None  # (batch, words) bool: which gaps have evidence
+    # Only the words that have audio: their frames and their slot (row * words + column).
+    audio_frames: np.ndarray | None = None  # (heard words, AUDIO_FRAMES, features) float32
+    audio_slots: np.ndarray | None = None  # (heard words,) int64
+
+    @property
+    def words(self) -> int:
+        return int(self.word_mask.shape[1])
 
     def add_gaps(
         self, windows: Sequence[tuple[Sequence[list[float] | None] | None, int, int]], size: int
     ) -> None:
         """Gap evidence for each window's words: (the document's per-word vectors or None, first, stop)."""
-        features = torch.zeros((*self.word_mask.shape, size))
-        present = torch.zeros(self.word_mask.shape, dtype=torch.bool)
+        features = np.zeros((*self.word_mask.shape, size), dtype=np.float32)
+        present = np.zeros(self.word_mask.shape, dtype=bool)
         for row, (gaps, first, stop) in enumerate(windows):
             if gaps is None:
                 continue
             for column, vector in enumerate(gaps[first:stop]):
                 if vector is not None:
-                    features[row, column] = torch.tensor(vector)
+                    features[row, column] = vector
                     present[row, column] = True
         self.gap_features, self.gap_present = features, present
 
     def add_audio(self, windows: Sequence[tuple[AudioEvidence | None, int, int]], features: int) -> None:
         """The audio frames around each word's end: (the document's audio or None, first, stop)."""
-        frames = np.zeros((*self.word_mask.shape, AUDIO_FRAMES, features), dtype=np.float32)
-        present = np.zeros(self.word_mask.shape, dtype=bool)
+        pieces: list[np.ndarray] = []
+        slots: list[int] = []
         for row, (audio, first, stop) in enumerate(windows):
             if audio is None:
                 continue
@@ -170,10 +192,30 @@ class WindowBatch:
                 piece = audio.frames[max(0, low) : max(0, high)]
                 if piece.shape[0] == 0:
                     continue
+                frames = np.zeros((AUDIO_FRAMES, features), dtype=np.float32)
                 offset = max(0, -low)
-                frames[row, column, offset : offset + piece.shape[0]] = piece
-                present[row, column] = True
-        self.audio_frames, self.audio_present = torch.from_numpy(frames), torch.from_numpy(present)
+                frames[offset : offset + piece.shape[0]] = piece
+                pieces.append(frames)
+                slots.append(row * self.words + column)
+        shape = (0, AUDIO_FRAMES, features)
+        self.audio_frames = np.stack(pieces) if pieces else np.zeros(shape, dtype=np.float32)
+        self.audio_slots = np.array(slots, dtype=np.int64)
+
+    def audio_present(self) -> np.ndarray | None:
+        """(batch, words) bool: which words have audio; None without audio."""
+        if self.audio_slots is None:
+            return None
+        present = np.zeros(self.word_mask.size, dtype=bool)
+        present[self.audio_slots] = True
+        return present.reshape(self.word_mask.shape)
+
+    def dense_audio(self) -> np.ndarray | None:
+        """(batch, words, AUDIO_FRAMES, features): every word slot's frames, zeros where unheard."""
+        if self.audio_frames is None or self.audio_slots is None:
+            return None
+        dense = np.zeros((self.word_mask.size, *self.audio_frames.shape[1:]), dtype=np.float32)
+        dense[self.audio_slots] = self.audio_frames
+        return dense.reshape(*self.word_mask.shape, *self.audio_frames.shape[1:])
 
 
 @dataclass
@@ -188,11 +230,10 @@ class AudioEvidence:
 def make_batch(
     encoded_windows: Sequence[tuple[Encoded, int, int]], start_id: int, end_id: int, pad_id: int
 ) -> WindowBatch:
-    """Tensors for a batch of windows: ``<s> words </s>`` with the positions of each word's parts."""
+    """Arrays for a batch of windows: ``<s> words </s>`` with the positions of each word's parts."""
     rows: list[list[int]] = []
     firsts: list[list[int]] = []
     lasts: list[list[int]] = []
-    nexts: list[list[int]] = []
     for encoded, first, stop in encoded_windows:
         row = [start_id]
         word_first, word_last = [], []
@@ -204,21 +245,20 @@ def make_batch(
         rows.append(row)
         firsts.append(word_first)
         lasts.append(word_last)
-        nexts.append([position + 1 for position in word_last])  # the next word's start, or </s>
     width = max(len(row) for row in rows)
     words = max(len(w) for w in firsts)
-    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(rows), width), dtype=torch.long)
-    first_index = torch.zeros((len(rows), words), dtype=torch.long)
-    last_index = torch.zeros((len(rows), words), dtype=torch.long)
-    next_index = torch.zeros((len(rows), words), dtype=torch.long)
-    word_mask = torch.zeros((len(rows), words), dtype=torch.bool)
+    input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    attention = np.zeros((len(rows), width), dtype=np.int64)
+    first_index = np.zeros((len(rows), words), dtype=np.int64)
+    last_index = np.zeros((len(rows), words), dtype=np.int64)
+    word_mask = np.zeros((len(rows), words), dtype=bool)
     for number, row in enumerate(rows):
-        input_ids[number, : len(row)] = torch.tensor(row)
+        input_ids[number, : len(row)] = row
         attention[number, : len(row)] = 1
         count = len(firsts[number])
-        first_index[number, :count] = torch.tensor(firsts[number])
-        last_index[number, :count] = torch.tensor(lasts[number])
-        next_index[number, :count] = torch.tensor(nexts[number])
+        first_index[number, :count] = firsts[number]
+        last_index[number, :count] = lasts[number]
         word_mask[number, :count] = True
+    # Each word's next sub-token: the next word's start, or </s>; 0 in padding, as before.
+    next_index = np.where(word_mask, last_index + 1, 0)
     return WindowBatch(input_ids, attention, first_index, last_index, next_index, word_mask)

@@ -23,6 +23,7 @@ from app.core.commands import surest_per_gap
 from app.core.errors import PunctumError
 from app.core.model import Status, Suggestion
 from app.formats import WriteError, write_document
+from app.services.punctuate import prepare_model
 from app.store.project import DONE, FAILED, PENDING, Project
 
 CAPTION_SUFFIXES = {".srt", ".vtt"}
@@ -178,6 +179,8 @@ def run_batch(
         return summary
     workers = settings.workers or max(1, min(len(queue), os.cpu_count() or 1, 4))
     threads = max(1, (os.cpu_count() or 1) // workers)
+    # A model without an export gets it here, once, rather than in every worker at the same time.
+    prepare_model(settings.model, settings.int8)
     finished: SimpleQueue[tuple[int, dict[str, Any]]] = SimpleQueue()
     running: dict[int, tuple[int, str]] = {}
     context = multiprocessing.get_context("spawn")

@@ -16,6 +16,7 @@ def evaluate_path(
     language: str,
     quantize: bool = False,
     timings: bool = True,
+    engine: str = "onnx",
 ) -> dict[str, Any]:
     from app.ml.data import read_any
     from app.services.punctuate import Punctuator
@@ -28,7 +29,7 @@ def evaluate_path(
         raise FormatError(data, None, f"not readable as {format}: {error}") from None
     if not documents:
         raise FormatError(data, None, f"no {format} documents with words found")
-    result = score_documents(documents, Punctuator(model, quantize=quantize), timings)
+    result = score_documents(documents, Punctuator(model, quantize=quantize, engine=engine), timings)
     return {"data": str(data), "format": format, "documents": len(documents), **result}
 
 
@@ -41,9 +42,9 @@ def score_documents(
     from app.core.metrics import mark_counts
     from app.ml.evaluate import document_classes, predict_documents, scores_from
 
-    network, tokenizer, config = punctuator.load()
+    model = punctuator.load()
     began = time.perf_counter()
-    probabilities = predict_documents(network, tokenizer, documents, config, use_timings=timings)
+    probabilities = predict_documents(model, documents, model.settings, use_timings=timings)
     seconds = time.perf_counter() - began
     words = sum(len(d) for d in documents)
     result: dict[str, Any] = {

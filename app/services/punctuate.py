@@ -1,16 +1,19 @@
 """The punctuation model as a use case: suggestions for a document, applied as the user asks.
 
-torch and transformers load only when a model is first used, so the rest of Punctum starts fast.
+A model runs as its ONNX export on ONNX Runtime (made once per model, at set-up for the shipped
+one), so neither torch nor Transformers loads unless asked for (``engine="torch"``).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import sys
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core import commands
 from app.core.errors import PunctumError
@@ -18,8 +21,12 @@ from app.core.history import History, Step, WordEdit
 from app.core.marks import MODEL_MARKS, PERIOD, QUESTION, mark_class, model_class
 from app.core.model import Casing, Document, Source, Status, Suggestion, Word, apply_casing
 from app.core.orthography import always_capitalised
+from app.ml.runtime import SHIPPED_MODEL
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "punctum-base"
+if TYPE_CHECKING:
+    from app.ml.inference import LoadedModel
+
+DEFAULT_MODEL = SHIPPED_MODEL
 #: Languages whose typography puts a (non-breaking) space before these marks.
 _SPACED_MARKS = {"fr": set("?!:;")}
 _SENTENCE_END = {PERIOD, QUESTION}
@@ -28,6 +35,8 @@ CAPITAL_PROBABILITY = 0.5
 #: Scripts the model's training data covers; other text still gets a result, with a warning.
 _KNOWN_SCRIPTS = ("LATIN",)
 APPLY_CHOICES = ("all", "confident", "none")
+#: How a model runs: its ONNX export on ONNX Runtime, or the torch model itself.
+ENGINES = ("onnx", "torch")
 
 
 class ModelNotFoundError(PunctumError):
@@ -65,28 +74,55 @@ def unknown_script_share(words: list[Word]) -> float:
     return foreign / len(letters)
 
 
+def _to_stderr(message: str) -> None:
+    print(f"punctum: {message}", file=sys.stderr)
+
+
 @dataclass
 class Punctuator:
-    """A loaded punctuation model. ``location``: a model folder (default: the shipped one)."""
+    """A loaded punctuation model. ``location``: a model folder (default: the shipped one).
+
+    ``engine`` "onnx" runs the model's export, made on first use when the cache lacks it (with a
+    message to ``log``); "torch" runs the torch model, adapters merged at load."""
 
     location: Path | str | None = None
     quantize: bool = False
     threads: int | None = None  # CPU threads for the model; the library's default when None
-    _loaded: tuple[Any, Any, dict[str, Any]] | None = field(default=None, init=False, repr=False)
+    engine: str = "onnx"
+    log: Callable[[str], None] = _to_stderr
+    _loaded: LoadedModel | None = field(default=None, init=False, repr=False)
 
-    def load(self) -> tuple[Any, Any, dict[str, Any]]:
+    def load(self) -> LoadedModel:
         if self._loaded is None:
-            from app.ml.packaging import load_model, use_threads
+            if self.engine not in ENGINES:
+                raise PunctumError(f"unknown engine {self.engine!r}: use one of {', '.join(ENGINES)}")
+            directory = resolve_model(self.location)
+            if self.engine == "torch":
+                from app.ml.packaging import load_torch_model, use_threads
 
-            if self.threads:
-                use_threads(self.threads)
-            self._loaded = load_model(resolve_model(self.location), quantize=self.quantize)
+                if self.threads:
+                    use_threads(self.threads)
+                self._loaded = load_torch_model(directory, quantize=self.quantize)
+            else:
+                self._loaded = self._load_export(directory)
         return self._loaded
+
+    def _load_export(self, directory: Path) -> LoadedModel:
+        from app.ml.runtime import OnnxModel, forget_export
+
+        prepare_model(directory, self.quantize, self.log)
+        try:
+            return OnnxModel(directory, int8=self.quantize, threads=self.threads)
+        except Exception as error:  # ONNX Runtime has no error type of its own for a damaged file
+            self.log(f"the model's prepared copy is damaged ({str(error)[:80]}); preparing it again")
+            forget_export(directory)
+            prepare_model(directory, self.quantize, self.log)
+            return OnnxModel(directory, int8=self.quantize, threads=self.threads)
 
     @property
     def hears(self) -> bool:
         """Whether the model has a gap branch that uses timings and audio."""
-        return bool(int(self.load()[2].get("gap_features", 0)))
+        return bool(int(self.load().settings.get("gap_features", 0)))
 
     def probabilities(
         self,
@@ -100,21 +136,35 @@ class Punctuator:
         from app.ml.inference import inference_options, predict_probabilities
         from app.ml.windows import AudioEvidence
 
-        model, tokenizer, config = self.load()
+        model = self.load()
+        config = model.settings
         gaps = evidence.vectors if evidence is not None else None
         audio = None
         # Only an acoustic branch reads the frames, so only then are they computed.
-        if evidence is not None and model.acoustic_branch is not None and evidence.ends is not None:
+        if evidence is not None and model.acoustic_features and evidence.ends is not None:
             audio = AudioEvidence(evidence.frames, evidence.ends)
         marks, casing = predict_probabilities(
             model,
-            tokenizer,
             words,
             gaps=restrict(gaps, config.get("gap_inputs")),
             audio=audio,
             **inference_options(config, language),
         )
         return marks.tolist(), casing.tolist()
+
+
+def prepare_model(
+    location: Path | str | None, int8: bool = False, log: Callable[[str], None] = _to_stderr
+) -> Path:
+    """The model's folder, its ONNX export made first if the cache lacks it (once per model)."""
+    from app.ml.runtime import is_exported
+
+    directory = resolve_model(location)
+    if not is_exported(directory, int8):
+        from app.ml.export import export_model
+
+        export_model(directory, int8=int8, log=log)
+    return directory
 
 
 def resolve_model(location: Path | str | None) -> Path:

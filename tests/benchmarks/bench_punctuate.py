@@ -1,5 +1,5 @@
 """Punctuation speed on a laptop-class CPU: words per second over a 10,000-word document with the
-shipped model (float32 and int8), peak memory, and the same pipeline with encoders the size of
+shipped model (its ONNX export as Punctum runs it, and the torch model; float32 and int8), peak memory, and the same pipeline with encoders the size of
 xlm-roberta-base and xlm-roberta-large (random weights: speed does not depend on them), as
 ratios measured in this one run. Each measurement runs in its own process. Prints JSON.
 
@@ -46,41 +46,45 @@ def document(count: int, seed: int = 5) -> list[str]:
     return [rng.choice(vocabulary) for _ in range(count)]
 
 
+#: The shipped model's ways of running: the ONNX export (what Punctum runs) and the torch model,
+#: each in float32 and int8.
+SHIPPED_KINDS = {
+    "shipped": ("onnx", False),
+    "shipped-int8": ("onnx", True),
+    "shipped-torch": ("torch", False),
+    "shipped-torch-int8": ("torch", True),
+}
+
+
 def measure(kind: str, count: int, model_dir: str | None = None) -> dict[str, object]:
-    import torch
+    from app.ml.inference import inference_options, predict_probabilities
 
-    from app.ml.inference import predict_probabilities
+    if kind in SHIPPED_KINDS:
+        from app.services.punctuate import Punctuator
 
-    torch.set_num_threads(2)
-    if kind in ("shipped", "shipped-int8"):
-        from app.ml.inference import inference_options
-        from app.ml.packaging import load_model
-        from app.services.punctuate import DEFAULT_MODEL
-
-        model, tokenizer, config = load_model(
-            Path(model_dir or DEFAULT_MODEL), quantize=kind.endswith("int8")
-        )
-        options = inference_options(config)
+        engine, int8 = SHIPPED_KINDS[kind]
+        model = Punctuator(model_dir, quantize=int8, threads=2, engine=engine).load()
+        options = inference_options(model.settings)
     else:
+        import torch
         from transformers import AutoTokenizer, BertConfig, BertModel
 
         from app.ml.base_encoder import resolve_encoder
         from app.ml.model import PunctuationModel
-
-        tokenizer = AutoTokenizer.from_pretrained(resolve_encoder(None))
-        encoder = BertModel(BertConfig(vocab_size=len(tokenizer), **SIZES[kind]), add_pooling_layer=False)
-        model = PunctuationModel(encoder, 6).eval()
-        # The same windows as the shipped model, so only the encoder differs.
-        from app.ml.inference import inference_options
-        from app.ml.packaging import read_config
+        from app.ml.packaging import TorchModel, read_config
         from app.services.punctuate import DEFAULT_MODEL
 
+        torch.set_num_threads(2)
+        tokenizer = AutoTokenizer.from_pretrained(resolve_encoder(None))
+        encoder = BertModel(BertConfig(vocab_size=len(tokenizer), **SIZES[kind]), add_pooling_layer=False)
+        model = TorchModel(PunctuationModel(encoder, 6).eval(), tokenizer)
+        # The same windows as the shipped model, so only the encoder differs.
         options = inference_options(read_config(Path(model_dir or DEFAULT_MODEL)))
         options["temperature"], options["mark_bias"] = 1.0, None
     words = document(count)
-    predict_probabilities(model, tokenizer, words[:300], **options)  # warm-up
+    predict_probabilities(model, words[:300], **options)  # warm-up
     began = time.perf_counter()
-    predict_probabilities(model, tokenizer, words, **options)
+    predict_probabilities(model, words, **options)
     seconds = time.perf_counter() - began
     return {
         "model": kind,
@@ -138,7 +142,7 @@ def main() -> int:
     if args.baseline:
         print(json.dumps(compare(args.model, args.baseline), indent=2))
         return 0
-    full = [run("shipped", WORDS, args.model), run("shipped-int8", WORDS, args.model)]
+    full = [run(kind, WORDS, args.model) for kind in SHIPPED_KINDS]
     small = run("shipped", COMPARE_WORDS, args.model)
     bigger = [run(kind, COMPARE_WORDS, args.model) for kind in SIZES]
     result = {

@@ -24,7 +24,7 @@ from pathlib import Path
 from app.ml import data as corpora
 from app.ml.windows import WINDOW_MERGES
 from app.services.evaluation import score_documents
-from app.services.punctuate import Punctuator
+from app.services.punctuate import ENGINES, Punctuator
 from tests.conftest import SHARED_DATA
 
 UD = {
@@ -93,6 +93,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model")
     parser.add_argument("--int8", action="store_true")
+    parser.add_argument("--engine", choices=ENGINES, default="onnx", help="how the model runs")
     parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--only", nargs="*", help="benchmark names to run")
     parser.add_argument("--stride", type=float, help="window stride (fraction of a window) to try")
@@ -103,8 +104,8 @@ def main() -> int:
     if not root.is_dir():
         print(f"eval_model: no data folder at {root}", file=sys.stderr)
         return 3
-    punctuator = Punctuator(args.model, quantize=args.int8)
-    settings = punctuator.load()[2]
+    punctuator = Punctuator(args.model, quantize=args.int8, engine=args.engine)
+    settings = punctuator.load().settings
     if args.stride:
         settings["stride"] = args.stride
     if args.window:
@@ -114,6 +115,7 @@ def main() -> int:
     results: dict[str, object] = {
         "model": args.model or "shipped default",
         "int8": args.int8,
+        "engine": args.engine,
         "window_tokens": settings.get("window_tokens"),
         "stride": settings.get("stride", 0.5),
         "window_merge": settings.get("window_merge", "central"),

@@ -1,0 +1,319 @@
+"""Export a punctuation model for ONNX Runtime, once per model (see ``app.ml.runtime``).
+
+The adapters are merged into the encoder and the whole forward pass (encoder, layer mix, heads,
+gap and acoustic branches) becomes one graph. The acoustic branch takes only the words that have
+audio, with their slots, instead of a mask: a traced graph cannot keep torch's "only these words"
+indexing, and running the branch on every word would cost time for nothing. Each export is
+checked against the torch model on inputs of other sizes than it was traced with.
+
+``python -m app.ml.export [MODEL_DIR] [--int8]`` exports the shipped model (set-up does this).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import uuid
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from app.ml.model import PunctuationModel, _channels_with_presence, _gather, batch_tensors
+from app.ml.packaging import ModelError, load_model
+from app.ml.runtime import (
+    EXPORT_FORMAT,
+    RUNTIME_NAME,
+    SHIPPED_MODEL,
+    TOKENIZER_NAME,
+    OnnxModel,
+    graph_name,
+    is_exported,
+    runtime_dir,
+)
+from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
+
+#: The largest difference in logits an export may show against the torch model.
+TOLERANCE = 1e-3
+_OPSET = 17
+
+
+def _attend(attention: nn.MultiheadAttention, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+    """``attention(query, keys, keys)`` for one query per word, written out: the traced module
+    would keep the number of words it was traced with."""
+    heads = attention.num_heads
+    size = attention.embed_dim // heads
+    assert attention.in_proj_weight is not None and attention.in_proj_bias is not None
+    wq, wk, wv = attention.in_proj_weight.chunk(3)
+    bq, bk, bv = attention.in_proj_bias.chunk(3)
+    q = (query @ wq.T + bq).reshape(-1, 1, heads, size).transpose(1, 2)
+    k = (keys @ wk.T + bk).reshape(-1, keys.shape[1], heads, size).transpose(1, 2)
+    v = (keys @ wv.T + bv).reshape(-1, keys.shape[1], heads, size).transpose(1, 2)
+    weights = torch.softmax(q @ k.transpose(-1, -2) / size**0.5, dim=-1)
+    out: torch.Tensor = attention.out_proj((weights @ v).transpose(1, 2).reshape(-1, 1, attention.embed_dim))
+    return out
+
+
+class ExportedModel(nn.Module):
+    """``PunctuationModel.forward`` for inference, in the form the ONNX graph takes (see the module)."""
+
+    def __init__(self, network: PunctuationModel) -> None:
+        super().__init__()
+        self.network = network
+        # The exporter puts a module back in the mode it found it in, children included.
+        self.eval()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        first_index: torch.Tensor,
+        last_index: torch.Tensor,
+        next_index: torch.Tensor,
+        gap_features: torch.Tensor | None = None,
+        gap_present: torch.Tensor | None = None,
+        audio_frames: torch.Tensor | None = None,
+        audio_slots: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        network = self.network
+        states = network.mixed_layers(input_ids, attention_mask)
+        last = _gather(states, last_index)
+        text = torch.cat([last, _gather(states, next_index)], dim=-1)
+        marks = network.mark_head(text)
+        if network.gap_branch is not None:
+            marks = marks + network.gap_branch(text, gap_features, gap_present)
+        branch = network.acoustic_branch
+        if branch is not None and audio_frames is not None and audio_slots is not None:
+            # The words with audio, by slot; the last slot is a spare one past every word.
+            flat = torch.cat([text.reshape(-1, text.shape[-1]), text[0, :1] * 0], 0)
+            keys = branch.down(audio_frames.transpose(1, 2)).transpose(1, 2) + branch.position
+            attended = _attend(branch.attention, branch.query(flat[audio_slots]).unsqueeze(1), keys)
+            heard = branch.absent.expand(flat.shape[0], -1).index_put((audio_slots,), attended.squeeze(1))
+            present = torch.zeros_like(flat[:, 0], dtype=torch.bool)
+            present = present.index_put((audio_slots,), torch.ones_like(audio_slots, dtype=torch.bool))
+            heard = heard[:-1].reshape(text.shape[0], text.shape[1], -1)
+            audio_present = present[:-1].reshape(text.shape[0], text.shape[1])
+            if branch.timing is not None and gap_features is not None and gap_present is not None:
+                around, flags = _channels_with_presence(gap_features, gap_present)
+                heard = heard + branch.timing(around).transpose(1, 2) * flags
+            correction = branch.correct(text, heard)
+            if network.silent_without_evidence:
+                evidence = audio_present if gap_present is None else audio_present | gap_present
+                correction = correction.masked_fill(~evidence.unsqueeze(-1), 0.0)
+            marks = marks + correction
+        casing = network.casing_head(torch.cat([_gather(states, first_index), last], dim=-1))
+        return marks, casing
+
+
+def _example(
+    network: PunctuationModel, rows: int, tokens: int, words: int, heard: int, seed: int
+) -> WindowBatch:
+    """Random inputs of the given sizes, with about half the gaps present, ``heard`` words with
+    audio and a row shorter than the others."""
+    generator = np.random.default_rng(seed)
+    last = np.sort(generator.integers(1, tokens - 2, (rows, words)), axis=1)
+    batch = WindowBatch(
+        input_ids=generator.integers(5, 1000, (rows, tokens)).astype(np.int64),
+        attention_mask=np.ones((rows, tokens), dtype=np.int64),
+        first_index=last.copy(),
+        last_index=last,
+        next_index=last + 1,
+        word_mask=np.ones((rows, words), dtype=bool),
+    )
+    batch.attention_mask[-1, tokens - 3 :] = 0
+    if network.gap_branch is not None:
+        batch.gap_features = generator.normal(size=(rows, words, network.gap_branch.features)).astype(
+            np.float32
+        )
+        batch.gap_present = generator.random((rows, words)) < 0.5
+    if network.acoustic_branch is not None:
+        features = network.acoustic_branch.features
+        batch.audio_frames = generator.normal(size=(heard, AUDIO_FRAMES, features)).astype(np.float32)
+        batch.audio_slots = generator.choice(rows * words, heard, replace=False).astype(np.int64)
+    return batch
+
+
+def _graph_inputs(network: PunctuationModel, batch: WindowBatch) -> dict[str, torch.Tensor]:
+    inputs = {
+        "input_ids": batch.input_ids,
+        "attention_mask": batch.attention_mask,
+        "first_index": batch.first_index,
+        "last_index": batch.last_index,
+        "next_index": batch.next_index,
+    }
+    if network.gap_branch is not None:
+        assert batch.gap_features is not None and batch.gap_present is not None
+        inputs.update(gap_features=batch.gap_features, gap_present=batch.gap_present)
+    if network.acoustic_branch is not None:
+        assert batch.audio_frames is not None and batch.audio_slots is not None
+        spare = np.zeros((1, *batch.audio_frames.shape[1:]), dtype=np.float32)
+        inputs.update(
+            audio_frames=np.concatenate([batch.audio_frames, spare]),
+            audio_slots=np.append(batch.audio_slots, batch.word_mask.size).astype(np.int64),
+        )
+    return {name: torch.from_numpy(array) for name, array in inputs.items()}
+
+
+_DYNAMIC_AXES = {
+    "input_ids": {0: "rows", 1: "tokens"},
+    "attention_mask": {0: "rows", 1: "tokens"},
+    "first_index": {0: "rows", 1: "words"},
+    "last_index": {0: "rows", 1: "words"},
+    "next_index": {0: "rows", 1: "words"},
+    "gap_features": {0: "rows", 1: "words"},
+    "gap_present": {0: "rows", 1: "words"},
+    "audio_frames": {0: "heard"},
+    "audio_slots": {0: "heard"},
+    "marks": {0: "rows", 1: "words"},
+    "casing": {0: "rows", 1: "words"},
+}
+
+
+def _export_graph(network: PunctuationModel, path: Path) -> None:
+    inputs = _graph_inputs(network, _example(network, rows=2, tokens=24, words=7, heard=3, seed=1))
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on Python values it keeps constant
+        export: Any = torch.onnx.export
+        export(
+            ExportedModel(network),
+            tuple(inputs.values()),
+            str(path),
+            input_names=list(inputs),
+            output_names=["marks", "casing"],
+            dynamic_axes={name: _DYNAMIC_AXES[name] for name in [*inputs, "marks", "casing"]},
+            opset_version=_OPSET,
+            dynamo=False,
+        )
+
+
+def _quantize_graph(source: Path, target: Path) -> None:
+    """int8 weights for the encoder's matrices, except the feed-forward output projections
+    (see ``app.ml.packaging.quantized_layers`` for why those stay float)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    graph = onnx.load(str(source), load_external_data=False)
+    keep_float = [
+        node.name
+        for node in graph.graph.node
+        if node.op_type == "MatMul" and "/output/dense/" in node.name and "/attention/" not in node.name
+    ]
+    quantize_dynamic(
+        str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep_float
+    )
+
+
+def _check_export(network: PunctuationModel, model_dir: Path, int8: bool) -> float:
+    """The largest logit difference between the export and the torch model, on sizes unlike the traced ones."""
+    runtime = OnnxModel(model_dir, int8=int8)
+    worst = 0.0
+    for rows, tokens, words, heard, seed in ((3, 31, 9, 2, 2), (1, 12, 4, 0, 3)):
+        batch = _example(network, rows, tokens, words, heard, seed)
+        with torch.inference_mode():
+            expected = network(**batch_tensors(batch))
+        got = runtime.run(batch)
+        for want, have in zip(expected, got, strict=True):
+            worst = max(worst, float(np.abs(want.numpy() - have).max()))
+    return worst
+
+
+def export_model(model_dir: Path, int8: bool = False, log: Any = None) -> Path:
+    """Export ``model_dir`` into the runtime cache unless it is there; its folder."""
+    target = runtime_dir(model_dir)
+    if is_exported(model_dir, int8):
+        return target
+    started = time.perf_counter()
+    if log:
+        log(f"preparing the model for fast starts (once): {model_dir}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Transformers' notes on deprecated names are for developers
+        network, tokenizer, _ = load_model(model_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    if target.is_dir():
+        shutil.copytree(target, staging)  # an int8 graph joins an existing export
+    else:
+        staging.mkdir()
+    try:
+        if not (staging / graph_name(False)).is_file():
+            _export_graph(network, staging / graph_name(False))
+        if int8:
+            _quantize_graph(staging / graph_name(False), staging / graph_name(True))
+        tokenizer.backend_tokenizer.save(str(staging / TOKENIZER_NAME))
+        shape = {
+            "format": EXPORT_FORMAT,
+            "special": SpecialTokens.of(tokenizer).__dict__,
+            "marks": network.mark_head.out_features,
+            "casings": network.casing_head.out_features,
+            "gap_features": network.gap_branch.features if network.gap_branch is not None else 0,
+            "acoustic_features": network.acoustic_branch.features if network.acoustic_branch else 0,
+            "source": str(model_dir.resolve()),
+        }
+        (staging / RUNTIME_NAME).write_text(json.dumps(shape, indent=2) + "\n")
+        _publish(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    difference = _check_export(network, model_dir, False)
+    if difference > TOLERANCE:
+        shutil.rmtree(target, ignore_errors=True)
+        raise ModelError(f"{model_dir}: the ONNX export differs from the model by {difference:.2g}")
+    _remove_replaced(target)
+    if log:
+        log(f"model ready in {time.perf_counter() - started:.0f} s ({target})")
+    return target
+
+
+def _remove_replaced(target: Path) -> None:
+    """Exports made earlier from the same model folder: that folder now holds other weights, and
+    each export takes hundreds of megabytes."""
+    source = json.loads((target / RUNTIME_NAME).read_text(encoding="utf-8")).get("source")
+    for other in target.parent.iterdir():
+        if other == target or other.name.startswith(".") or not (other / RUNTIME_NAME).is_file():
+            continue
+        try:
+            if json.loads((other / RUNTIME_NAME).read_text(encoding="utf-8")).get("source") == source:
+                shutil.rmtree(other, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+
+
+def _publish(staging: Path, target: Path) -> None:
+    """Put a finished export in place in one rename; a concurrent export that won is kept."""
+    old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+    if target.exists():
+        target.replace(old)
+    try:
+        staging.replace(target)
+    except OSError:
+        if not target.is_dir():
+            raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Export a model (the shipped one by default) into the runtime cache."""
+    from app.core.errors import PunctumError
+
+    args = sys.argv[1:] if argv is None else argv
+    folders = [Path(a) for a in args if not a.startswith("--")]
+    model_dir = folders[0] if folders else SHIPPED_MODEL
+    if not (model_dir / "punctum-model.json").is_file():
+        print(f"punctum: {model_dir}: not a Punctum model folder", file=sys.stderr)
+        return 1
+    try:
+        path = export_model(model_dir, int8="--int8" in args, log=print)
+    except PunctumError as error:
+        print(f"punctum: {error}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

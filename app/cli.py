@@ -70,16 +70,11 @@ def _transfer(args: argparse.Namespace) -> int:
 def _punctuate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from app.core.commands import ApplyPolicy
     from app.core.history import History
     from app.formats import write_document, write_file
-    from app.services.punctuate import (
-        Punctuator,
-        apply_suggestions,
-        gap_evidence,
-        sentence_casing,
-        suggest,
-        suggestions_json,
-    )
+    from app.services.analysis import AnalysisRequest, analyse
+    from app.services.punctuate import Punctuator, apply_suggestions, sentence_casing, suggestions_json
 
     if not 0.0 <= args.min_confidence <= 1.0:
         raise UsageError("--min-confidence must be between 0 and 1")
@@ -88,28 +83,28 @@ def _punctuate(args: argparse.Namespace) -> int:
     if args.timings and args.no_audio:
         raise UsageError("--timings and --no-audio contradict each other")
     _check_outputs([args.input, args.media, args.timings], [args.output, args.suggestions])
-    document = open_document(args.input)
-    if args.timings:
-        from app.services.documents import attach_timing_file
-
-        report = attach_timing_file(document, Path(args.timings), args.language or "en")
-        if not report["aligned"]:
-            print(f"punctum: warning: {args.timings}: no word matched the captions", file=sys.stderr)
-    evidence = None if args.no_audio else gap_evidence(document, Path(args.media) if args.media else None)
-    suggestions, info = suggest(document, Punctuator(args.model, quantize=args.int8), args.language, evidence)
-    document.add_suggestions(suggestions)
+    request = AnalysisRequest.from_file(
+        Path(args.input),
+        media=Path(args.media) if args.media else None,
+        timings=Path(args.timings) if args.timings else None,
+        language=args.language,
+        use_audio=not args.no_audio,
+    )
+    analysis = analyse(request, Punctuator(args.model, quantize=args.int8))
+    document, report = analysis.document, analysis.report
+    document.add_suggestions(analysis.suggestions)
     history = History(document)
-    applied = apply_suggestions(document, history, args.apply, args.min_confidence)
+    applied = apply_suggestions(document, history, ApplyPolicy(args.apply, args.min_confidence))
     if args.apply != "none":
-        history.do(sentence_casing(document, info.get("language")))
-    for warning in info["warnings"]:
+        history.do(sentence_casing(document, report.language))
+    for warning in report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     if args.suggestions:
-        write_file(args.suggestions, suggestions_json(document, info).encode())
+        write_file(args.suggestions, suggestions_json(document, report.as_json()).encode())
     if args.output:
         write_document(document, args.output)
-        language = f" ({info['language']})" if "language" in info else ""
-        print(f"{args.output}: {len(suggestions)} suggestions, {applied} applied{language}")
+        language = f" ({report.language})" if report.language else ""
+        print(f"{args.output}: {len(analysis.suggestions)} suggestions, {applied} applied{language}")
     else:
         from app.formats import render_document
 

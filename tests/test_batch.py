@@ -56,6 +56,19 @@ def test_folder_pairing(tmp_path: Path) -> None:
     assert [p.name for p in pairing.unpaired] == ["lonely.mp4"]
 
 
+def test_the_editor_and_folder_pairing_agree_on_what_each_file_is(tmp_path: Path) -> None:
+    from app.ui.window import sort_paths
+
+    names = ["talk.en.srt", "talk.ref.srt", "talk.mp4", "talk.words.json"]
+    for name in names:
+        (tmp_path / name).write_text("x")
+    dropped = sort_paths([tmp_path / name for name in names])
+    group = pair_folder(tmp_path).groups[0]
+    for kind in ("captions", "media", "reference", "timings"):
+        assert dropped[kind] == group[kind], kind
+    assert dropped["reference"].name == "talk.ref.srt"  # a reference may be captions too
+
+
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "in"
     folder.mkdir()

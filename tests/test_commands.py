@@ -227,3 +227,21 @@ def test_accepting_one_proposal_decides_its_rivals_for_the_same_gap() -> None:
     history.undo()
     history.undo()
     assert {s.status for s in document.suggestions} == {Status.PENDING}
+
+
+def test_one_rule_settles_suggestions_without_review() -> None:
+    suggestions = [
+        Suggestion(1, 0, ",", 0.95, Source.MODEL),
+        Suggestion(2, 0, ".", 0.9, Source.REFERENCE),  # the same gap: the person's transcript wins
+        Suggestion(3, 2, "?", 0.6, Source.MODEL),  # not sure enough for "confident"
+        Suggestion(4, 3, "", 0.8, Source.MODEL, casing=Casing.CAPITALISED),  # a casing is its own slot
+        Suggestion(5, 3, ".", 0.85, Source.MODEL),
+        Suggestion(6, 4, ".", 0.99, Source.MODEL, status=Status.REJECTED),  # already decided
+    ]
+    assert commands.accept_confident(suggestions, commands.ApplyPolicy("confident", 0.7)) == [2, 4, 5]
+    assert commands.accept_confident(suggestions, commands.ApplyPolicy("all")) == [2, 3, 4, 5]
+    assert commands.accept_confident(suggestions, commands.ApplyPolicy("none")) == []
+    with pytest.raises(commands.EditError, match="unknown apply policy"):
+        commands.ApplyPolicy("most")
+    with pytest.raises(commands.EditError, match="between 0 and 1"):
+        commands.ApplyPolicy("confident", 1.5)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.commands import ApplyPolicy
 from app.core.history import History
 from app.formats import read_document
 from app.services.punctuate import (
@@ -74,7 +75,7 @@ def test_existing_marks_and_capitals_are_kept_as_the_starting_state(tiny_model: 
     assert by_gap[0] == "."  # a disagreement becomes a suggestion
     document.add_suggestions(suggestions)
     history = History(document)
-    apply_suggestions(document, history, "all", 0.0)
+    apply_suggestions(document, history, ApplyPolicy("all"))
     history.do(sentence_casing(document))
     assert [w.text for w in document.words()] == ["Well", "NASA", "Said", "So", "Ok"]
 

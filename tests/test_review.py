@@ -166,13 +166,13 @@ def test_waveform_levels_and_pauses() -> None:
 
 
 def test_timing_file_feeds_the_model_its_pauses(sample: Path) -> None:
+    from app.services.analysis import analyse
     from app.services.punctuate import Punctuator
-    from app.services.review import analyse
 
     session = ReviewSession.open(sample / "sample.srt", timings=sample / "sample.words.json")
     try:
-        analysis = analyse(session.analysis_task(), Punctuator())
-        assert analysis.report["timings"]["aligned"] == 178
+        analysis = analyse(session.analysis_request(), Punctuator())
+        assert analysis.report.timings is not None and analysis.report.timings["aligned"] == 178
         model = [s for s in analysis.suggestions if s.source is Source.MODEL and s.casing is None]
         timed = [s for s in model if s.evidence == "timing"]
         assert len(timed) >= 0.9 * len(model)  # all but gaps with no next word to time against
@@ -200,7 +200,7 @@ def test_the_background_process_ends_by_itself_when_idle_and_at_once_when_cancel
     from app.services.worker_process import WorkerProcess
 
     worker = WorkerProcess()
-    waveform = worker.call("read_audio", {"media": SAMPLE / "sample.mp4"})
+    waveform = worker.read_audio(SAMPLE / "sample.mp4")
     assert waveform.duration > 50
     idle = worker._process
     worker.stop()
@@ -209,6 +209,6 @@ def test_the_background_process_ends_by_itself_when_idle_and_at_once_when_cancel
     assert idle.exitcode == 0
 
     with pytest.raises(InterruptedError):
-        worker.call("read_audio", {"media": SAMPLE / "sample.mp4"}, cancelled=lambda: True)
+        worker.read_audio(SAMPLE / "sample.mp4", cancelled=lambda: True)
     assert worker._process is None  # the busy child was stopped, not waited for
     worker.stop()

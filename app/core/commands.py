@@ -6,7 +6,7 @@ Builders only read the document; nothing changes until the history applies the s
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from app.core.errors import PunctumError
 from app.core.history import Edit, Step, SuggestionEdit, WordEdit
@@ -107,6 +107,35 @@ def surest_per_gap(
         if slot not in best or rank > best[slot][0]:
             best[slot] = (rank, suggestion.id)
     return sorted(sid for _, sid in best.values())
+
+
+#: How suggestions are settled without a person: every one, the confident ones, or none.
+APPLY_CHOICES = ("all", "confident", "none")
+
+
+@dataclass(frozen=True)
+class ApplyPolicy:
+    """Which suggestions are accepted without review (``accept_confident``)."""
+
+    how: str = "confident"  # one of APPLY_CHOICES
+    min_confidence: float = 0.7  # for "confident"
+
+    def __post_init__(self) -> None:
+        if self.how not in APPLY_CHOICES:
+            raise EditError(f"unknown apply policy {self.how!r}: use one of {', '.join(APPLY_CHOICES)}")
+        if not 0.0 <= self.min_confidence <= 1.0:
+            raise EditError("the minimum confidence must be between 0 and 1")
+
+
+def accept_confident(suggestions: Iterable[Suggestion], policy: ApplyPolicy) -> list[int]:
+    """The one rule by which the command line, batch and the editor accept without review: per
+    gap (a mark and a casing count apart), the surest pending suggestion at least as sure as the
+    policy asks, the reference transcript's before the model's (a person wrote it)."""
+    if policy.how == "none":
+        return []
+    threshold = 0.0 if policy.how == "all" else policy.min_confidence
+    pending = (s for s in suggestions if s.status is Status.PENDING)
+    return surest_per_gap(pending, threshold, reference_first=True)
 
 
 def set_mark(document: Document, word_index: int, mark: str) -> Step:

@@ -49,16 +49,20 @@ def format_of(path: Path) -> str:
 def read_document(path: Path | str, format: str | None = None) -> Document:
     path = Path(path)
     format = format or format_of(path)
+    return parse_document(read_bytes(path), format, path)
+
+
+def read_bytes(path: Path) -> bytes:
+    """A caption file's bytes; a path that is not a readable regular file is a ``FormatError``."""
     if path.exists() and not path.is_file() and not path.is_dir():
         # A pipe or a device would block the read, or never end it.
         raise FormatError(path, None, "is not a regular file")
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except IsADirectoryError:
         raise FormatError(path, None, "is a folder, not a caption file") from None
     except OSError as error:
         raise FormatError(path, None, error.strerror or str(error)) from None
-    return parse_document(data, format, path)
 
 
 def parse_document(data: bytes, format: str, path: Path | None = None) -> Document:

@@ -19,22 +19,15 @@ from pathlib import Path
 from queue import Empty, SimpleQueue
 from typing import Any
 
-from app.core.commands import surest_per_gap
+from app.core.commands import ApplyPolicy, accept_confident
 from app.core.errors import PunctumError
 from app.core.model import Status, Suggestion
 from app.formats import WriteError, write_document
+from app.services.analysis import AnalysisRequest
+from app.services.files import FileKind, classify
 from app.services.punctuate import prepare_model
 from app.store.project import DONE, FAILED, PENDING, Project
 
-CAPTION_SUFFIXES = {".srt", ".vtt"}
-MEDIA_SUFFIXES = {
-    ".mp4", ".mkv", ".mov", ".webm", ".avi", ".m4v", ".mpg", ".mpeg", ".ts",
-    ".mp3", ".wav", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".wma",
-}  # fmt: skip
-REFERENCE_MARKERS = ("ref", "transcript")
-TIMING_SUFFIX, TIMING_JSON = ".ctm", ".words.json"
-REFERENCE_SUFFIXES = {".txt", ".srt", ".vtt"}
-_LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z]{2,4})?$")
 _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)", re.IGNORECASE)
 #: Seconds an editor spends on one suggestion, for the review estimate (a reading and a key press).
 SECONDS_PER_SUGGESTION = 4.0
@@ -56,28 +49,16 @@ def pair_folder(folder: Path) -> Pairing:
     media: dict[str, list[Path]] = {}
     references: dict[str, list[Path]] = {}
     timings: dict[str, list[Path]] = {}
+    tables = {FileKind.MEDIA: media, FileKind.REFERENCE: references, FileKind.TIMINGS: timings}
     for path in _walk(root):
-        relative = path.relative_to(root)
-        parts = path.name.split(".")
-        suffix = path.suffix.lower()
-        directory = relative.parent
-
-        def key(stem_parts: list[str]) -> str:
-            return (directory / ".".join(stem_parts)).as_posix()  # noqa: B023
-
-        if len(parts) >= 3 and parts[-2].lower() in REFERENCE_MARKERS and suffix in REFERENCE_SUFFIXES:
-            references.setdefault(key(parts[:-2]), []).append(path)
-        elif suffix in CAPTION_SUFFIXES:
-            language = parts[-2] if len(parts) >= 3 and _LANGUAGE.match(parts[-2]) else None
-            stem_parts = parts[:-2] if language else parts[:-1]
-            captions.setdefault(key(stem_parts), []).append((path, language))
-        elif suffix in MEDIA_SUFFIXES:
-            media.setdefault(key(parts[:-1]), []).append(path)
-        elif is_timing_file(path):
-            timings.setdefault(key(parts[:-2] if suffix == ".json" else parts[:-1]), []).append(path)
-        elif suffix == ".txt" and len(parts) == 2:
-            # A bare "talk.txt" beside "talk.srt" is taken as its reference transcript.
-            references.setdefault(key(parts[:-1]), []).append(path)
+        role = classify(path)
+        if role is None:
+            continue
+        stem = (path.relative_to(root).parent / role.stem).as_posix()
+        if role.kind is FileKind.CAPTIONS:
+            captions.setdefault(stem, []).append((path, role.language))
+        elif role.kind in tables:
+            tables[role.kind].setdefault(stem, []).append(path)
     pairing = Pairing()
     for stem in sorted(captions):
         found = captions[stem]
@@ -100,11 +81,6 @@ def pair_folder(folder: Path) -> Pairing:
                 pairing.unpaired.extend(paths)
     pairing.unpaired.sort()
     return pairing
-
-
-def is_timing_file(path: Path) -> bool:
-    """The recogniser's word times: "talk.ctm" or "talk.words.json"."""
-    return path.suffix.lower() == TIMING_SUFFIX or path.name.lower().endswith(TIMING_JSON)
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -181,7 +157,7 @@ def run_batch(
     threads = max(1, (os.cpu_count() or 1) // workers)
     # A model without an export gets it here, once, rather than in every worker at the same time.
     prepare_model(settings.model, settings.int8)
-    finished: SimpleQueue[tuple[int, dict[str, Any]]] = SimpleQueue()
+    finished: SimpleQueue[tuple[int, FileOutcome]] = SimpleQueue()
     running: dict[int, tuple[int, str]] = {}
     context = multiprocessing.get_context("spawn")
     # Workers say which file they are on, so that one killed mid-file (out of memory, say) fails
@@ -198,26 +174,29 @@ def run_batch(
                     running[entry.id] = (project.start_job(entry.id), entry.stem)
                     pool.apply_async(
                         _process,
-                        (_task(project, entry.id),),
+                        (
+                            BatchJob(
+                                entry.id, AnalysisRequest.from_project(project, entry.id, settings.use_audio)
+                            ),
+                        ),
                         callback=partial(_deliver, finished, entry.id),
                         error_callback=partial(_deliver_crash, finished, entry.id),
                     )
                     if on_progress:
                         on_progress(entry.stem, "started")
                 file_id, outcome = _next_outcome(finished, taken, running, on_worker)
-                worker_died = worker_died or bool(outcome.get("worker_died"))
+                worker_died = worker_died or outcome.worker_died
                 job, stem = running.pop(file_id)
-                if "error" in outcome:
-                    project.fail(file_id, job, outcome["error"])
+                if outcome.error is not None:
+                    project.fail(file_id, job, outcome.error)
                     summary.failed += 1
-                    summary.failures[stem] = outcome["error"]
+                    summary.failures[stem] = outcome.error
                 else:
-                    suggestions = outcome["suggestions"]
-                    decisions = _batch_decisions(suggestions, settings)
-                    project.finish(file_id, job, suggestions, outcome["report"], decisions)
+                    decisions = _batch_decisions(outcome.suggestions, settings)
+                    project.finish(file_id, job, outcome.suggestions, outcome.report, decisions)
                     summary.done += 1
                 if on_progress:
-                    on_progress(stem, "failed" if "error" in outcome else "done")
+                    on_progress(stem, "failed" if outcome.error is not None else "done")
             # All done: let the workers exit on their own. Killed while idle, a worker can leave
             # the pool's semaphores registered, and Python then warns of leaks on the terminal.
             # A pool that lost a worker mid-task still counts that task and would wait for it.
@@ -230,12 +209,30 @@ def run_batch(
     return summary
 
 
+@dataclass(frozen=True)
+class BatchJob:
+    """One file for a worker: which project file it is, and what to analyse."""
+
+    file_id: int
+    request: AnalysisRequest
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """A worker's answer for one file: its suggestions and report, or why it failed."""
+
+    suggestions: list[Suggestion] = field(default_factory=list)
+    report: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    worker_died: bool = False
+
+
 def _next_outcome(
-    finished: SimpleQueue[tuple[int, dict[str, Any]]],
+    finished: SimpleQueue[tuple[int, FileOutcome]],
     taken: Any,
     running: dict[int, tuple[int, str]],
     on_worker: dict[int, int],
-) -> tuple[int, dict[str, Any]]:
+) -> tuple[int, FileOutcome]:
     """The next file a worker finished, or one whose worker died on it (``on_worker``: the
     worker process of each file, as the workers said)."""
     while True:
@@ -249,37 +246,18 @@ def _next_outcome(
         alive = {child.pid for child in multiprocessing.active_children()}
         for file_id, pid in on_worker.items():
             if file_id in running and pid not in alive and finished.empty():
-                return file_id, {
-                    "error": "processing stopped: its worker process died (out of memory?)",
-                    "worker_died": True,
-                }
+                died = "processing stopped: its worker process died (out of memory?)"
+                return file_id, FileOutcome(error=died, worker_died=True)
 
 
-def _deliver(
-    finished: SimpleQueue[tuple[int, dict[str, Any]]], file_id: int, outcome: dict[str, Any]
-) -> None:
+def _deliver(finished: SimpleQueue[tuple[int, FileOutcome]], file_id: int, outcome: FileOutcome) -> None:
     finished.put((file_id, outcome))
 
 
 def _deliver_crash(
-    finished: SimpleQueue[tuple[int, dict[str, Any]]], file_id: int, error: BaseException
+    finished: SimpleQueue[tuple[int, FileOutcome]], file_id: int, error: BaseException
 ) -> None:
-    finished.put((file_id, {"error": f"processing crashed: {error}"}))
-
-
-def _task(project: Project, file_id: int) -> dict[str, Any]:
-    entry = project.file(file_id)
-    row = project.db.execute("SELECT captions_bytes FROM files WHERE id = ?", [file_id]).fetchone()
-    return {
-        "file_id": file_id,
-        "captions": bytes(row[0]),
-        "format": entry.captions_format,
-        "path": str(entry.captions_path),
-        "media": str(entry.media_path) if entry.media_path else None,
-        "reference": str(entry.reference_path) if entry.reference_path else None,
-        "timings": str(entry.timings_path) if entry.timings_path else None,
-        "language": entry.language,
-    }
+    finished.put((file_id, FileOutcome(error=f"processing crashed: {error}")))
 
 
 _WORKER: dict[str, Any] = {}
@@ -299,40 +277,37 @@ def _start_worker(settings: BatchSettings, threads: int, taken: Any = None) -> N
     _WORKER["taken"] = taken
 
 
-def _process(task: dict[str, Any]) -> dict[str, Any]:
+def _process(job: BatchJob) -> FileOutcome:
     """One file, in a worker: reference transfer, then the model (with audio when there is media)."""
     if _WORKER.get("taken") is not None:
-        _WORKER["taken"].put((os.getpid(), task["file_id"]))
+        _WORKER["taken"].put((os.getpid(), job.file_id))
     try:
-        return _process_file(task)
+        return _process_file(job)
     except PunctumError as error:
-        return {"error": str(error)}
+        return FileOutcome(error=str(error))
     except (OSError, ValueError) as error:
-        return {"error": f"{type(error).__name__}: {error}"}
+        return FileOutcome(error=f"{type(error).__name__}: {error}")
 
 
-def _process_file(task: dict[str, Any]) -> dict[str, Any]:
+def _process_file(job: BatchJob) -> FileOutcome:
+    from app.services.analysis import analyse
     from app.services.punctuate import Punctuator
-    from app.services.review import analyse
 
     settings: BatchSettings = _WORKER.get("settings", BatchSettings())
     if "punctuator" not in _WORKER:
         _WORKER["punctuator"] = Punctuator(
             settings.model, quantize=settings.int8, threads=int(_WORKER.get("threads", 1))
         )
-    analysis = analyse(task, _WORKER["punctuator"], use_audio=settings.use_audio)
+    analysis = analyse(job.request, _WORKER["punctuator"])
     # Reference suggestions first; the model's ids follow theirs.
-    return {"suggestions": analysis.suggestions, "report": analysis.report}
+    return FileOutcome(analysis.suggestions, analysis.report.as_json())
 
 
 def _batch_decisions(
     suggestions: list[Suggestion], settings: BatchSettings
 ) -> list[tuple[str, dict[str, Any]]]:
-    """What ``--apply`` accepts: per gap (and per casing) the most confident suggestion, reference first."""
-    if settings.apply == "none":
-        return []
-    threshold = settings.min_confidence if settings.apply == "confident" else 0.0
-    chosen = surest_per_gap(suggestions, threshold, reference_first=True)
+    """What ``--apply`` accepts (``commands.accept_confident``), as the decision to record."""
+    chosen = accept_confident(suggestions, ApplyPolicy(settings.apply, settings.min_confidence))
     return [("accept_many", {"suggestions": chosen})] if chosen else []
 
 

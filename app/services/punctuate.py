@@ -19,7 +19,7 @@ from app.core import commands
 from app.core.errors import PunctumError
 from app.core.history import History, Step, WordEdit
 from app.core.marks import MODEL_MARKS, PERIOD, QUESTION, mark_class, model_class
-from app.core.model import Casing, Document, Source, Status, Suggestion, Word, apply_casing
+from app.core.model import Casing, Document, Source, Suggestion, Word, apply_casing
 from app.core.orthography import always_capitalised
 from app.ml.runtime import SHIPPED_MODEL
 
@@ -34,7 +34,6 @@ _SENTENCE_END = {PERIOD, QUESTION}
 CAPITAL_PROBABILITY = 0.5
 #: Scripts the model's training data covers; other text still gets a result, with a warning.
 _KNOWN_SCRIPTS = ("LATIN",)
-APPLY_CHOICES = ("all", "confident", "none")
 #: How a model runs: its ONNX export on ONNX Runtime, or the torch model itself.
 ENGINES = ("onnx", "torch")
 
@@ -316,18 +315,11 @@ def _starts_sentence(words: list[Word], index: int) -> bool:
     return index == 0 or mark_class(words[index - 1].mark) in _SENTENCE_END or "!" in words[index - 1].mark
 
 
-def apply_suggestions(document: Document, history: History, how: str, min_confidence: float) -> int:
-    """Accept model suggestions (all, or those at least ``min_confidence``) as one step."""
-    if how == "none":
-        return 0
-    ids = [
-        s.id
-        for s in document.suggestions
-        if s.source is Source.MODEL
-        and s.status is Status.PENDING
-        and (how == "all" or s.confidence >= min_confidence)
-    ]
-    history.do(commands.accept_many(document, ids))
+def apply_suggestions(document: Document, history: History, policy: commands.ApplyPolicy) -> int:
+    """Accept, as one step, what ``policy`` settles without review (``commands.accept_confident``)."""
+    ids = commands.accept_confident(document.suggestions, policy)
+    if ids:
+        history.do(commands.accept_many(document, ids))
     return len(ids)
 
 

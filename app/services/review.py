@@ -5,18 +5,18 @@ decision is recorded in the project before the method returns, so a crash loses 
 the same captions again replays them. Captions opened on their own get an autosave project in the
 user's data folder, keyed by the captions' path; a project the user saved is used as it is.
 
-``analyse`` is the slow part (audio, reference alignment, the model). It reads only what it is
-given, so the editor runs it on a worker thread and hands the result back to ``store_analysis``
-on the thread that owns the session.
+The slow part, ``app.services.analysis.analyse`` (audio, reference alignment, the model), reads
+only the ``analysis_request`` it is given, so the editor runs it in its background process and
+hands the result back to ``store_analysis`` on the thread that owns the session.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,11 +24,15 @@ from typing import Any
 from app.core import commands
 from app.core.errors import PunctumError
 from app.core.history import History, Step
-from app.core.model import Document, Source, Status, Suggestion
+from app.core.model import Document, Source, Suggestion
 from app.formats import format_of, parse_document, write_document
+from app.services.analysis import Analysis, AnalysisRequest
 from app.store.project import DONE, FileEntry, Project
 
-Progress = Callable[[str, float], None]  # (what is being done, fraction done or -1 when unknown)
+
+def store_results(project: Project, file_id: int, analysis: Analysis) -> None:
+    """An analysis's suggestions and report into the project, replacing earlier ones."""
+    project.store_results(file_id, analysis.suggestions, analysis.report.as_json())
 
 
 class ReviewError(PunctumError):
@@ -48,15 +52,6 @@ def data_folder() -> Path:
 def autosave_path(captions: Path) -> Path:
     key = hashlib.sha1(str(Path(captions).resolve()).encode()).hexdigest()[:16]
     return data_folder() / "autosave" / f"{Path(captions).stem}-{key}.punctum"
-
-
-@dataclass
-class Analysis:
-    """What ``analyse`` found: suggestions to store, a report, and the audio it measured."""
-
-    suggestions: list[Suggestion]
-    report: dict[str, Any]
-    track: Any = None  # app.audio.analysis.AudioTrack when there was media
 
 
 class ReviewSession:
@@ -175,31 +170,23 @@ class ReviewSession:
 
     # --- analysis ---------------------------------------------------------------------------
 
-    def analysis_task(self) -> dict[str, Any]:
-        """What ``analyse`` needs, read here so the worker never touches the project."""
-        entry = self.entry
-        row = self.project.db.execute(
-            "SELECT captions_bytes FROM files WHERE id = ?", [self.file_id]
-        ).fetchone()
-        return {
-            "captions": bytes(row[0]),
-            "format": entry.captions_format,
-            "path": entry.captions_path,
-            "media": entry.media_path if entry.media_path and entry.media_path.is_file() else None,
-            "reference": entry.reference_path,
-            "timings": entry.timings_path,
-            "language": entry.language,
-        }
+    def analysis_request(self, use_audio: bool = True) -> AnalysisRequest:
+        """What ``analyse`` needs, read here so the worker never touches the project. Media that has
+        gone missing is left out (the editor offers to find it); batch reports it as a failure."""
+        request = AnalysisRequest.from_project(self.project, self.file_id, use_audio)
+        if request.media is not None and not request.media.is_file():
+            request = dataclasses.replace(request, media=None)
+        return request
 
     def store_analysis(self, analysis: Analysis, stored: bool = False) -> None:
         """Keep the suggestions (replacing earlier ones) and show them in the document.
 
-        ``stored``: the background process has written them to the project already. On a file with
-        no suggestions and no decisions yet (the usual first analysis) they are added in place;
-        otherwise the document is reloaded and its decisions replayed.
+        ``stored``: written to the project already (by ``store_results`` on another thread). On a
+        file with no suggestions and no decisions yet (the usual first analysis) they are added in
+        place; otherwise the document is reloaded and its decisions replayed.
         """
         if not stored:
-            self.project.store_results(self.file_id, analysis.suggestions, analysis.report)
+            store_results(self.project, self.file_id, analysis)
         decided = self.project.db.execute(
             "SELECT COUNT(*) FROM decisions WHERE file_id = ?", [self.file_id]
         ).fetchone()[0]
@@ -268,9 +255,11 @@ class ReviewSession:
         )
 
     def accept_above(self, threshold: float) -> Step | None:
-        """Accept every pending suggestion at least ``threshold`` sure, the surest one per gap."""
-        pending = [s for s in self.document.suggestions if s.status is Status.PENDING]
-        ids = commands.surest_per_gap(pending, threshold)
+        """Accept what ``commands.accept_confident`` settles at ``threshold``: per gap, the surest
+        pending suggestion at least that sure, the reference's first."""
+        ids = commands.accept_confident(
+            self.document.suggestions, commands.ApplyPolicy("confident", threshold)
+        )
         if not ids:
             return None
         return self._do(commands.accept_many(self.document, ids), "accept_many", {"suggestions": ids})
@@ -315,59 +304,6 @@ def _free_stem(project: Project, stem: str) -> str:
     while candidate in taken:
         candidate, number = f"{stem}-{number}", number + 1
     return candidate
-
-
-def analyse(
-    task: dict[str, Any],
-    punctuator: Any,
-    use_audio: bool = True,
-    progress: Progress | None = None,
-    cancelled: Callable[[], bool] | None = None,
-    track: Any = None,
-) -> Analysis:
-    """Reference transfer, then the model, reading the audio when there is media.
-
-    Safe on a worker thread: it parses its own copy of the captions and touches no project.
-    ``track`` is an already analysed ``AudioTrack`` of the media, to skip decoding it again.
-    """
-    from app.services.punctuate import gap_evidence, suggest
-    from app.services.transfer import propose_from_reference, read_reference
-
-    def stage(text: str, fraction: float = -1.0) -> None:
-        if cancelled is not None and cancelled():
-            raise InterruptedError("cancelled")
-        if progress is not None:
-            progress(text, fraction)
-
-    document: Document = parse_document(task["captions"], task["format"], Path(task["path"]))
-    report: dict[str, Any] = {"words": document.word_count}
-    language = task.get("language")
-    if task.get("reference"):
-        stage("Carrying over the reference's punctuation")
-        carried = propose_from_reference(document, read_reference(task["reference"]), language or "en")
-        report["reference"] = {
-            k: v for k, v in carried.items() if k in ("carried", "skipped", "wer", "warnings")
-        }
-    if task.get("timings") and use_audio:
-        from app.services.documents import attach_timing_file
-
-        stage("Reading the word timings")
-        report["timings"] = attach_timing_file(document, Path(task["timings"]), language or "en")
-    media = Path(task["media"]) if task.get("media") and use_audio else None
-    if media is not None and track is None:
-        from app.audio.analysis import analyse_media
-
-        stage("Listening to the audio", 0.0)
-        track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
-    stage("Measuring pauses")
-    evidence = gap_evidence(document, media, track) if use_audio else None
-    stage("Loading the punctuation model")
-    punctuator.load()
-    stage("Suggesting punctuation")
-    suggestions, info = suggest(document, punctuator, language, evidence)
-    report.update({k: info[k] for k in ("language", "evidence", "warnings") if k in info})
-    stage("Done", 1.0)
-    return Analysis([*document.suggestions, *suggestions], report, track)
 
 
 @dataclass

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import PunctumError
+
+if TYPE_CHECKING:
+    from app.services.analysis import Analysis, AnalysisRequest
+    from app.services.review import Waveform
 
 Progress = Callable[[str, float], None]
 
@@ -23,7 +28,20 @@ class BackgroundError(PunctumError):
     """The background process failed or stopped."""
 
 
+@dataclass(frozen=True)
+class _ReadAudio:
+    media: Path
+
+
+@dataclass(frozen=True)
+class _Analyse:
+    request: AnalysisRequest
+    model: str | None
+
+
 class WorkerProcess:
+    """A child process that reads audio and runs the model; each call waits for its answer."""
+
     def __init__(self) -> None:
         self._process: Any = None
         self._connection: Connection | None = None
@@ -40,16 +58,31 @@ class WorkerProcess:
             self._connection = parent
         return self._connection
 
-    def call(
+    def read_audio(
+        self, media: Path, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None
+    ) -> Waveform:
+        """The media's waveform; the child keeps its audio analysis for the next ``analyse``."""
+        waveform: Waveform = self._call(_ReadAudio(media), progress, cancelled)
+        return waveform
+
+    def analyse(
         self,
-        name: str,
-        arguments: dict[str, Any],
+        request: AnalysisRequest,
+        model: str | None = None,
         progress: Progress | None = None,
         cancelled: Callable[[], bool] | None = None,
+    ) -> Analysis:
+        """``app.services.analysis.analyse`` in the child, with ``model`` (the shipped one if None)
+        loaded once and kept. The caller stores the results: the child writes no project."""
+        analysis: Analysis = self._call(_Analyse(request, model), progress, cancelled)
+        return analysis
+
+    def _call(
+        self, message: _ReadAudio | _Analyse, progress: Progress | None, cancelled: Callable[[], bool] | None
     ) -> Any:
-        """Run ``name`` in the child and return its result; raises ``InterruptedError`` when cancelled."""
+        """Send ``message`` to the child and return its answer; ``InterruptedError`` when cancelled."""
         connection = self._ensure()
-        connection.send((name, arguments))
+        connection.send(message)
         self._busy = True
         try:
             return self._answer(connection, progress, cancelled)
@@ -111,43 +144,28 @@ class WorkerProcess:
 _STATE: dict[str, Any] = {}
 
 
-def _read_audio(arguments: dict[str, Any], progress: Progress) -> Any:
+def _read_audio(message: _ReadAudio, progress: Progress) -> Waveform:
     from app.audio.analysis import analyse_media
     from app.services.review import Waveform
 
-    media = arguments["media"]
     progress("Reading the audio", 0.0)
-    track = analyse_media(media, lambda fraction: progress("Reading the audio", fraction))
-    _STATE["track"] = (str(media), track)
+    track = analyse_media(message.media, lambda fraction: progress("Reading the audio", fraction))
+    _STATE["track"] = (str(message.media), track)
     return Waveform.from_track(track)
 
 
-def _suggest(arguments: dict[str, Any], progress: Progress) -> Any:
+def _analyse(message: _Analyse, progress: Progress) -> Analysis:
+    from app.services.analysis import analyse
     from app.services.punctuate import Punctuator
-    from app.services.review import analyse
 
-    model = arguments.get("model")
-    if _STATE.get("model") != model or "punctuator" not in _STATE:
-        _STATE["punctuator"], _STATE["model"] = Punctuator(model), model
-    task = arguments["task"]
+    if _STATE.get("model") != message.model or "punctuator" not in _STATE:
+        _STATE["punctuator"], _STATE["model"] = Punctuator(message.model), message.model
+    media = message.request.media
     known = _STATE.get("track")
-    track = known[1] if known and task.get("media") and known[0] == str(task["media"]) else None
-    analysis = analyse(task, _STATE["punctuator"], arguments.get("use_audio", True), progress, track=track)
+    track = known[1] if known and media is not None and known[0] == str(media) else None
+    analysis = analyse(message.request, _STATE["punctuator"], progress, track=track)
     analysis.track = None  # the caller has the waveform; the frames stay here
-    if arguments.get("project"):
-        # Written here, so the caller's thread does not spend a moment on thousands of rows.
-        from app.store.project import Project
-
-        progress("Saving the suggestions", -1.0)
-        with Project(Path(arguments["project"])) as project:
-            project.store_results(int(arguments["file_id"]), analysis.suggestions, analysis.report)
     return analysis
-
-
-_FUNCTIONS: dict[str, Callable[[dict[str, Any], Progress], Any]] = {
-    "read_audio": _read_audio,
-    "suggest": _suggest,
-}
 
 
 def _serve(connection: Connection) -> None:
@@ -162,11 +180,15 @@ def _serve(connection: Connection) -> None:
 
     while True:
         try:
-            name, arguments = connection.recv()
+            message = connection.recv()
         except (EOFError, OSError):
             return  # the parent has gone
         try:
-            result = _FUNCTIONS[name](arguments, progress)
+            result: Any = (
+                _read_audio(message, progress)
+                if isinstance(message, _ReadAudio)
+                else _analyse(message, progress)
+            )
         except PunctumError as error:
             connection.send(("error", str(error)))
         except MemoryError:

@@ -301,6 +301,13 @@ class Project:
                 return entry
         raise ProjectError(f"{self.path}: no file {file_id}")
 
+    def captions_bytes(self, file_id: int) -> bytes:
+        """The captions as they were added, byte for byte."""
+        row = self.db.execute("SELECT captions_bytes FROM files WHERE id = ?", [file_id]).fetchone()
+        if row is None:
+            raise ProjectError(f"{self.path}: no file {file_id}")
+        return bytes(row[0])
+
     def language(self, file_id: int) -> str:
         """The file's language as given, or as its analysis detected it ("en" if neither says)."""
         entry = self.file(file_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import bisect
+import dataclasses
 import sqlite3
 import time
 from pathlib import Path
@@ -37,10 +38,12 @@ from PySide6.QtWidgets import (
 from app.core.errors import PunctumError
 from app.core.history import Step, SuggestionEdit
 from app.core.model import Source, Status
-from app.services.batch import CAPTION_SUFFIXES, MEDIA_SUFFIXES, TIMING_JSON, TIMING_SUFFIX, is_timing_file
+from app.services.analysis import Analysis
+from app.services.files import MEDIA_SUFFIXES, TIMING_JSON, TIMING_SUFFIX, classify
 from app.services.punctuate import render_mark
-from app.services.review import Analysis, ReviewSession, Waveform
+from app.services.review import ReviewSession, Waveform, store_results
 from app.services.worker_process import WorkerProcess
+from app.store.project import Project
 from app.ui.models import ID_ROLE, CueModel, SuggestionModel
 from app.ui.shortcuts import (
     COMMANDS,
@@ -55,8 +58,6 @@ from app.ui.tasks import Worker
 from app.ui.widgets import MediaPanel, RichTextDelegate, WaveformView
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
-REFERENCE_TYPES = {".txt"}
-PROJECT_TYPES = {".punctum"}
 MAX_RECENT = 10
 
 _PROCESS: list[WorkerProcess] = []
@@ -81,20 +82,8 @@ def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
         "timings": None,
     }
     for path in paths:
-        suffix = path.suffix.lower()
-        kind = (
-            "timings"
-            if is_timing_file(path)
-            else "captions"
-            if suffix in CAPTION_SUFFIXES
-            else "media"
-            if suffix in MEDIA_SUFFIXES
-            else "reference"
-            if suffix in REFERENCE_TYPES
-            else "project"
-            if suffix in PROJECT_TYPES
-            else None
-        )
+        role = classify(path)
+        kind = role.kind.value if role is not None else None
         if kind and found[kind] is None:
             found[kind] = path
     return found
@@ -426,7 +415,7 @@ class MainWindow(QMainWindow):
         process = self.process
 
         def work(progress: Any, cancelled: Any) -> Waveform:
-            return process.call("read_audio", {"media": media}, progress, cancelled)  # type: ignore[no-any-return]
+            return process.read_audio(media, progress, cancelled)
 
         def done(waveform: Waveform) -> None:
             if session is not self.session:
@@ -450,23 +439,25 @@ class MainWindow(QMainWindow):
     def _suggest(self, with_audio: bool) -> None:
         session = self.session
         assert session is not None
-        task = session.analysis_task()
+        request = session.analysis_request(self.use_audio)
         if not with_audio:
-            task["media"] = None
-        process, arguments = (
+            request = dataclasses.replace(request, media=None)
+        process, model, project_path, file_id = (
             self.process,
-            {
-                "task": task,
-                "model": self.model,
-                "use_audio": self.use_audio,
-                "project": str(session.project.path),
-                "file_id": session.file_id,
-            },
+            self.model,
+            session.project.path,
+            session.file_id,
         )
         started = time.monotonic()
 
         def work(progress: Any, cancelled: Any) -> Analysis:
-            return process.call("suggest", arguments, progress, cancelled)  # type: ignore[no-any-return]
+            analysis = process.analyse(request, model, progress, cancelled)
+            # Stored from this thread, on a connection of its own, so the window does not spend a
+            # moment on thousands of rows; the background process writes nothing.
+            progress("Saving the suggestions", -1.0)
+            with Project(project_path) as project:
+                store_results(project, file_id, analysis)
+            return analysis
 
         def done(analysis: Analysis) -> None:
             if session is not self.session:
@@ -475,7 +466,7 @@ class MainWindow(QMainWindow):
             self._reload_models()
             seconds = time.monotonic() - started
             message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
-            warnings = analysis.report.get("warnings", [])
+            warnings = analysis.report.warnings
             self.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
             self.next_suggestion()
 

@@ -1,0 +1,142 @@
+"""The one use case: suggestions for one caption file.
+
+``analyse`` takes an ``AnalysisRequest`` (the captions and what is known about them) and a loaded
+``Punctuator``, and returns an ``Analysis``: the parsed document, the suggestions (the reference's,
+then the model's), the audio it measured and a report. The command line's ``punctuate``, the batch
+workers and the editor's background process all call it; nothing else puts reference transfer,
+word timings, audio evidence and the model together. It touches no project file: its caller owns
+the project and writes the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.model import Document, Suggestion
+from app.formats import format_of, parse_document
+
+if TYPE_CHECKING:
+    from app.services.punctuate import Punctuator
+    from app.store.project import Project
+
+Progress = Callable[[str, float], None]  # (what is being done, fraction done or -1 when unknown)
+
+
+@dataclass(frozen=True)
+class AnalysisRequest:
+    """One caption file to analyse. ``captions`` are the file's bytes, parsed once, by ``analyse``."""
+
+    captions: bytes
+    format: str
+    path: Path  # where the captions came from, for messages
+    media: Path | None = None
+    reference: Path | None = None
+    timings: Path | None = None  # a recogniser's word times (.ctm, .words.json)
+    language: str | None = None  # detected from the text when None
+    use_audio: bool = True  # False: text alone, ignoring media and word timings
+
+    @classmethod
+    def from_file(cls, path: Path, **known: Any) -> AnalysisRequest:
+        """A request for a caption or text file on disk (``known``: the other fields)."""
+        from app.formats import read_bytes
+
+        return cls(read_bytes(path), format_of(path), path, **known)
+
+    @classmethod
+    def from_project(cls, project: Project, file_id: int, use_audio: bool = True) -> AnalysisRequest:
+        """A request for a project's file, read here so that ``analyse`` never touches the project."""
+        entry = project.file(file_id)
+        return cls(
+            project.captions_bytes(file_id),
+            entry.captions_format,
+            entry.captions_path,
+            media=entry.media_path,
+            reference=entry.reference_path,
+            timings=entry.timings_path,
+            language=entry.language,
+            use_audio=use_audio,
+        )
+
+
+@dataclass
+class AnalysisReport:
+    """What an analysis used and found, as stored with the file's results."""
+
+    words: int
+    language: str | None = None
+    evidence: str = "text"  # the richest evidence any gap had: "text", "timing" or "audio"
+    warnings: list[str] = field(default_factory=list)
+    reference: dict[str, Any] | None = None  # marks carried and skipped, word error rate, warnings
+    timings: dict[str, int] | None = None  # words of a timing file matched to the captions
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class Analysis:
+    """What ``analyse`` found."""
+
+    document: Document  # the captions as parsed, with the word timings found for them
+    suggestions: list[Suggestion]  # the reference's first, then the model's
+    report: AnalysisReport
+    track: Any = None  # app.audio.analysis.AudioTrack when there was media
+
+
+def analyse(
+    request: AnalysisRequest,
+    punctuator: Punctuator,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    track: Any = None,
+) -> Analysis:
+    """Reference transfer, then the model, reading the audio when there is media.
+
+    Safe on a worker thread or in another process. ``track`` is an already analysed
+    ``AudioTrack`` of the media, to skip decoding it again.
+    """
+    from app.services.punctuate import gap_evidence, suggest
+    from app.services.transfer import propose_from_reference, read_reference
+
+    def stage(text: str, fraction: float = -1.0) -> None:
+        if cancelled is not None and cancelled():
+            raise InterruptedError("cancelled")
+        if progress is not None:
+            progress(text, fraction)
+
+    document = parse_document(request.captions, request.format, request.path)
+    report = AnalysisReport(words=document.word_count)
+    language = request.language
+    if request.reference is not None:
+        stage("Carrying over the reference's punctuation")
+        carried = propose_from_reference(document, read_reference(request.reference), language or "en")
+        report.reference = {
+            k: v for k, v in carried.items() if k in ("carried", "skipped", "wer", "warnings")
+        }
+    if request.timings is not None and request.use_audio:
+        from app.services.documents import attach_timing_file
+
+        stage("Reading the word timings")
+        report.timings = attach_timing_file(document, request.timings, language or "en")
+        if not report.timings.get("aligned"):
+            report.warnings.append(f"{request.timings.name}: no word matched the captions")
+    media = request.media if request.use_audio else None
+    if media is not None and track is None:
+        from app.audio.analysis import analyse_media
+
+        stage("Listening to the audio", 0.0)
+        track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
+    stage("Measuring pauses")
+    evidence = gap_evidence(document, media, track) if request.use_audio else None
+    stage("Loading the punctuation model")
+    punctuator.load()
+    stage("Suggesting punctuation")
+    suggestions, info = suggest(document, punctuator, language, evidence)
+    report.language = info.get("language")
+    report.evidence = info.get("evidence", "text")
+    report.warnings += info["warnings"]
+    stage("Done", 1.0)
+    return Analysis(document, [*document.suggestions, *suggestions], report, track)

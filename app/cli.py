@@ -45,36 +45,23 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _transfer(args: argparse.Namespace) -> int:
-    from app.core.history import History
-    from app.formats import write_document
-    from app.services.transfer import accept_reference_suggestions, transfer_files, write_report
+    from app.services.transfer import transfer_to_file
 
     _check_outputs([args.reference, args.captions], [args.output, args.report])
-    outcome = transfer_files(args.reference, args.captions, args.language)
-    document = outcome.document
-    accepted = accept_reference_suggestions(document, History(document), casing=not args.no_casing)
-    write_document(document, args.output)
-    if args.report:
-        write_report(outcome.report, args.report)
+    outcome = transfer_to_file(
+        args.reference, args.captions, args.output, args.language, not args.no_casing, args.report
+    )
     for warning in outcome.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
-    marks = outcome.report.get("marks", {})
-    carried = marks.get("carried", 0) if isinstance(marks, dict) else 0
-    print(
-        f"{args.output}: {carried} marks carried, {accepted} changes applied; word error rate "
-        f"{outcome.report.get('word_error_rate', 'n/a')}"
-    )
     return EXIT_OK
 
 
 def _punctuate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.core.commands import ApplyPolicy
-    from app.core.history import History
-    from app.formats import write_document, write_file
-    from app.services.analysis import AnalysisRequest, analyse
-    from app.services.punctuate import Punctuator, apply_suggestions, sentence_casing, suggestions_json
+    from app.services.analysis import AnalysisRequest
+    from app.services.documents import render, save_document, save_text
+    from app.services.punctuate import ApplyPolicy, Punctuator, punctuate_file
 
     if not 0.0 <= args.min_confidence <= 1.0:
         raise UsageError("--min-confidence must be between 0 and 1")
@@ -90,25 +77,18 @@ def _punctuate(args: argparse.Namespace) -> int:
         language=args.language,
         use_audio=not args.no_audio,
     )
-    analysis = analyse(request, Punctuator(args.model, quantize=args.int8))
-    document, report = analysis.document, analysis.report
-    document.add_suggestions(analysis.suggestions)
-    history = History(document)
-    applied = apply_suggestions(document, history, ApplyPolicy(args.apply, args.min_confidence))
-    if args.apply != "none":
-        history.do(sentence_casing(document, report.language))
-    for warning in report.warnings:
+    punctuator = Punctuator(args.model, quantize=args.int8)
+    outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
+    for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     if args.suggestions:
-        write_file(args.suggestions, suggestions_json(document, report.as_json()).encode())
+        save_text(args.suggestions, outcome.suggestions_json())
     if args.output:
-        write_document(document, args.output)
-        language = f" ({report.language})" if report.language else ""
-        print(f"{args.output}: {len(analysis.suggestions)} suggestions, {applied} applied{language}")
+        save_document(outcome.document, args.output)
+        language = f" ({outcome.report.language})" if outcome.report.language else ""
+        print(f"{args.output}: {len(outcome.suggestions)} suggestions, {outcome.applied} applied{language}")
     else:
-        from app.formats import render_document
-
-        sys.stdout.write(render_document(document))
+        sys.stdout.write(render(outcome.document))
     return EXIT_OK
 
 
@@ -143,22 +123,16 @@ def _eval(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.ml.train import TrainConfig, TrainConfigError, has_checkpoint, train
+    from app.services.training import train_run
 
-    config = TrainConfig.load(Path(args.config))
-    if args.data:
-        config.data_root = Path(args.data).resolve()
-    if args.output:
-        config.output = Path(args.output).resolve()
-    if args.resume and args.restart:
-        raise TrainConfigError("give --resume or --restart, not both")
-    if args.resume and not has_checkpoint(config.output):
-        raise TrainConfigError(f"no checkpoint to resume in {config.output}")
-    if has_checkpoint(config.output) and not (args.resume or args.restart):
-        raise TrainConfigError(
-            f"{config.output} holds a checkpoint of this run: --resume continues it, --restart starts over"
-        )
-    train(config, resume=args.resume, stop_after_steps=args.stop_after)
+    train_run(
+        Path(args.config),
+        Path(args.data) if args.data else None,
+        Path(args.output) if args.output else None,
+        resume=args.resume,
+        restart=args.restart,
+        stop_after=args.stop_after,
+    )
     return EXIT_OK
 
 
@@ -167,8 +141,7 @@ def _batch(args: argparse.Namespace) -> int:
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from app.services.batch import BatchSettings, import_folder, run_batch
-    from app.store.project import DONE, Project
+    from app.services.batch import BatchSettings, file_counts, import_folder, open_project, run_batch
 
     folder = Path(args.folder)
     if not folder.is_dir():
@@ -183,13 +156,13 @@ def _batch(args: argparse.Namespace) -> int:
         use_audio=not args.no_audio,
         int8=args.int8,
     )
-    with Project(Path(args.project), create=True) as project:
+    with open_project(Path(args.project), create=True) as project:
         pairing = import_folder(folder, project)
         for path in pairing.unpaired:
             print(f"punctum: unpaired (no captions with its name): {path}", file=sys.stderr)
         for stem, paths in pairing.ambiguous.items():
             print(f"punctum: ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}", file=sys.stderr)
-        entries = project.files()
+        total, done = file_counts(project)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -198,9 +171,7 @@ def _batch(args: argparse.Namespace) -> int:
             transient=not sys.stderr.isatty(),
             console=None,
         ) as progress:
-            overall = progress.add_task(
-                "files", total=len(entries), completed=sum(e.state == DONE for e in entries)
-            )
+            overall = progress.add_task("files", total=total, completed=done)
             tasks: dict[str, object] = {}
 
             def report(stem: str, state: str) -> None:
@@ -226,10 +197,9 @@ def _batch(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.batch import project_status
-    from app.store.project import Project
+    from app.services.batch import open_project, project_status
 
-    with Project(Path(args.project)) as project:
+    with open_project(Path(args.project)) as project:
         rows = project_status(project)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -249,13 +219,12 @@ def _status(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.batch import export_project
-    from app.store.project import Project
+    from app.services.batch import export_project, open_project
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
-    with Project(Path(args.project)) as project:
+    with open_project(Path(args.project)) as project:
         written = export_project(project, out, args.format)
     print(f"{len(written)} files written to {args.out}")
     return EXIT_OK
@@ -264,16 +233,13 @@ def _export(args: argparse.Namespace) -> int:
 def _relink(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.store.project import Project
+    from app.services.batch import open_project, relink_media
 
     media = Path(args.media)
     if not media.is_file():
         raise UsageError(f"{media}: no such file")
-    with Project(Path(args.project)) as project:
-        entry = next((e for e in project.files() if e.stem == args.file), None)
-        if entry is None:
-            raise UsageError(f"{args.project}: no file {args.file!r} (see punctum status)")
-        project.relink_media(entry.id, media)
+    with open_project(Path(args.project)) as project:
+        relink_media(project, args.file, media)
     print(f"{args.file}: media is now {media}")
     return EXIT_OK
 
@@ -281,13 +247,11 @@ def _relink(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.ml.train import TrainConfig, calibrate_model
+    from app.services.training import calibrate
 
-    overrides = {"dev_words_per_source": args.dev_words} if args.dev_words else None
-    config = TrainConfig.load(Path(args.config), overrides)
-    if args.data:
-        config.data_root = Path(args.data).resolve()
-    result = calibrate_model(config, Path(args.model))
+    result = calibrate(
+        Path(args.config), Path(args.model), args.dev_words, Path(args.data) if args.data else None
+    )
     print(json.dumps(result, indent=2))
     return EXIT_OK
 
@@ -295,28 +259,24 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _combine(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.ml.packaging import combine_acoustic_branch
+    from app.services.training import combine
 
     output = Path(args.output)
     if output.exists() and any(output.iterdir()):
         raise UsageError(f"{output} exists and is not empty; name a new folder")
-    combine_acoustic_branch(Path(args.text), Path(args.acoustic_from), output)
+    combine(Path(args.text), Path(args.acoustic_from), output)
     print(f"{output}: {args.text} with the acoustic branch of {args.acoustic_from}; calibrate it next")
     return EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
-    from app.core.checks import CaptionLimits, check_cue
+    from app.services.documents import cues_over_limits
 
-    limits = CaptionLimits(args.max_cps, args.max_line, args.max_lines)
     document = open_document(args.file)
-    failing = 0
-    for number, cue in enumerate(document.cues, start=1):
-        check = check_cue(cue, limits)
-        if check.problems:
-            failing += 1
-            print(f"{number:>4}  {format_duration(cue.start)}  {'; '.join(check.problems)}")
-    print(f"{failing} of {len(document.cues)} cues over the limits", file=sys.stderr)
+    failing = cues_over_limits(document, args.max_cps, args.max_line, args.max_lines)
+    for number, start, problems in failing:
+        print(f"{number:>4}  {format_duration(start)}  {'; '.join(problems)}")
+    print(f"{len(failing)} of {len(document.cues)} cues over the limits", file=sys.stderr)
     return EXIT_OK if not failing else 1
 
 

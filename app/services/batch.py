@@ -356,3 +356,31 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
         write_document(document, target, format=target_format)
         written.append(target)
     return written
+
+
+# --- projects, for the command line ----------------------------------------------------------
+
+
+def open_project(path: Path, create: bool = False) -> Project:
+    """A project file, created if ``create`` and new (use it as a context manager)."""
+    return Project(path, create=create)
+
+
+def file_counts(project: Project) -> tuple[int, int]:
+    """How many files the project holds, and how many of them are done."""
+    entries = project.files()
+    return len(entries), sum(e.state == DONE for e in entries)
+
+
+class UnknownFileError(PunctumError):
+    """A file name the project does not hold: the user's mistake, as a usage error is."""
+
+    exit_code = 2
+
+
+def relink_media(project: Project, stem: str, media: Path) -> None:
+    """Point the file named ``stem`` (as ``punctum status`` lists it) at its media in a new place."""
+    entry = next((e for e in project.files() if e.stem == stem), None)
+    if entry is None:
+        raise UnknownFileError(f"{project.path}: no file {stem!r} (see punctum status)")
+    project.relink_media(entry.id, media)

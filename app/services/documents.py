@@ -60,3 +60,39 @@ def format_duration(millis: int) -> str:
     minutes, seconds = divmod(seconds, 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{seconds:02d}.{millis:03d}"
+
+
+def cues_over_limits(
+    document: Document, max_cps: float, max_line: int, max_lines: int
+) -> list[tuple[int, int, list[str]]]:
+    """(cue number, start in ms, problems) of each cue over the reading-speed and layout limits."""
+    from app.core.checks import CaptionLimits, check_cue
+
+    limits = CaptionLimits(max_cps, max_line, max_lines)
+    found = []
+    for number, cue in enumerate(document.cues, start=1):
+        problems = check_cue(cue, limits).problems
+        if problems:
+            found.append((number, cue.start, list(problems)))
+    return found
+
+
+def save_document(document: Document, path: Path | str) -> None:
+    """Write ``document`` atomically in the format ``path``'s extension names (never over its source)."""
+    from app.formats import write_document
+
+    write_document(document, path)
+
+
+def save_text(path: Path | str, text: str) -> None:
+    """Write ``text`` as UTF-8, atomically."""
+    from app.formats import write_file
+
+    write_file(path, text.encode())
+
+
+def render(document: Document) -> str:
+    """The document as its own format's text."""
+    from app.formats import render_document
+
+    return render_document(document)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core import commands
+from app.core.commands import ApplyPolicy as ApplyPolicy  # re-exported for the command line
 from app.core.errors import PunctumError
 from app.core.history import History, Step, WordEdit
 from app.core.marks import MODEL_MARKS, PERIOD, QUESTION, mark_class, model_class
@@ -25,6 +26,7 @@ from app.ml.runtime import SHIPPED_MODEL
 
 if TYPE_CHECKING:
     from app.ml.inference import LoadedModel
+    from app.services.analysis import AnalysisReport, AnalysisRequest
 
 DEFAULT_MODEL = SHIPPED_MODEL
 #: Languages whose typography puts a (non-breaking) space before these marks.
@@ -315,7 +317,7 @@ def _starts_sentence(words: list[Word], index: int) -> bool:
     return index == 0 or mark_class(words[index - 1].mark) in _SENTENCE_END or "!" in words[index - 1].mark
 
 
-def apply_suggestions(document: Document, history: History, policy: commands.ApplyPolicy) -> int:
+def apply_suggestions(document: Document, history: History, policy: ApplyPolicy) -> int:
     """Accept, as one step, what ``policy`` settles without review (``commands.accept_confident``)."""
     ids = commands.accept_confident(document.suggestions, policy)
     if ids:
@@ -357,3 +359,30 @@ def suggestions_json(document: Document, info: dict[str, Any]) -> str:
         for s in document.suggestions
     ]
     return json.dumps({**info, "suggestions": items}, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass
+class PunctuateOutcome:
+    """A file punctuated as ``punctum punctuate`` does it."""
+
+    document: Document  # with the accepted suggestions applied and sentence starts capitalised
+    suggestions: list[Suggestion]
+    applied: int
+    report: AnalysisReport
+
+    def suggestions_json(self) -> str:
+        return suggestions_json(self.document, self.report.as_json())
+
+
+def punctuate_file(request: AnalysisRequest, punctuator: Punctuator, policy: ApplyPolicy) -> PunctuateOutcome:
+    """Analyse one file, then accept what ``policy`` settles and capitalise sentence starts."""
+    from app.services.analysis import analyse
+
+    analysis = analyse(request, punctuator)
+    document, report = analysis.document, analysis.report
+    document.add_suggestions(analysis.suggestions)
+    history = History(document)
+    applied = apply_suggestions(document, history, policy)
+    if policy.how != "none":
+        history.do(sentence_casing(document, report.language))
+    return PunctuateOutcome(document, analysis.suggestions, applied, report)

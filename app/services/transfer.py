@@ -74,3 +74,22 @@ def accept_reference_suggestions(document: Document, history: History, casing: b
 
 def write_report(report: dict[str, object], path: Path | str) -> None:
     write_file(path, (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode())
+
+
+def transfer_to_file(
+    reference_path: Path | str,
+    captions_path: Path | str,
+    output: Path | str,
+    language: str = "en",
+    casing: bool = True,
+    report_path: Path | str | None = None,
+) -> TransferOutcome:
+    """The reference's marks (and capitals, with ``casing``) written into the captions at ``output``."""
+    from app.formats import write_document
+
+    outcome = transfer_files(reference_path, captions_path, language)
+    accept_reference_suggestions(outcome.document, History(outcome.document), casing=casing)
+    write_document(outcome.document, output)
+    if report_path:
+        write_report(outcome.report, report_path)
+    return outcome

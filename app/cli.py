@@ -10,6 +10,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from app.core.errors import PunctumError
 from app.services.documents import format_duration, open_document, summarize
@@ -325,6 +326,18 @@ def build_parser() -> argparse.ArgumentParser:
         prog="punctum", description="Restore and review punctuation in ASR captions (SRT, WebVTT, text)."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_file_commands(commands)
+    _add_model_commands(commands)
+    _add_project_commands(commands)
+    _add_editor_command(commands)
+    return parser
+
+
+Commands = Any  # argparse's sub-parser collection (a private type)
+
+
+def _add_file_commands(commands: Commands) -> None:
+    """Commands on one caption file: info, show, transfer, punctuate, check."""
     info = commands.add_parser(
         "info", help="describe a caption file: format, encoding, cues, words, warnings"
     )
@@ -366,7 +379,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
     )
     punctuate.set_defaults(run=_punctuate)
+    check = commands.add_parser(
+        "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
+    )
+    check.add_argument("file", metavar="FILE")
+    check.add_argument("--max-cps", type=float, default=17.0, help="characters per second (default 17)")
+    check.add_argument("--max-line", type=int, default=42, help="characters per line (default 42)")
+    check.add_argument("--max-lines", type=int, default=2, help="lines per cue (default 2)")
+    check.set_defaults(run=_check)
 
+
+def _add_model_commands(commands: Commands) -> None:
+    """Commands on models: eval, train, calibrate, combine."""
     evaluate = commands.add_parser("eval", help="score the model on punctuated data")
     evaluate.add_argument("data", metavar="DATA", help="a file or folder")
     evaluate.add_argument(
@@ -397,7 +421,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="pause at this step (checkpoint written; --resume goes on)",
     )
     training.set_defaults(run=_train)
+    calibration = commands.add_parser("calibrate", help="fit a trained model's confidence on its dev data")
+    calibration.add_argument("--config", required=True, metavar="FILE.toml", help="the training config")
+    calibration.add_argument("--model", required=True, metavar="DIR", help="the trained model folder")
+    calibration.add_argument("--data", metavar="DIR", help="folder of the corpora (overrides the config)")
+    calibration.add_argument(
+        "--dev-words", type=int, metavar="N", help="dev words per source (default: the config's)"
+    )
+    calibration.set_defaults(run=_calibrate)
+    combining = commands.add_parser(
+        "combine", help="put one trained model's acoustic branch into another's text model"
+    )
+    combining.add_argument("--text", required=True, metavar="DIR", help="the model whose text path is kept")
+    combining.add_argument("--acoustic-from", required=True, metavar="DIR", help="the model with the branch")
+    combining.add_argument("--output", required=True, metavar="DIR", help="a new folder for the result")
+    combining.set_defaults(run=_combine)
 
+
+def _add_project_commands(commands: Commands) -> None:
+    """Commands on folders and projects: batch, status, export, relink."""
     batch = commands.add_parser("batch", help="process a folder of captions, media and references")
     batch.add_argument("folder", metavar="FOLDER")
     batch.add_argument("--project", required=True, metavar="P.punctum", help="project file (created if new)")
@@ -428,35 +470,13 @@ def build_parser() -> argparse.ArgumentParser:
     relink.add_argument("media", metavar="MEDIA")
     relink.set_defaults(run=_relink)
 
-    calibration = commands.add_parser("calibrate", help="fit a trained model's confidence on its dev data")
-    calibration.add_argument("--config", required=True, metavar="FILE.toml", help="the training config")
-    calibration.add_argument("--model", required=True, metavar="DIR", help="the trained model folder")
-    calibration.add_argument("--data", metavar="DIR", help="folder of the corpora (overrides the config)")
-    calibration.add_argument(
-        "--dev-words", type=int, metavar="N", help="dev words per source (default: the config's)"
-    )
-    calibration.set_defaults(run=_calibrate)
-    combining = commands.add_parser(
-        "combine", help="put one trained model's acoustic branch into another's text model"
-    )
-    combining.add_argument("--text", required=True, metavar="DIR", help="the model whose text path is kept")
-    combining.add_argument("--acoustic-from", required=True, metavar="DIR", help="the model with the branch")
-    combining.add_argument("--output", required=True, metavar="DIR", help="a new folder for the result")
-    combining.set_defaults(run=_combine)
-    check = commands.add_parser(
-        "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
-    )
-    check.add_argument("file", metavar="FILE")
-    check.add_argument("--max-cps", type=float, default=17.0, help="characters per second (default 17)")
-    check.add_argument("--max-line", type=int, default=42, help="characters per line (default 42)")
-    check.add_argument("--max-lines", type=int, default=2, help="lines per cue (default 2)")
-    check.set_defaults(run=_check)
+
+def _add_editor_command(commands: Commands) -> None:
     gui = commands.add_parser("gui", help="open the editor, on the files given (captions, media, transcript)")
     gui.add_argument("files", nargs="*", metavar="FILE")
     gui.add_argument("--model", metavar="DIR_OR_ID", help="punctuation model (default: the shipped one)")
     gui.add_argument("--sample", action="store_true", help="open the bundled sample")
     gui.set_defaults(run=_gui)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,7 +34,7 @@ from app.core.marks import MODEL_MARKS
 from app.ml import data as corpora
 from app.ml import gaps
 from app.ml.evaluate import evaluate_documents
-from app.ml.model import GapBranch, batch_tensors
+from app.ml.model import GapBranch, PunctuationModel, batch_tensors
 from app.ml.packaging import TorchModel, build_model, load_part, load_weights, save_model, trainable_state
 from app.ml.windows import AudioEvidence, Encoded, SpecialTokens, encode_words, make_batch, window_end
 
@@ -441,6 +441,113 @@ def _train(
     torch.manual_seed(config.seed)
     random.seed(config.seed)
     torch.set_num_threads(max(1, torch.get_num_threads()))
+    # A resumed run's checkpoint holds every weight it trains or keeps, so the models it started
+    # from need not be at hand (it may continue on another machine).
+    model, tokenizer, packaging_config = _run_model(config, resume and has_checkpoint(config.output), log)
+    gap_inputs = packaging_config.get("gap_inputs")
+    train_sources, dev_documents, inventory = _run_data(config, tokenizer, gap_inputs, log)
+    sampler = Sampler(train_sources, config.window_tokens - 2, config.seed)
+
+    encoder: Any = model.encoder
+    layers = int(encoder.config.num_hidden_layers)
+    optimizer = torch.optim.AdamW(_parameter_groups(model, config, layers), weight_decay=config.weight_decay)
+    state = _fresh_state()
+    checkpoints = checkpoint_folder(config.output)
+    # The time budget is for training alone: synthesising speech into an empty cache the first
+    # time must not shorten the run, or a fresh reproduction would train less than the original.
+    started = time.monotonic()
+    preparation_minutes = round((started - preparing) / 60, 1)
+    log(f"data ready in {preparation_minutes} minutes")
+    if resume:
+        restored = _resume(checkpoints, model, optimizer)
+        if restored is not None:
+            state = restored
+            started -= float(state.get("elapsed_seconds", 0.0))
+            sampler.rng.setstate(_tuple_state(state["sampler_rng"]))
+            log(f"resumed at step {state['step']}")
+    # Each start or resumption is a segment of the run, recorded with where it began and ended.
+    state.setdefault("segments", []).append(
+        {
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            "from_step": state["step"],
+            "to_step": state["step"],
+            "minutes": 0.0,
+        }
+    )
+    segment_started = time.monotonic()
+    config.output.mkdir(parents=True, exist_ok=True)
+    step_once = _Stepper(model, tokenizer, optimizer, sampler, config)
+    progress = tqdm(
+        total=config.steps, initial=state["step"], desc="training", unit="step", dynamic_ncols=True
+    )
+    model.train()
+    stop_reason = "steps done"
+    while state["step"] < config.steps:
+        if stop_request.requested or (stop_after_steps is not None and state["step"] >= stop_after_steps):
+            stop_reason = f"paused at step {state['step']}; continue with --resume"
+            _save_checkpoint(checkpoints, model, optimizer, state, sampler, started, segment_started)
+            break
+        loss = step_once(state["step"], time.monotonic() - started)
+        state["step"] += 1
+        progress.update(1)
+        progress.set_postfix(loss=f"{loss:.3f}", best_ser=state["best_ser"])
+
+        out_of_time = time.monotonic() - started > config.time_budget_seconds
+        if state["step"] % config.eval_every == 0 or state["step"] == config.steps or out_of_time:
+            run = _RunParts(model, tokenizer, packaging_config, dev_documents, gap_inputs)
+            _evaluate_and_keep_best(run, config, state, time.monotonic() - started, log)
+            # Out of patience; at the last step (or out of time) the run ends for that reason instead.
+            if state["bad_evals"] >= config.patience and state["step"] < config.steps and not out_of_time:
+                stop_reason = f"early stop: dev SER did not improve in {config.patience} evaluations"
+        if (
+            state["step"] % config.checkpoint_every == 0
+            or stop_reason != "steps done"
+            or out_of_time
+            or state["step"] == config.steps
+        ):
+            _save_checkpoint(checkpoints, model, optimizer, state, sampler, started, segment_started)
+        if stop_reason != "steps done":
+            break
+        if out_of_time:
+            stop_reason = f"time budget of {config.time_budget_minutes} minutes reached"
+            break
+    progress.close()
+    # The final state too: the early-stopping pick is not always the one to keep or build on.
+    save_model(model, packaging_config, config.output / "last")
+    summary = {
+        "stop_reason": stop_reason,
+        "steps": state["step"],
+        "best_step": state["best_step"],
+        "best_dev_ser": state["best_ser"],
+        "minutes": round((time.monotonic() - started) / 60, 1),
+        "data_preparation_minutes": preparation_minutes,
+        "evaluations": state["evaluations"],
+        "segments": state["segments"],
+        "data": inventory,
+    }
+    (config.output / "training.json").write_text(json.dumps(summary, indent=2))
+    log(f"done: {stop_reason}; best dev SER {state['best_ser']} at step {state['best_step']}")
+    return summary
+
+
+def _fresh_state() -> dict[str, Any]:
+    """A run's state before its first step (a checkpoint holds it, in its metadata)."""
+    return {
+        "step": 0,
+        "best_ser": None,
+        "best_step": None,
+        "evaluations": [],
+        "bad_evals": 0,
+        "elapsed_seconds": 0.0,
+        "segments": [],
+    }
+
+
+def _run_model(
+    config: TrainConfig, resuming: bool, log: Callable[[str], None]
+) -> tuple[PunctuationModel, Any, dict[str, Any]]:
+    """The run's model (weights from ``init_from`` and ``acoustic_branch_from`` unless it resumes),
+    its tokenizer and its settings, with the parts it trains chosen."""
     model, tokenizer, packaging_config = build_model(
         config.encoder,
         lora_rank=config.lora_rank,
@@ -456,9 +563,6 @@ def _train(
     if config.gap_branch:
         heard = any(spec["kind"] == "speech" for spec in config.sources) and not config.frozen_gap_branch
         packaging_config["gap_inputs"] = list(gaps.FEATURES if heard else gaps.TIMING_FEATURES)
-    # A resumed run's checkpoint holds every weight it trains or keeps, so the models it started
-    # from need not be at hand (it may continue on another machine).
-    resuming = resume and has_checkpoint(config.output)
     if config.init_from is not None and not resuming:
         load_weights(model, config.init_from, new_parts=("gap_branch.", "acoustic_branch."))
         log(f"starting from {config.init_from}")
@@ -466,8 +570,14 @@ def _train(
         load_part(model, config.acoustic_branch_from, "acoustic_branch.")
         log(f"acoustic branch from {config.acoustic_branch_from}")
     choose_trainable(model, config)
-    gap_inputs = packaging_config.get("gap_inputs")
+    return model, tokenizer, packaging_config
 
+
+def _run_data(
+    config: TrainConfig, tokenizer: Any, gap_inputs: Any, log: Callable[[str], None]
+) -> tuple[list[tuple[float, list[EncodedDocument]]], list[corpora.LabelledText], dict[str, Any]]:
+    """Each source's training documents (encoded, with its weight), the dev documents of all of
+    them, and an inventory of the words taken from each."""
     rng, dev_rng = _sampling_rngs(config)
     train_sources: list[tuple[float, list[EncodedDocument]]] = []
     dev_documents: list[corpora.LabelledText] = []
@@ -511,70 +621,37 @@ def _train(
         log(
             f"data {spec['name']}: {inventory[spec['name']]['train_words']} train words, {inventory[spec['name']]['dev_words']} dev"
         )
-    sampler = Sampler(train_sources, config.window_tokens - 2, config.seed)
+    return train_sources, dev_documents, inventory
 
-    encoder: Any = model.encoder
-    layers = int(encoder.config.num_hidden_layers)
-    optimizer = torch.optim.AdamW(_parameter_groups(model, config, layers), weight_decay=config.weight_decay)
-    class_weights = torch.ones(len(MODEL_MARKS))
-    class_weights[0] = config.none_weight
-    class_weights[MODEL_MARKS.index("?")] = config.question_weight
-    mark_loss = nn.CrossEntropyLoss(weight=class_weights, ignore_index=corpora.UNKNOWN)
-    casing_loss = nn.CrossEntropyLoss(ignore_index=corpora.UNKNOWN)
 
-    state: dict[str, Any] = {
-        "step": 0,
-        "best_ser": None,
-        "best_step": None,
-        "evaluations": [],
-        "bad_evals": 0,
-        "elapsed_seconds": 0.0,
-        "segments": [],
-    }
-    checkpoints = checkpoint_folder(config.output)
-    # The time budget is for training alone: synthesising speech into an empty cache the first
-    # time must not shorten the run, or a fresh reproduction would train less than the original.
-    started = time.monotonic()
-    preparation_minutes = round((started - preparing) / 60, 1)
-    log(f"data ready in {preparation_minutes} minutes")
-    if resume:
-        restored = _resume(checkpoints, model, optimizer)
-        if restored is not None:
-            state = restored
-            started -= float(state.get("elapsed_seconds", 0.0))
-            sampler.rng.setstate(_tuple_state(state["sampler_rng"]))
-            log(f"resumed at step {state['step']}")
-    # Each start or resumption is a segment of the run, recorded with where it began and ended.
-    state.setdefault("segments", []).append(
-        {
-            "started": datetime.now(UTC).isoformat(timespec="seconds"),
-            "from_step": state["step"],
-            "to_step": state["step"],
-            "minutes": 0.0,
-        }
-    )
-    segment_started = time.monotonic()
-    config.output.mkdir(parents=True, exist_ok=True)
-    best_path = config.output / "best"
+class _Stepper:
+    """One optimisation step on a batch the sampler draws (the learning rate set for the step)."""
 
-    special = SpecialTokens.of(tokenizer)
-    progress = tqdm(
-        total=config.steps, initial=state["step"], desc="training", unit="step", dynamic_ncols=True
-    )
-    model.train()
-    stop_reason = "steps done"
-    while state["step"] < config.steps:
-        if stop_request.requested or (stop_after_steps is not None and state["step"] >= stop_after_steps):
-            stop_reason = f"paused at step {state['step']}; continue with --resume"
-            _save_checkpoint(checkpoints, model, optimizer, state, sampler, started, segment_started)
-            break
-        step = state["step"]
-        for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"] * _schedule(step, config, time.monotonic() - started)
+    def __init__(
+        self,
+        model: PunctuationModel,
+        tokenizer: Any,
+        optimizer: torch.optim.Optimizer,
+        sampler: Sampler,
+        config: TrainConfig,
+    ) -> None:
+        self.model, self.optimizer, self.sampler, self.config = model, optimizer, sampler, config
+        self.special = SpecialTokens.of(tokenizer)
+        class_weights = torch.ones(len(MODEL_MARKS))
+        class_weights[0] = config.none_weight
+        class_weights[MODEL_MARKS.index("?")] = config.question_weight
+        self.mark_loss = nn.CrossEntropyLoss(weight=class_weights, ignore_index=corpora.UNKNOWN)
+        self.casing_loss = nn.CrossEntropyLoss(ignore_index=corpora.UNKNOWN)
+
+    def __call__(self, step: int, elapsed_seconds: float) -> float:
+        config, model, sampler, special = self.config, self.model, self.sampler, self.special
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["initial_lr"] * _schedule(step, config, elapsed_seconds)
         windows = [sampler.sample() for _ in range(config.batch_size)]
         batch = make_batch(
             [(d.encoded, a, b) for d, a, b in windows], special.start, special.end, special.pad
         )
+        # The draws below keep their order: a resumed run must draw exactly what the run would have.
         if model.gap_branch is not None:
             batch.add_gaps(
                 [
@@ -591,81 +668,61 @@ def _train(
                 ],
                 FRAME_FEATURES,
             )
-        width = batch.words
-        marks = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)
-        casings = torch.full((len(windows), width), corpora.UNKNOWN, dtype=torch.long)
+        marks = torch.full((len(windows), batch.words), corpora.UNKNOWN, dtype=torch.long)
+        casings = torch.full((len(windows), batch.words), corpora.UNKNOWN, dtype=torch.long)
         for row, (document, first, stop) in enumerate(windows):
             marks[row, : stop - first] = torch.tensor(document.text.labels[first:stop])
             casings[row, : stop - first] = torch.tensor(document.casing[first:stop])
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
             mark_logits, casing_logits = model(**batch_tensors(batch))
         mark_logits, casing_logits = mark_logits.float(), casing_logits.float()
-        loss = mark_loss(mark_logits.reshape(-1, mark_logits.size(-1)), marks.reshape(-1))
+        loss = self.mark_loss(mark_logits.reshape(-1, mark_logits.size(-1)), marks.reshape(-1))
         if (casings != corpora.UNKNOWN).any():
-            loss = loss + config.casing_weight * casing_loss(
+            loss = loss + config.casing_weight * self.casing_loss(
                 casing_logits.reshape(-1, casing_logits.size(-1)), casings.reshape(-1)
             )
-        optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]], 1.0)
-        optimizer.step()
-        state["step"] = step + 1
-        progress.update(1)
-        progress.set_postfix(loss=f"{loss.item():.3f}", best_ser=state["best_ser"])
+        torch.nn.utils.clip_grad_norm_([p for g in self.optimizer.param_groups for p in g["params"]], 1.0)
+        self.optimizer.step()
+        return float(loss.item())
 
-        out_of_time = time.monotonic() - started > config.time_budget_seconds
-        if state["step"] % config.eval_every == 0 or state["step"] == config.steps or out_of_time:
-            model.eval()
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
-                scores = evaluate_documents(
-                    TorchModel(model, tokenizer), dev_documents, config.window_tokens, gap_inputs
-                )
-            model.train()
-            ser = float(scores["overall"]["SER"])
-            state["evaluations"].append(
-                {
-                    "step": state["step"],
-                    "minutes": round((time.monotonic() - started) / 60, 1),
-                    **scores["overall"],
-                }
-            )
-            log(f"step {state['step']}: dev SER {ser:.1f}, F1 {scores['overall']['overall']['f1']}")
-            if state["best_ser"] is None or ser < state["best_ser"]:
-                state.update(best_ser=ser, best_step=state["step"], bad_evals=0)
-                save_model(model, packaging_config, best_path)
-            else:
-                state["bad_evals"] += 1
-            if state["bad_evals"] >= config.patience:
-                stop_reason = f"early stop: dev SER did not improve in {config.patience} evaluations"
-        if (
-            state["step"] % config.checkpoint_every == 0
-            or stop_reason != "steps done"
-            or out_of_time
-            or state["step"] == config.steps
-        ):
-            _save_checkpoint(checkpoints, model, optimizer, state, sampler, started, segment_started)
-        if stop_reason != "steps done":
-            break
-        if out_of_time:
-            stop_reason = f"time budget of {config.time_budget_minutes} minutes reached"
-            break
-    progress.close()
-    # The final state too: the early-stopping pick is not always the one to keep or build on.
-    save_model(model, packaging_config, config.output / "last")
-    summary = {
-        "stop_reason": stop_reason,
-        "steps": state["step"],
-        "best_step": state["best_step"],
-        "best_dev_ser": state["best_ser"],
-        "minutes": round((time.monotonic() - started) / 60, 1),
-        "data_preparation_minutes": preparation_minutes,
-        "evaluations": state["evaluations"],
-        "segments": state["segments"],
-        "data": inventory,
-    }
-    (config.output / "training.json").write_text(json.dumps(summary, indent=2))
-    log(f"done: {stop_reason}; best dev SER {state['best_ser']} at step {state['best_step']}")
-    return summary
+
+@dataclass
+class _RunParts:
+    """What an evaluation during a run reads and keeps."""
+
+    model: PunctuationModel
+    tokenizer: Any
+    settings: dict[str, Any]
+    dev_documents: list[corpora.LabelledText]
+    gap_inputs: Any
+
+
+def _evaluate_and_keep_best(
+    run: _RunParts,
+    config: TrainConfig,
+    state: dict[str, Any],
+    elapsed_seconds: float,
+    log: Callable[[str], None],
+) -> None:
+    """Score the model on dev, record it, and save it as ``best`` when its SER is the lowest yet."""
+    run.model.eval()
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.bf16):
+        scores = evaluate_documents(
+            TorchModel(run.model, run.tokenizer), run.dev_documents, config.window_tokens, run.gap_inputs
+        )
+    run.model.train()
+    ser = float(scores["overall"]["SER"])
+    state["evaluations"].append(
+        {"step": state["step"], "minutes": round(elapsed_seconds / 60, 1), **scores["overall"]}
+    )
+    log(f"step {state['step']}: dev SER {ser:.1f}, F1 {scores['overall']['overall']['f1']}")
+    if state["best_ser"] is None or ser < state["best_ser"]:
+        state.update(best_ser=ser, best_step=state["step"], bad_evals=0)
+        save_model(run.model, run.settings, config.output / "best")
+    else:
+        state["bad_evals"] += 1
 
 
 def _save_checkpoint(

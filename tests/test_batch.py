@@ -57,7 +57,7 @@ def test_folder_pairing(tmp_path: Path) -> None:
 
 
 def test_the_editor_and_folder_pairing_agree_on_what_each_file_is(tmp_path: Path) -> None:
-    from app.ui.window import sort_paths
+    from app.ui.file_controller import sort_paths
 
     names = ["talk.en.srt", "talk.ref.srt", "talk.mp4", "talk.words.json"]
     for name in names:

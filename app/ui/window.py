@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import atexit
 import bisect
-import dataclasses
-import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLabel,
     QListWidget,
     QMainWindow,
@@ -35,16 +30,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import PunctumError
-from app.core.history import Step, SuggestionEdit
-from app.core.model import Source, Status
-from app.services.analysis import Analysis
-from app.services.files import MEDIA_SUFFIXES, TIMING_JSON, TIMING_SUFFIX, classify
-from app.services.punctuate import render_mark
-from app.services.review import ReviewSession, Waveform, store_results
+from app.services.review import ReviewSession
 from app.services.worker_process import WorkerProcess
-from app.store.project import Project
-from app.ui.models import ID_ROLE, CueModel, SuggestionModel
+from app.ui.analysis_controller import AnalysisController
+from app.ui.file_controller import FileController
+from app.ui.models import CueModel, SuggestionModel
+from app.ui.review_controller import ReviewController
 from app.ui.shortcuts import (
     COMMANDS,
     MARK_COMMANDS,
@@ -57,9 +48,6 @@ from app.ui.shortcuts import (
 from app.ui.tasks import Worker
 from app.ui.widgets import MediaPanel, RichTextDelegate, WaveformView
 
-SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
-MAX_RECENT = 10
-
 _PROCESS: list[WorkerProcess] = []
 
 
@@ -70,39 +58,6 @@ def shared_process() -> WorkerProcess:
         atexit.register(process.stop)
         _PROCESS.append(process)
     return _PROCESS[0]
-
-
-def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
-    """Which of the given files are captions, media, a reference and a project."""
-    found: dict[str, Path | None] = {
-        "captions": None,
-        "media": None,
-        "reference": None,
-        "project": None,
-        "timings": None,
-    }
-    for path in paths:
-        role = classify(path)
-        kind = role.kind.value if role is not None else None
-        if kind and found[kind] is None:
-            found[kind] = path
-    return found
-
-
-def media_beside(captions: Path) -> Path | None:
-    for suffix in sorted(MEDIA_SUFFIXES):
-        candidate = captions.with_suffix(suffix)
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def timings_beside(captions: Path) -> Path | None:
-    """The recogniser's word times next to the captions: ``talk.ctm`` or ``talk.words.json``."""
-    for candidate in (captions.with_suffix(TIMING_SUFFIX), captions.with_suffix(TIMING_JSON)):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def key_sequences(key: str) -> list[QKeySequence]:
@@ -125,13 +80,15 @@ class MainWindow(QMainWindow):
         self.suggestion_model: SuggestionModel | None = None
         self.current_id: int | None = None
         self._cue_starts: list[int] = []
-        self.lowest_first = False
         self.last_error: str | None = None
         self.limits = saved_limits(self.settings)
         self.worker = Worker(self)
         self.process = shared_process()
-        self.worker.progress.connect(self._progress)
-        self.worker.busy_changed.connect(self._busy)
+        self.review = ReviewController(self)
+        self.analysis = AnalysisController(self)
+        self.files = FileController(self)
+        self.worker.progress.connect(self.analysis.show_progress)
+        self.worker.busy_changed.connect(self.analysis.show_busy)
         self.worker.follow_up_failed.connect(self._follow_up_failed)
         self.actions_by_name: dict[str, QAction] = {}
         self.setWindowTitle("Punctum")
@@ -157,11 +114,11 @@ class MainWindow(QMainWindow):
         layout.addWidget(title)
         row = QHBoxLayout()
         self.sample_button = QPushButton("Open the sample")
-        self.sample_button.clicked.connect(self.open_sample)
+        self.sample_button.clicked.connect(self.files.open_sample)
         open_button = QPushButton("Open captions…")
-        open_button.clicked.connect(lambda: self.choose_captions())
+        open_button.clicked.connect(lambda: self.files.choose_captions())
         project_button = QPushButton("Open project…")
-        project_button.clicked.connect(lambda: self.choose_project())
+        project_button.clicked.connect(lambda: self.files.choose_project())
         for button in (self.sample_button, open_button, project_button):
             row.addWidget(button)
         layout.addLayout(row)
@@ -170,9 +127,9 @@ class MainWindow(QMainWindow):
         )
         self.recent_list = QListWidget(page)
         self.recent_list.setMaximumWidth(700)
-        self.recent_list.itemActivated.connect(lambda item: self.open_paths([Path(item.text())]))
+        self.recent_list.itemActivated.connect(lambda item: self.files.open_paths([Path(item.text())]))
         layout.addWidget(self.recent_list)
-        self._fill_recent()
+        self.files.fill_recent()
         return page
 
     def _editor_page(self) -> QWidget:
@@ -189,7 +146,7 @@ class MainWindow(QMainWindow):
         self.suggestion_view.setSortingEnabled(True)
         self.suggestion_view.verticalHeader().hide()
         self.suggestion_view.verticalHeader().setDefaultSectionSize(22)
-        self.suggestion_view.clicked.connect(self._suggestion_clicked)
+        self.suggestion_view.clicked.connect(self.review.suggestion_clicked)
         self.transcript = QTableView(page)
         self.transcript.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.transcript.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -202,7 +159,7 @@ class MainWindow(QMainWindow):
         self.transcript.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.transcript.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() * 2 + 10)
         self.transcript.setItemDelegateForColumn(CueModel.TEXT, RichTextDelegate(self.transcript))
-        self.transcript.clicked.connect(self._cue_clicked)
+        self.transcript.clicked.connect(self.review.cue_clicked)
         self.waveform = WaveformView(page)
         self.waveform.seek_requested.connect(self._seek)
         left = QSplitter(Qt.Orientation.Vertical, page)
@@ -235,30 +192,30 @@ class MainWindow(QMainWindow):
     def _menus(self) -> None:
         keys = saved_keys(self.settings)
         handlers: dict[str, Any] = {
-            "open": lambda: self.choose_captions(),
-            "open_media": lambda: self.choose_media(),
-            "open_reference": lambda: self.choose_reference(),
-            "open_project": lambda: self.choose_project(),
-            "save_project": lambda: self.save_project_as(),
-            "export": lambda: self.export(),
+            "open": lambda: self.files.choose_captions(),
+            "open_media": lambda: self.files.choose_media(),
+            "open_reference": lambda: self.files.choose_reference(),
+            "open_project": lambda: self.files.choose_project(),
+            "save_project": lambda: self.files.save_project_as(),
+            "export": lambda: self.files.export(),
             "quit": self.close,
-            "undo": self.undo,
-            "redo": self.redo,
-            "edit_word": lambda: self.edit_word(),
-            "next": self.next_suggestion,
-            "previous": self.previous_suggestion,
-            "accept": self.accept_current,
-            "reject": self.reject_current,
-            "accept_above": lambda: self.accept_above(),
-            "suggest": self.make_suggestions,
-            "lowest_first": self._toggle_order,
-            "play": self.play_current_cue,
+            "undo": self.review.undo,
+            "redo": self.review.redo,
+            "edit_word": lambda: self.review.edit_word(),
+            "next": self.review.next_suggestion,
+            "previous": self.review.previous_suggestion,
+            "accept": self.review.accept_current,
+            "reject": self.review.reject_current,
+            "accept_above": lambda: self.review.accept_above(),
+            "suggest": self.analysis.make_suggestions,
+            "lowest_first": self.review.toggle_order,
+            "play": self.review.play_current_cue,
             "shortcuts": self.edit_shortcuts,
             "limits": self.edit_limits,
             "help": lambda: self.help.show_keys(saved_keys(self.settings)),
         }
         for name, mark in MARK_COMMANDS.items():
-            handlers[name] = lambda _checked=False, mark=mark: self.change_mark(mark)
+            handlers[name] = lambda _checked=False, mark=mark: self.review.change_mark(mark)
         menus: dict[str, Any] = {}
         for command in COMMANDS:
             if command.menu not in menus:
@@ -273,90 +230,9 @@ class MainWindow(QMainWindow):
             if command.name == "open_project":
                 self.recent_menu = menus["File"].addMenu("Open &recent")
         self.actions_by_name["lowest_first"].setCheckable(True)
-        self._fill_recent()
+        self.files.fill_recent()
 
     # --- opening --------------------------------------------------------------------------------
-
-    def open_sample(self) -> None:
-        self.open_captions(SAMPLE / "sample.srt", SAMPLE / "sample.mp4", SAMPLE / "reference.txt")
-
-    def choose_captions(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open captions", "", "Captions (*.srt *.vtt)")
-        if path:
-            self.open_paths([Path(path)])
-
-    def choose_project(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open project", "", "Punctum projects (*.punctum)")
-        if path:
-            self.open_project(Path(path))
-
-    def choose_media(self) -> None:
-        if self.session is None:
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Open media", "", "Video and audio (*)")
-        if path:
-            self.set_media(Path(path))
-
-    def choose_reference(self) -> None:
-        if self.session is None:
-            return
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open reference transcript", "", "Text (*.txt *.srt *.vtt)"
-        )
-        if path:
-            self.add_reference(Path(path))
-
-    def open_paths(self, paths: list[Path]) -> bool:
-        """Open what was dropped, chosen or named on the command line."""
-        found = sort_paths(paths)
-        if found["project"] is not None:
-            return self.open_project(found["project"])
-        if found["captions"] is None:
-            names = ", ".join(p.name for p in paths) or "nothing"
-            self.show_error(
-                "Nothing to open", f"{names}: no SRT or VTT captions or Punctum project among them"
-            )
-            return False
-        opened = self.open_captions(found["captions"], found["media"], found["reference"], found["timings"])
-        ignored = [p.name for p in paths if p not in found.values()]
-        if ignored:  # an unknown type, or a second file of a kind already chosen
-            self.statusBar().showMessage(f"Not opened: {', '.join(ignored)}", 10000)
-        return opened
-
-    def open_captions(
-        self,
-        captions: Path,
-        media: Path | None = None,
-        reference: Path | None = None,
-        timings: Path | None = None,
-    ) -> bool:
-        """Start opening captions; reading and parsing run off the UI thread, errors come as a dialog."""
-        media = media or media_beside(captions)
-        timings = timings or timings_beside(captions)
-        return self._open(
-            "The captions cannot be opened",
-            lambda: ReviewSession.open(captions, media, reference, timings=timings),
-            captions,
-        )
-
-    def open_project(self, path: Path) -> bool:
-        return self._open("The project cannot be opened", lambda: ReviewSession.open_project(path), path)
-
-    def _open(self, failure: str, opening: Any, remembered: Path) -> bool:
-        self.worker.cancel_all()  # whatever ran for the previous file gives way
-        self.statusBar().showMessage(f"Opening {remembered.name}…")
-
-        def done(session: ReviewSession) -> None:
-            self.statusBar().clearMessage()
-            self._remember(remembered)
-            self._start(session)
-
-        def failed(reason: str) -> None:
-            self.statusBar().clearMessage()
-            self.show_error(failure, reason)
-
-        self.worker.submit("open", lambda progress, cancelled: opening(), done, failed)
-        return True
 
     def _start(self, session: ReviewSession) -> None:
         self.worker.cancel_all()
@@ -398,309 +274,18 @@ class MainWindow(QMainWindow):
             media = None
         if media is not None:
             self.media.load(media)
-            self._read_audio(media)
+            self.analysis.read_audio(media)
         else:
             self.media.unload()
             if not session.analysed:
-                self._suggest(with_audio=False)
+                self.analysis.suggest(with_audio=False)
         self._after_change()
         if session.analysed:
-            self.next_suggestion()
+            self.review.next_suggestion()
 
     # --- background work --------------------------------------------------------------------------
 
-    def _read_audio(self, media: Path) -> None:
-        session = self.session
-        assert session is not None
-        process = self.process
-
-        def work(progress: Any, cancelled: Any) -> Waveform:
-            return process.read_audio(media, progress, cancelled)
-
-        def done(waveform: Waveform) -> None:
-            if session is not self.session:
-                return
-            self.waveform.set_waveform(waveform)
-            if not session.analysed:
-                self._suggest(with_audio=self.use_audio)
-
-        def failed(reason: str) -> None:
-            self.waveform.set_waveform(None, "The audio could not be read")
-            self.show_error("The audio cannot be read", reason)
-            if session is self.session and not session.analysed:
-                self._suggest(with_audio=False)
-
-        def cancelled() -> None:
-            self.waveform.set_waveform(None, "Cancelled")
-            self.statusBar().showMessage("Cancelled; Review ▸ Make suggestions starts again", 8000)
-
-        self.worker.submit("audio", work, done, failed, cancelled)
-
-    def _suggest(self, with_audio: bool) -> None:
-        session = self.session
-        assert session is not None
-        request = session.analysis_request(self.use_audio)
-        if not with_audio:
-            request = dataclasses.replace(request, media=None)
-        process, model, project_path, file_id = (
-            self.process,
-            self.model,
-            session.project.path,
-            session.file_id,
-        )
-        started = time.monotonic()
-
-        def work(progress: Any, cancelled: Any) -> Analysis:
-            analysis = process.analyse(request, model, progress, cancelled)
-            # Stored from this thread, on a connection of its own, so the window does not spend a
-            # moment on thousands of rows; the background process writes nothing.
-            progress("Saving the suggestions", -1.0)
-            with Project(project_path) as project:
-                store_results(project, file_id, analysis)
-            return analysis
-
-        def done(analysis: Analysis) -> None:
-            if session is not self.session:
-                return
-            session.store_analysis(analysis, stored=True)
-            self._reload_models()
-            seconds = time.monotonic() - started
-            message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
-            warnings = analysis.report.warnings
-            self.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
-            self.next_suggestion()
-
-        def failed(reason: str) -> None:
-            self.show_error("No suggestions from the model", reason)
-
-        def cancelled() -> None:
-            self.statusBar().showMessage("Cancelled; Review ▸ Make suggestions starts again", 8000)
-
-        self.worker.submit("suggest", work, done, failed, cancelled)
-
-    def make_suggestions(self) -> None:
-        """Run the analysis again when it was cancelled or failed; a finished one is kept."""
-        session = self.session
-        if session is None or self.worker.busy:
-            return
-        if session.analysed:
-            self.statusBar().showMessage("This file has its suggestions already", 4000)
-            return
-        media = session.entry.media_path
-        if media is not None and media.is_file() and self.waveform.waveform is None:
-            self._read_audio(media)
-        else:
-            self._suggest(with_audio=media is not None and media.is_file() and self.use_audio)
-
-    def _progress(self, text: str, fraction: float) -> None:
-        self.progress_label.setText(text)
-        if fraction < 0:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 100)
-            self.progress.setValue(int(fraction * 100))
-
-    def _busy(self, busy: bool) -> None:
-        for widget in (self.progress_label, self.progress, self.cancel_button):
-            widget.setVisible(busy)
-
     # --- review ---------------------------------------------------------------------------------
-
-    def _order(self) -> list[int]:
-        if self.session is None:
-            return []
-        return [s.id for s in self.session.review_order(self.lowest_first)]
-
-    def next_suggestion(self) -> None:
-        """The next pending suggestion after the current one."""
-        if self.session is None:
-            return
-        order = self._order()
-        start = order.index(self.current_id) + 1 if self.current_id in order else 0
-        for sid in order[start:]:
-            if self.session.document.suggestion(sid).status is Status.PENDING:
-                self.select(sid)
-                return
-        self.statusBar().showMessage("No more pending suggestions after this one", 4000)
-
-    def previous_suggestion(self) -> None:
-        """The suggestion before the current one, decided or not, to look at it again."""
-        order = self._order()
-        if not order:
-            return
-        if self.current_id not in order:
-            self.select(order[0])
-            return
-        position = order.index(self.current_id)
-        if position > 0:
-            self.select(order[position - 1])
-
-    def select(self, suggestion_id: int | None) -> None:
-        self.current_id = suggestion_id
-        if self.session is None or self.cue_model is None or self.suggestion_model is None:
-            return
-        self.cue_model.set_current(suggestion_id)
-        if suggestion_id is None:
-            return
-        suggestion = self.session.document.suggestion(suggestion_id)
-        row = self.cue_model.cue_of_word(suggestion.gap)
-        self.transcript.scrollTo(
-            self.cue_model.index(row, CueModel.TEXT), QAbstractItemView.ScrollHint.EnsureVisible
-        )
-        self.transcript.selectRow(row)
-        source_row = self.suggestion_model.row_of(suggestion_id)
-        list_index = self.suggestion_model.index(source_row, 0)
-        self.suggestion_view.selectionModel().setCurrentIndex(
-            list_index,
-            QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
-        )
-        self.suggestion_view.scrollTo(list_index)
-        cue = self.session.document.cues[row]
-        self.waveform.show_cue(row)
-        self.media.seek(cue.start)
-
-    def _current(self) -> int | None:
-        if self.session is None or self.current_id is None:
-            self.statusBar().showMessage("No suggestion selected", 3000)
-            return None
-        return self.current_id
-
-    def accept_current(self) -> None:
-        sid, session = self._current(), self.session
-        if sid is not None and session is not None and self._run(lambda: session.accept(sid)):
-            self.next_suggestion()
-
-    def reject_current(self) -> None:
-        sid, session = self._current(), self.session
-        if sid is not None and session is not None and self._run(lambda: session.reject(sid)):
-            self.next_suggestion()
-
-    def change_mark(self, mark: str) -> None:
-        sid, session = self._current(), self.session
-        if sid is None or session is None:
-            return
-        written = render_mark(mark, session.language) if mark else ""
-        suggestion = session.document.suggestion(sid)
-        if suggestion.casing is not None:
-            # On a casing suggestion the key means: this word is followed by that mark.
-            if self._run(lambda: session.set_mark(suggestion.gap, written)):
-                self.next_suggestion()
-        elif self._run(lambda: session.change_mark(sid, written)):
-            self.next_suggestion()
-
-    def accept_above(self, threshold: float | None = None) -> None:
-        session = self.session
-        if session is None:
-            return
-        if threshold is None:
-            value, ok = QInputDialog.getDouble(
-                self,
-                "Accept above a confidence",
-                "Accept every pending suggestion at least this sure:",
-                float(str(self.settings.value("review/threshold", 0.9))),
-                0.0,
-                1.0,
-                2,
-            )
-            if not ok:
-                return
-            threshold = value
-            self.settings.setValue("review/threshold", value)
-        chosen = threshold
-        step = self._run(lambda: session.accept_above(chosen))
-        accepted = sum(1 for e in step.edits if isinstance(e, SuggestionEdit)) if step else 0
-        self.statusBar().showMessage(f"Accepted {accepted} suggestions at least {threshold:.2f} sure", 5000)
-
-    def edit_word(self, text: str | None = None) -> None:
-        sid, session = self._current(), self.session
-        if sid is None or session is None:
-            return
-        gap = session.document.suggestion(sid).gap
-        if text is None:
-            current = session.document.word(gap).text
-            text, ok = QInputDialog.getText(self, "Edit the word", "Word:", text=current)
-            if not ok:
-                return
-        new_text = text.strip()
-        self._run(lambda: session.edit_word(gap, new_text))
-
-    def undo(self) -> None:
-        if self.session is not None:
-            step = self._run(self.session.undo)
-            self._show_step(step)
-
-    def redo(self) -> None:
-        if self.session is not None:
-            step = self._run(self.session.redo)
-            self._show_step(step)
-
-    def _show_step(self, step: Step | None) -> None:
-        """After undo or redo, go to the suggestion it touched, so the editor sees what changed."""
-        if step is None:
-            return
-        for edit in step.edits:
-            if isinstance(edit, SuggestionEdit) and (edit.after or edit.before):
-                suggestion = edit.after or edit.before
-                assert suggestion is not None
-                if suggestion.source is not Source.EDITOR:
-                    self.select(suggestion.id)
-                    return
-
-    def _run(self, action: Any) -> Step | None:
-        """Apply one decision (saved before it returns), refresh what it touched; errors to a dialog."""
-        try:
-            step: Step | None = action()
-        except (PunctumError, KeyError, IndexError) as error:
-            self.show_error("That cannot be done", str(error))
-            return None
-        except OSError as error:
-            self.show_error("The decision could not be saved", str(error))
-            return None
-        if step is not None and self.cue_model is not None and self.suggestion_model is not None:
-            self.cue_model.changed(step)
-            self.suggestion_model.changed(step)
-            self.cue_model.set_current(self.current_id)
-        self._after_change()
-        return step
-
-    def _toggle_order(self) -> None:
-        self.lowest_first = not self.lowest_first
-        self.actions_by_name["lowest_first"].setChecked(self.lowest_first)
-        # Start over in the new order: the least sure pending suggestion, or the first in the text.
-        self.current_id = None
-        self.next_suggestion()
-        self.statusBar().showMessage(
-            "Lowest confidence first" if self.lowest_first else "In reading order", 3000
-        )
-
-    def play_current_cue(self) -> None:
-        if self.session is None:
-            return
-        row = self.transcript.currentIndex().row()
-        if row < 0 and self.current_id is not None:
-            assert self.cue_model is not None
-            row = self.cue_model.cue_of_word(self.session.document.suggestion(self.current_id).gap)
-        if row >= 0:
-            cue = self.session.document.cues[row]
-            self.media.play_range(cue.start, cue.end)
-
-    def _suggestion_clicked(self, index: Any) -> None:
-        assert self.suggestion_model is not None
-        self.select(int(self.suggestion_model.data(index, ID_ROLE)))
-
-    def _cue_clicked(self, index: Any) -> None:
-        if self.session is None or self.cue_model is None:
-            return
-        cue = self.session.document.cues[index.row()]
-        self.waveform.show_cue(index.row())
-        self.media.seek(cue.start)
-        first = self.cue_model.first_word(index.row())
-        gaps = range(first, first + len(cue.words))
-        for sid in self._order():
-            suggestion = self.session.document.suggestion(sid)
-            if suggestion.gap in gaps and suggestion.status is Status.PENDING:
-                self.select(sid)
-                return
 
     def _seek(self, millis: int) -> None:
         self.media.seek(millis)
@@ -715,6 +300,38 @@ class MainWindow(QMainWindow):
         if row >= 0 and row != self.transcript.currentIndex().row():
             self.transcript.selectRow(row)
             self.waveform.show_cue(row)
+
+    # --- what other parts of Punctum ask of the window ------------------------------------------
+
+    def open_sample(self) -> None:
+        self.files.open_sample()
+
+    def open_paths(self, paths: list[Path]) -> bool:
+        return self.files.open_paths(paths)
+
+    def open_captions(
+        self,
+        captions: Path,
+        media: Path | None = None,
+        reference: Path | None = None,
+        timings: Path | None = None,
+    ) -> bool:
+        return self.files.open_captions(captions, media, reference, timings)
+
+    def open_project(self, path: Path) -> bool:
+        return self.files.open_project(path)
+
+    def add_reference(self, reference: Path) -> None:
+        self.files.add_reference(reference)
+
+    def save_project_as(self, path: Path | None = None) -> None:
+        self.files.save_project_as(path)
+
+    def export(self, path: Path | None = None) -> bool:
+        return self.files.export(path)
+
+    def accept_above(self, threshold: float | None = None) -> None:
+        self.review.accept_above(threshold)
 
     # --- state shown ------------------------------------------------------------------------------
 
@@ -763,76 +380,6 @@ class MainWindow(QMainWindow):
 
     # --- media, reference, project, export -----------------------------------------------------
 
-    def set_media(self, media: Path) -> None:
-        if self.session is None:
-            return
-        try:
-            self.session.relink_media(media)
-        except (PunctumError, OSError) as error:
-            self.show_error("The media cannot be used", str(error))
-            return
-        self.media.load(media)
-        self._read_audio(media)
-
-    def add_reference(self, reference: Path) -> None:
-        if self.session is None:
-            return
-        if self.worker.busy:
-            # The analysis replaces the file's suggestions when it ends; decisions made on the
-            # reference's meanwhile would then point at the wrong ones.
-            self.show_error(
-                "Not while suggestions are being made",
-                "Open the reference when the progress bar is done, or cancel it first.",
-            )
-            return
-        try:
-            report = self.session.add_reference(reference)
-        except (PunctumError, OSError, sqlite3.Error) as error:
-            self.show_error("The reference cannot be used", str(error))
-            return
-        self._reload_models()
-        self.statusBar().showMessage(f"Reference: {report.get('carried', 0)} marks carried over", 6000)
-
-    def save_project_as(self, path: Path | None = None) -> None:
-        if self.session is None:
-            return
-        if path is None:
-            chosen, _ = QFileDialog.getSaveFileName(self, "Save project", "", "Punctum projects (*.punctum)")
-            if not chosen:
-                return
-            path = Path(chosen)
-        if not path.suffix:  # Qt's dialog adds none on Linux; without it the project would not reopen
-            path = path.with_suffix(".punctum")
-        try:
-            session = self.session.save_as(path)
-        except (PunctumError, OSError) as error:
-            self.show_error("The project cannot be saved", str(error))
-            return
-        self._start(session)
-        self._remember(path)
-
-    def export(self, path: Path | None = None) -> bool:
-        if self.session is None:
-            return False
-        source = self.session.entry.captions_path
-        asked_to_replace = False
-        if path is None:
-            suggested = source.with_name(f"{source.stem}.punctuated{source.suffix}")
-            chosen, _ = QFileDialog.getSaveFileName(
-                self, "Export captions", str(suggested), "Captions (*.srt *.vtt)"
-            )
-            if not chosen:
-                return False
-            path = Path(chosen)
-            asked_to_replace = True  # the dialog asked before replacing any file
-        try:
-            self.session.export(path, replace_source=asked_to_replace)
-        except (PunctumError, OSError) as error:
-            self.show_error("The captions cannot be exported", str(error))
-            return False
-        self.statusBar().showMessage(f"Exported {path}", 6000)
-        return True
-
     # --- settings ---------------------------------------------------------------------------------
 
     def edit_shortcuts(self) -> None:
@@ -854,31 +401,6 @@ class MainWindow(QMainWindow):
                 self.settings.setValue(f"limits/{key}", value)
             if self.cue_model is not None:
                 self.cue_model.set_limits(self.limits)
-
-    def _remember(self, path: Path) -> None:
-        recent = [str(path.resolve())]
-        for item in self._recent():
-            if item not in recent:
-                recent.append(item)
-        self.settings.setValue("recent", recent[:MAX_RECENT])
-        self._fill_recent()
-
-    def _recent(self) -> list[str]:
-        value = self.settings.value("recent", [])
-        if isinstance(value, str):
-            return [value]
-        return [str(item) for item in value] if isinstance(value, list) else []
-
-    def _fill_recent(self) -> None:
-        recent = self._recent()
-        if hasattr(self, "recent_list"):
-            self.recent_list.clear()
-            self.recent_list.addItems(recent)
-        if hasattr(self, "recent_menu"):
-            self.recent_menu.clear()
-            for item in recent:
-                action = self.recent_menu.addAction(item)
-                action.triggered.connect(lambda _=False, item=item: self.open_paths([Path(item)]))
 
     # --- window events ----------------------------------------------------------------------------
 

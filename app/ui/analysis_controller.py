@@ -1,0 +1,119 @@
+"""The slow work behind a file: its audio and its suggestions, in the background process."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.services.analysis import Analysis
+from app.services.review import Waveform, store_results
+from app.store.project import Project
+
+if TYPE_CHECKING:
+    from app.ui.window import MainWindow
+
+
+class AnalysisController:
+    """Reads a file's audio and makes its suggestions off the window's thread, with progress in
+    the status bar; results are stored from the worker thread (the window's process is the one
+    that writes the project)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+
+    def read_audio(self, media: Path) -> None:
+        session = self.window.session
+        assert session is not None
+        process = self.window.process
+
+        def work(progress: Any, cancelled: Any) -> Waveform:
+            return process.read_audio(media, progress, cancelled)
+
+        def done(waveform: Waveform) -> None:
+            if session is not self.window.session:
+                return
+            self.window.waveform.set_waveform(waveform)
+            if not session.analysed:
+                self.suggest(with_audio=self.window.use_audio)
+
+        def failed(reason: str) -> None:
+            self.window.waveform.set_waveform(None, "The audio could not be read")
+            self.window.show_error("The audio cannot be read", reason)
+            if session is self.window.session and not session.analysed:
+                self.suggest(with_audio=False)
+
+        def cancelled() -> None:
+            self.window.waveform.set_waveform(None, "Cancelled")
+            self.window.statusBar().showMessage("Cancelled; Review ▸ Make suggestions starts again", 8000)
+
+        self.window.worker.submit("audio", work, done, failed, cancelled)
+
+    def suggest(self, with_audio: bool) -> None:
+        session = self.window.session
+        assert session is not None
+        request = session.analysis_request(self.window.use_audio)
+        if not with_audio:
+            request = dataclasses.replace(request, media=None)
+        process, model, project_path, file_id = (
+            self.window.process,
+            self.window.model,
+            session.project.path,
+            session.file_id,
+        )
+        started = time.monotonic()
+
+        def work(progress: Any, cancelled: Any) -> Analysis:
+            analysis = process.analyse(request, model, progress, cancelled)
+            # Stored from this thread, on a connection of its own, so the window does not spend a
+            # moment on thousands of rows; the background process writes nothing.
+            progress("Saving the suggestions", -1.0)
+            with Project(project_path) as project:
+                store_results(project, file_id, analysis)
+            return analysis
+
+        def done(analysis: Analysis) -> None:
+            if session is not self.window.session:
+                return
+            session.store_analysis(analysis, stored=True)
+            self.window._reload_models()
+            seconds = time.monotonic() - started
+            message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
+            warnings = analysis.report.warnings
+            self.window.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
+            self.window.review.next_suggestion()
+
+        def failed(reason: str) -> None:
+            self.window.show_error("No suggestions from the model", reason)
+
+        def cancelled() -> None:
+            self.window.statusBar().showMessage("Cancelled; Review ▸ Make suggestions starts again", 8000)
+
+        self.window.worker.submit("suggest", work, done, failed, cancelled)
+
+    def make_suggestions(self) -> None:
+        """Run the analysis again when it was cancelled or failed; a finished one is kept."""
+        session = self.window.session
+        if session is None or self.window.worker.busy:
+            return
+        if session.analysed:
+            self.window.statusBar().showMessage("This file has its suggestions already", 4000)
+            return
+        media = session.entry.media_path
+        if media is not None and media.is_file() and self.window.waveform.waveform is None:
+            self.read_audio(media)
+        else:
+            self.suggest(with_audio=media is not None and media.is_file() and self.window.use_audio)
+
+    def show_progress(self, text: str, fraction: float) -> None:
+        self.window.progress_label.setText(text)
+        if fraction < 0:
+            self.window.progress.setRange(0, 0)
+        else:
+            self.window.progress.setRange(0, 100)
+            self.window.progress.setValue(int(fraction * 100))
+
+    def show_busy(self, busy: bool) -> None:
+        for widget in (self.window.progress_label, self.window.progress, self.window.cancel_button):
+            widget.setVisible(busy)

@@ -1,0 +1,237 @@
+"""Opening, saving and exporting: files chosen, dropped or remembered."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QFileDialog
+
+from app.core.errors import PunctumError
+from app.services.files import MEDIA_SUFFIXES, TIMING_JSON, TIMING_SUFFIX, classify
+from app.services.review import ReviewSession
+
+if TYPE_CHECKING:
+    from app.ui.window import MainWindow
+
+SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
+MAX_RECENT = 10
+
+
+def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
+    """Which of the given files are captions, media, a reference and a project."""
+    found: dict[str, Path | None] = {
+        "captions": None,
+        "media": None,
+        "reference": None,
+        "project": None,
+        "timings": None,
+    }
+    for path in paths:
+        role = classify(path)
+        kind = role.kind.value if role is not None else None
+        if kind and found[kind] is None:
+            found[kind] = path
+    return found
+
+
+def media_beside(captions: Path) -> Path | None:
+    for suffix in sorted(MEDIA_SUFFIXES):
+        candidate = captions.with_suffix(suffix)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def timings_beside(captions: Path) -> Path | None:
+    """The recogniser's word times next to the captions: ``talk.ctm`` or ``talk.words.json``."""
+    for candidate in (captions.with_suffix(TIMING_SUFFIX), captions.with_suffix(TIMING_JSON)):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+class FileController:
+    """What the File menu, the welcome page and drops do."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+
+    def open_sample(self) -> None:
+        self.open_captions(SAMPLE / "sample.srt", SAMPLE / "sample.mp4", SAMPLE / "reference.txt")
+
+    def choose_captions(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open captions", "", "Captions (*.srt *.vtt)")
+        if path:
+            self.open_paths([Path(path)])
+
+    def choose_project(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open project", "", "Punctum projects (*.punctum)")
+        if path:
+            self.open_project(Path(path))
+
+    def choose_media(self) -> None:
+        if self.window.session is None:
+            return
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open media", "", "Video and audio (*)")
+        if path:
+            self.set_media(Path(path))
+
+    def choose_reference(self) -> None:
+        if self.window.session is None:
+            return
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open reference transcript", "", "Text (*.txt *.srt *.vtt)"
+        )
+        if path:
+            self.add_reference(Path(path))
+
+    def open_paths(self, paths: list[Path]) -> bool:
+        """Open what was dropped, chosen or named on the command line."""
+        found = sort_paths(paths)
+        if found["project"] is not None:
+            return self.open_project(found["project"])
+        if found["captions"] is None:
+            names = ", ".join(p.name for p in paths) or "nothing"
+            self.window.show_error(
+                "Nothing to open", f"{names}: no SRT or VTT captions or Punctum project among them"
+            )
+            return False
+        opened = self.open_captions(found["captions"], found["media"], found["reference"], found["timings"])
+        ignored = [p.name for p in paths if p not in found.values()]
+        if ignored:  # an unknown type, or a second file of a kind already chosen
+            self.window.statusBar().showMessage(f"Not opened: {', '.join(ignored)}", 10000)
+        return opened
+
+    def open_captions(
+        self,
+        captions: Path,
+        media: Path | None = None,
+        reference: Path | None = None,
+        timings: Path | None = None,
+    ) -> bool:
+        """Start opening captions; reading and parsing run off the UI thread, errors come as a dialog."""
+        media = media or media_beside(captions)
+        timings = timings or timings_beside(captions)
+        return self._open(
+            "The captions cannot be opened",
+            lambda: ReviewSession.open(captions, media, reference, timings=timings),
+            captions,
+        )
+
+    def open_project(self, path: Path) -> bool:
+        return self._open("The project cannot be opened", lambda: ReviewSession.open_project(path), path)
+
+    def _open(self, failure: str, opening: Any, remembered: Path) -> bool:
+        self.window.worker.cancel_all()  # whatever ran for the previous file gives way
+        self.window.statusBar().showMessage(f"Opening {remembered.name}…")
+
+        def done(session: ReviewSession) -> None:
+            self.window.statusBar().clearMessage()
+            self._remember(remembered)
+            self.window._start(session)
+
+        def failed(reason: str) -> None:
+            self.window.statusBar().clearMessage()
+            self.window.show_error(failure, reason)
+
+        self.window.worker.submit("open", lambda progress, cancelled: opening(), done, failed)
+        return True
+
+    def set_media(self, media: Path) -> None:
+        if self.window.session is None:
+            return
+        try:
+            self.window.session.relink_media(media)
+        except (PunctumError, OSError) as error:
+            self.window.show_error("The media cannot be used", str(error))
+            return
+        self.window.media.load(media)
+        self.window.analysis.read_audio(media)
+
+    def add_reference(self, reference: Path) -> None:
+        if self.window.session is None:
+            return
+        if self.window.worker.busy:
+            # The analysis replaces the file's suggestions when it ends; decisions made on the
+            # reference's meanwhile would then point at the wrong ones.
+            self.window.show_error(
+                "Not while suggestions are being made",
+                "Open the reference when the progress bar is done, or cancel it first.",
+            )
+            return
+        try:
+            report = self.window.session.add_reference(reference)
+        except (PunctumError, OSError, sqlite3.Error) as error:
+            self.window.show_error("The reference cannot be used", str(error))
+            return
+        self.window._reload_models()
+        self.window.statusBar().showMessage(f"Reference: {report.get('carried', 0)} marks carried over", 6000)
+
+    def save_project_as(self, path: Path | None = None) -> None:
+        if self.window.session is None:
+            return
+        if path is None:
+            chosen, _ = QFileDialog.getSaveFileName(
+                self.window, "Save project", "", "Punctum projects (*.punctum)"
+            )
+            if not chosen:
+                return
+            path = Path(chosen)
+        if not path.suffix:  # Qt's dialog adds none on Linux; without it the project would not reopen
+            path = path.with_suffix(".punctum")
+        try:
+            session = self.window.session.save_as(path)
+        except (PunctumError, OSError) as error:
+            self.window.show_error("The project cannot be saved", str(error))
+            return
+        self.window._start(session)
+        self._remember(path)
+
+    def export(self, path: Path | None = None) -> bool:
+        if self.window.session is None:
+            return False
+        source = self.window.session.entry.captions_path
+        asked_to_replace = False
+        if path is None:
+            suggested = source.with_name(f"{source.stem}.punctuated{source.suffix}")
+            chosen, _ = QFileDialog.getSaveFileName(
+                self.window, "Export captions", str(suggested), "Captions (*.srt *.vtt)"
+            )
+            if not chosen:
+                return False
+            path = Path(chosen)
+            asked_to_replace = True  # the dialog asked before replacing any file
+        try:
+            self.window.session.export(path, replace_source=asked_to_replace)
+        except (PunctumError, OSError) as error:
+            self.window.show_error("The captions cannot be exported", str(error))
+            return False
+        self.window.statusBar().showMessage(f"Exported {path}", 6000)
+        return True
+
+    def _remember(self, path: Path) -> None:
+        recent = [str(path.resolve())]
+        for item in self._recent():
+            if item not in recent:
+                recent.append(item)
+        self.window.settings.setValue("recent", recent[:MAX_RECENT])
+        self.fill_recent()
+
+    def _recent(self) -> list[str]:
+        value = self.window.settings.value("recent", [])
+        if isinstance(value, str):
+            return [value]
+        return [str(item) for item in value] if isinstance(value, list) else []
+
+    def fill_recent(self) -> None:
+        recent = self._recent()
+        if hasattr(self.window, "recent_list"):
+            self.window.recent_list.clear()
+            self.window.recent_list.addItems(recent)
+        if hasattr(self.window, "recent_menu"):
+            self.window.recent_menu.clear()
+            for item in recent:
+                action = self.window.recent_menu.addAction(item)
+                action.triggered.connect(lambda _=False, item=item: self.open_paths([Path(item)]))

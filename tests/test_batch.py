@@ -17,6 +17,7 @@ import pytest
 from app.core.model import Status
 from app.formats import read_document
 from app.services.batch import pair_folder
+from app.services.projects import add_caption_file, load_document
 from app.store.project import Project, ProjectError
 from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
 from tests.ml_fixtures import tiny_model as make_tiny_model
@@ -241,7 +242,7 @@ def test_a_worker_killed_mid_file_fails_that_file_instead_of_hanging(
 def test_a_decision_survives_sigkill_a_millisecond_later(tmp_path: Path) -> None:
     path = tmp_path / "p.punctum"
     with Project(path, create=True) as project:
-        file_id = project.add_file("sample", SAMPLE / "sample.srt")
+        file_id = add_caption_file(project, "sample", SAMPLE / "sample.srt")
         from app.core.model import Source, Suggestion
 
         project.finish(file_id, project.start_job(file_id), [Suggestion(1, 3, ",", 0.8, Source.MODEL)], {})
@@ -261,7 +262,7 @@ def test_a_decision_survives_sigkill_a_millisecond_later(tmp_path: Path) -> None
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     with Project(path) as project:
-        document, _ = project.load(file_id)
+        document, _ = load_document(project, file_id)
     assert document.suggestion(1).status is Status.ACCEPTED
     assert document.word(3).mark == ","
 
@@ -270,7 +271,7 @@ def test_decisions_replay_like_the_editor_made_them(tmp_path: Path) -> None:
     from app.core.model import Source, Suggestion
 
     with Project(tmp_path / "p.punctum", create=True) as project:
-        file_id = project.add_file("sample", SAMPLE / "sample.srt")
+        file_id = add_caption_file(project, "sample", SAMPLE / "sample.srt")
         suggestions = [Suggestion(1, 0, ",", 0.9, Source.MODEL), Suggestion(2, 5, ".", 0.7, Source.MODEL)]
         project.finish(file_id, project.start_job(file_id), suggestions, {})
         for action, arguments in [
@@ -283,7 +284,7 @@ def test_decisions_replay_like_the_editor_made_them(tmp_path: Path) -> None:
             ("redo", {}),
         ]:
             project.record(file_id, action, arguments)
-        document, history = project.load(file_id)
+        document, history = load_document(project, file_id)
     assert document.word(0).mark == ","
     assert document.suggestion(2).status is Status.PENDING  # the rejection was undone
     assert document.word(7).mark == "?" and document.word(2).text == "Welcome"
@@ -293,7 +294,7 @@ def test_decisions_replay_like_the_editor_made_them(tmp_path: Path) -> None:
     copy.parent.mkdir()
     shutil.copy(tmp_path / "p.punctum", copy)
     with Project(copy) as moved:
-        assert moved.load(file_id)[0].word(0).mark == ","
+        assert load_document(moved, file_id)[0].word(0).mark == ","
     relinked = punctum("relink", str(copy), "sample", str(SAMPLE / "sample.mp4"))
     assert relinked.returncode == 0, relinked.stderr
     with Project(copy) as moved:

@@ -183,6 +183,7 @@ def test_timing_file_feeds_the_model_its_pauses(sample: Path) -> None:
 def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
     import sqlite3
 
+    from app.services.projects import add_caption_file
     from app.store.project import _MIGRATIONS, Project
 
     path = tmp_path / "old.punctum"
@@ -190,7 +191,9 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
     connection.executescript(_MIGRATIONS[1] + "; PRAGMA user_version = 1;")
     connection.close()
     with Project(path) as project:
-        file_id = project.add_file("sample", SAMPLE / "sample.srt", timings=SAMPLE / "sample.words.json")
+        file_id = add_caption_file(
+            project, "sample", SAMPLE / "sample.srt", timings=SAMPLE / "sample.words.json"
+        )
         assert project.file(file_id).timings_path == (SAMPLE / "sample.words.json").resolve()
         assert project.db.execute("PRAGMA user_version").fetchone()[0] == 2
 

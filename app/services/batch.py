@@ -25,6 +25,7 @@ from app.core.model import Status, Suggestion
 from app.formats import WriteError, write_document
 from app.services.analysis import AnalysisRequest
 from app.services.files import FileKind, classify
+from app.services.projects import add_caption_file, load_document, status_counts
 from app.services.punctuate import prepare_model
 from app.store.project import DONE, FAILED, PENDING, Project
 
@@ -126,7 +127,8 @@ def import_folder(folder: Path, project: Project) -> Pairing:
         if group["stem"] in known:
             continue
         try:
-            project.add_file(
+            add_caption_file(
+                project,
                 group["stem"],
                 group["captions"],
                 group["media"],
@@ -319,7 +321,7 @@ def project_status(project: Project) -> list[dict[str, Any]]:
     for entry in project.files():
         row: dict[str, Any] = {"file": entry.stem, "state": entry.state}
         if entry.state == DONE:
-            counts = project.counts(entry.id)
+            counts = status_counts(project, entry.id)
             row.update(counts)
             row["review_minutes"] = round(counts[Status.PENDING.value] * SECONDS_PER_SUGGESTION / 60, 1)
         elif entry.state == FAILED:
@@ -342,7 +344,7 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
     for entry in project.files():
         if entry.state != DONE:
             continue
-        document, history = project.load(entry.id)
+        document, history = load_document(project, entry.id)
         history.do(sentence_casing(document, project.language(entry.id)))
         target_format = format or document.format
         relative = Path(entry.stem).parent / entry.captions_path.with_suffix(f".{target_format}").name

@@ -27,6 +27,7 @@ from app.core.history import History, Step
 from app.core.model import Document, Source, Suggestion
 from app.formats import format_of, parse_document, write_document
 from app.services.analysis import Analysis, AnalysisRequest
+from app.services.projects import add_caption_file, load_document
 from app.store.project import DONE, FileEntry, Project
 
 
@@ -65,7 +66,7 @@ class ReviewSession:
             self.document, self.history = fresh, History(fresh)
             self.restored_decisions = 0
         else:
-            self.document, self.history = project.load(file_id)
+            self.document, self.history = load_document(project, file_id)
             self.restored_decisions = sum(1 for _ in project.decisions(file_id))
 
     @classmethod
@@ -98,7 +99,8 @@ class ReviewSession:
                 path.rename(path.with_name(f"{path.stem}-{int(time.time())}.punctum"))
                 project = Project(path, create=True)
             if file_id is None:
-                file_id = project.add_file(
+                file_id = add_caption_file(
+                    project,
                     _free_stem(project, captions.stem),
                     captions,
                     media,
@@ -198,7 +200,7 @@ class ReviewSession:
     def reload(self) -> None:
         """Show what the project file holds: after a step that stopped half way, the document in
         memory may lack what the file took."""
-        self.document, self.history = self.project.load(self.file_id)
+        self.document, self.history = load_document(self.project, self.file_id)
 
     def relink_media(self, media: Path) -> None:
         self.project.relink_media(self.file_id, media)

@@ -22,11 +22,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from app.core import commands
 from app.core.errors import PunctumError
-from app.core.history import History
 from app.core.model import Casing, Document, Source, Suggestion
-from app.formats import FormatError, parse_document
 
 SCHEMA_VERSION = 2
 ACTIONS = ("accept", "reject", "accept_many", "set_mark", "change_mark", "edit_word", "undo", "redo")
@@ -213,17 +210,12 @@ class Project:
         reference: Path | None = None,
         language: str | None = None,
         timings: Path | None = None,
-        parsed: tuple[bytes, Document] | None = None,
+        *,
+        data: bytes,
+        document: Document,
     ) -> int:
-        """Register a caption file (its bytes are copied in) with its media, reference and word timings.
-
-        ``parsed``: the file's bytes and document when the caller has read them already.
-        """
-        if parsed is None:
-            data = Path(captions).read_bytes()
-            document = parse_document(data, Path(captions).suffix.lower().lstrip("."), Path(captions))
-        else:
-            data, document = parsed
+        """Register a caption file with its media, reference and word timings: ``data``, its bytes,
+        are kept as they are, and the cues of ``document`` (as the caller parsed them) listed."""
         with self.db.atomic():
             cursor = self.db.execute(
                 "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, media_path,"
@@ -430,61 +422,25 @@ class Project:
 
     # --- documents --------------------------------------------------------------------------
 
-    def load(self, file_id: int) -> tuple[Document, History]:
-        """The document as it stands: captions as loaded, suggestions, decisions replayed."""
+    def stored_captions(self, file_id: int) -> tuple[bytes, str, Path]:
+        """The captions as added: their bytes, their format and where they came from."""
         row = self.db.execute(
             "SELECT captions_bytes, captions_format, captions_path FROM files WHERE id = ?", [file_id]
         ).fetchone()
         if row is None:
             raise ProjectError(f"{self.path}: no file {file_id}")
-        try:
-            document = parse_document(row[0], row[1], self._resolved(row[2]))
-        except FormatError as error:
-            raise ProjectError(
-                f"{self.path}: stored captions of file {file_id} unreadable ({error})"
-            ) from None
-        document.add_suggestions(
-            [
-                _suggestion_from_row(r)
-                for r in self.db.execute(
-                    "SELECT id, gap, mark, confidence, source, evidence, casing, probabilities"
-                    " FROM suggestions WHERE file_id = ? ORDER BY id",
-                    [file_id],
-                ).fetchall()
-            ]
-        )
-        history = History(document)
-        for action, arguments, _ in self.decisions(file_id):
-            replay(document, history, action, arguments)
-        document.changes_since_save = 0
-        return document, history
+        return bytes(row[0]), str(row[1]), self._resolved(row[2])
 
-    def counts(self, file_id: int) -> dict[str, int]:
-        """Suggestions of a file by status, as the decisions leave them."""
-        document, _ = self.load(file_id)
-        return document.status_counts()
-
-
-def replay(document: Document, history: History, action: str, arguments: dict[str, Any]) -> None:
-    """Apply one recorded decision through the editor's own commands."""
-    if action == "accept":
-        history.do(commands.accept(document, int(arguments["suggestion"])))
-    elif action == "reject":
-        history.do(commands.reject(document, int(arguments["suggestion"])))
-    elif action == "accept_many":
-        history.do(commands.accept_many(document, [int(i) for i in arguments["suggestions"]]))
-    elif action == "set_mark":
-        history.do(commands.set_mark(document, int(arguments["word"]), str(arguments["mark"])))
-    elif action == "change_mark":
-        history.do(commands.change_mark(document, int(arguments["suggestion"]), str(arguments["mark"])))
-    elif action == "edit_word":
-        history.do(commands.edit_word(document, int(arguments["word"]), str(arguments["text"])))
-    elif action == "undo":
-        history.undo()
-    elif action == "redo":
-        history.redo()
-    else:
-        raise ProjectError(f"unknown action {action!r}")
+    def suggestions(self, file_id: int) -> list[Suggestion]:
+        """The file's suggestions as stored, in id order (their statuses come from the decisions)."""
+        return [
+            _suggestion_from_row(r)
+            for r in self.db.execute(
+                "SELECT id, gap, mark, confidence, source, evidence, casing, probabilities"
+                " FROM suggestions WHERE file_id = ? ORDER BY id",
+                [file_id],
+            ).fetchall()
+        ]
 
 
 def _suggestion_row(suggestion: Suggestion) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from app.audio.frames import FRAME_SECONDS
 from app.ml.calibrate import expected_calibration_error, fit_bias, fit_temperature, micro_f1
 from app.ml.model import batch_tensors
 from app.ml.packaging import ModelError, build_model, load_model, save_model
@@ -713,7 +714,7 @@ def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path
         for i in questions:
             end = int(ends[i] * 100)
             frames[end - 30 : end, -4] = np.linspace(0, 1.5, 30)
-        return AudioEvidence(frames, ends)
+        return AudioEvidence(frames, ends, FRAME_SECONDS)
 
     def labelled(questions: list[int]) -> torch.Tensor:
         return torch.tensor([[3 if i in questions else 0 for i in range(len(words))]])
@@ -795,7 +796,9 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
     assert torch.equal(text_timed[half:], timed[half:])
     assert not torch.allclose(text_timed[: half - 1], timed[: half - 1], atol=1e-3)
 
-    audio = AudioEvidence(np.ones((1200, FRAME_SIZE), dtype=np.float16), [s + 0.3 for s in starts])
+    audio = AudioEvidence(
+        np.ones((1200, FRAME_SIZE), dtype=np.float16), [s + 0.3 for s in starts], FRAME_SECONDS
+    )
     heard, _ = predict(model, tokenizer, words, window_tokens=32, audio=audio)
     assert not torch.allclose(plain, heard, atol=1e-3)
 

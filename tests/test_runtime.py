@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from app.audio.frames import FRAME_SECONDS
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
 from app.ml.runtime import OnnxModel, is_exported, runtime_dir
@@ -67,7 +68,7 @@ def _evidence(words: list[str], seed: int) -> tuple[list[list[float] | None], Au
     seconds = 0.4 * len(words) // 2
     frames = rng.normal(size=(int(seconds * 100) + 50, FRAME_SIZE)).astype(np.float32)
     ends = [0.4 * (i + 1) if i < len(words) // 2 else None for i in range(len(words))]
-    return gaps, AudioEvidence(frames, ends)
+    return gaps, AudioEvidence(frames, ends, FRAME_SECONDS)
 
 
 def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -68,7 +68,7 @@ def predict_probabilities(
     """Per word: probabilities of each mark after it (words x marks) and of its casing.
 
     The mark probabilities are ``softmax((log_softmax(logits) + mark_bias) / temperature)``.
-    ``gaps`` holds each word's gap evidence (see ``app.ml.gaps``) for models with a gap branch,
+    ``gaps`` holds each word's gap evidence (see ``app.core.evidence``) for models with a gap branch,
     ``audio`` the frame features and word end times for models with an acoustic branch.
     ``merge`` is ``central`` (each word keeps the window where it sits most centrally) or ``mean``
     (the mean of its log-probabilities over every window that holds it: each window sees a

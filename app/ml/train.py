@@ -28,6 +28,7 @@ from safetensors.torch import save_file
 from torch import nn
 from tqdm import tqdm
 
+from app.audio.frames import FRAME_SECONDS
 from app.audio.frames import SIZE as FRAME_FEATURES
 from app.core.errors import PunctumError
 from app.core.marks import MODEL_MARKS
@@ -236,7 +237,7 @@ def _audio_of(document: corpora.LabelledText) -> AudioEvidence | None:
     frames, ends = document.extras.get("frames"), document.extras.get("word_ends")
     if frames is None or not isinstance(ends, list):
         return None
-    return AudioEvidence(frames, ends)  # type: ignore[arg-type]
+    return AudioEvidence(frames, ends, FRAME_SECONDS)  # type: ignore[arg-type]
 
 
 def _word_cap(spec: dict[str, Any], config: TrainConfig) -> int:

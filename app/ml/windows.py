@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from app.audio.frames import FRAME_SECONDS
-
 #: A word longer than this many sub-tokens (a URL, a run of symbols) keeps its first and last ones.
 MAX_WORD_TOKENS = 16
 
@@ -224,7 +222,7 @@ class AudioEvidence:
 
     frames: np.ndarray  # (frames, features), frame k starting at k * frame_seconds
     ends: Sequence[float | None]  # per word, seconds; None where unknown
-    frame_seconds: float = FRAME_SECONDS
+    frame_seconds: float  # the audio layer's hop (app.audio.frames.FRAME_SECONDS)
 
 
 def make_batch(

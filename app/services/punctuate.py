@@ -133,7 +133,7 @@ class Punctuator:
     ) -> tuple[list[list[float]], list[list[float]]]:
         """Mark and casing probabilities per word; ``evidence`` (from ``gap_evidence``) for models
         that listen."""
-        from app.ml.gaps import restrict
+        from app.core.evidence import restrict
         from app.ml.inference import inference_options, predict_probabilities
         from app.ml.windows import AudioEvidence
 
@@ -143,7 +143,9 @@ class Punctuator:
         audio = None
         # Only an acoustic branch reads the frames, so only then are they computed.
         if evidence is not None and model.acoustic_features and evidence.ends is not None:
-            audio = AudioEvidence(evidence.frames, evidence.ends)
+            from app.audio.frames import FRAME_SECONDS
+
+            audio = AudioEvidence(evidence.frames, evidence.ends, FRAME_SECONDS)
         marks, casing = predict_probabilities(
             model,
             words,
@@ -213,8 +215,8 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
     for its waveform), so the audio is decoded once.
     """
     from app.audio.analysis import analyse_media
+    from app.audio.evidence import caption_gaps
     from app.audio.timing import TimingSource
-    from app.ml.gaps import caption_gaps
 
     if track is None and media is not None:
         track = analyse_media(media)

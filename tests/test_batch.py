@@ -43,16 +43,15 @@ def test_folder_pairing(tmp_path: Path) -> None:
     outside.write_text("x")
     (folder / "linked.srt").symlink_to(outside)
     pairing = pair_folder(folder)
-    groups = {g["stem"]: g for g in pairing.groups}
+    groups = {g.stem: g for g in pairing.groups}
     assert set(groups) == {"a/talk", "b/other"}
-    assert groups["a/talk"]["language"] == "en"
-    assert groups["a/talk"]["media"].name == "talk.mp4"
-    assert groups["a/talk"]["reference"].name == "talk.ref.txt"
-    assert groups["a/talk"]["timings"].name == "talk.ctm"
-    assert groups["b/other"]["timings"].name == "other.words.json"
-    assert (
-        groups["b/other"]["media"] is None and groups["b/other"]["reference"].name == "other.transcript.txt"
-    )
+    talk, other = groups["a/talk"], groups["b/other"]
+    assert talk.language == "en"
+    assert talk.media and talk.media.name == "talk.mp4"
+    assert talk.reference and talk.reference.name == "talk.ref.txt"
+    assert talk.timings and talk.timings.name == "talk.ctm"
+    assert other.timings and other.timings.name == "other.words.json"
+    assert other.media is None and other.reference and other.reference.name == "other.transcript.txt"
     assert list(pairing.ambiguous) == ["c/dup"]
     assert [p.name for p in pairing.unpaired] == ["lonely.mp4"]
 
@@ -66,7 +65,7 @@ def test_the_editor_and_folder_pairing_agree_on_what_each_file_is(tmp_path: Path
     dropped = sort_paths([tmp_path / name for name in names])
     group = pair_folder(tmp_path).groups[0]
     for kind in ("captions", "media", "reference", "timings"):
-        assert dropped[kind] == group[kind], kind
+        assert dropped[kind] == getattr(group, kind), kind
     assert dropped["reference"].name == "talk.ref.srt"  # a reference may be captions too
 
 

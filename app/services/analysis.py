@@ -134,9 +134,8 @@ def analyse(
     stage("Loading the punctuation model")
     punctuator.load()
     stage("Suggesting punctuation")
-    suggestions, info = suggest(document, punctuator, language, evidence)
-    report.language = info.get("language")
-    report.evidence = info.get("evidence", "text")
-    report.warnings += info["warnings"]
+    suggestions, found = suggest(document, punctuator, language, evidence)
+    report.language, report.evidence = found.language, found.evidence
+    report.warnings += found.warnings
     stage("Done", 1.0)
     return Analysis(document, [*document.suggestions, *suggestions], report, track)

@@ -34,11 +34,23 @@ _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)",
 SECONDS_PER_SUGGESTION = 4.0
 
 
+@dataclass(frozen=True)
+class FileGroup:
+    """One caption file of a folder and the files that go with it."""
+
+    stem: str  # its path in the folder without suffixes ("talks/intro" for talks/intro.en.srt)
+    captions: Path
+    language: str | None = None  # as the captions' name gives it
+    media: Path | None = None
+    reference: Path | None = None
+    timings: Path | None = None
+
+
 @dataclass
 class Pairing:
     """What a folder holds: groups to process, and files that could not be placed."""
 
-    groups: list[dict[str, Any]] = field(default_factory=list)  # stem, captions, media, reference, language
+    groups: list[FileGroup] = field(default_factory=list)
     unpaired: list[Path] = field(default_factory=list)
     ambiguous: dict[str, list[Path]] = field(default_factory=dict)
 
@@ -66,16 +78,15 @@ def pair_folder(folder: Path) -> Pairing:
         if len(found) > 1:
             pairing.ambiguous[stem] = sorted(p for p, _ in found)
             continue
-        group: dict[str, Any] = {"stem": stem, "captions": found[0][0], "language": found[0][1]}
+        companions: dict[str, Path | None] = {}
         for name, table in (("media", media), ("reference", references), ("timings", timings)):
             candidates = table.pop(stem, [])
             if len(candidates) > 1:
                 pairing.ambiguous[stem] = sorted(candidates)
-                group = {}
                 break
-            group[name] = candidates[0] if candidates else None
-        if group:
-            pairing.groups.append(group)
+            companions[name] = candidates[0] if candidates else None
+        else:
+            pairing.groups.append(FileGroup(stem, found[0][0], found[0][1], **companions))
     for table in (media, references, timings):
         for stem, paths in table.items():
             if stem not in pairing.ambiguous:
@@ -124,20 +135,20 @@ def import_folder(folder: Path, project: Project) -> Pairing:
     pairing = pair_folder(folder)
     known = {entry.stem for entry in project.files()}
     for group in pairing.groups:
-        if group["stem"] in known:
+        if group.stem in known:
             continue
         try:
             add_caption_file(
                 project,
-                group["stem"],
-                group["captions"],
-                group["media"],
-                group["reference"],
-                group["language"],
-                group.get("timings"),
+                group.stem,
+                group.captions,
+                group.media,
+                group.reference,
+                group.language,
+                group.timings,
             )
         except PunctumError as error:
-            project.add_file_failed(group["stem"], group["captions"], str(error))
+            project.add_file_failed(group.stem, group.captions, str(error))
     return pairing
 
 

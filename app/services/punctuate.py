@@ -244,29 +244,30 @@ def suggest(
     punctuator: Punctuator,
     language: str | None = None,
     evidence: GapEvidence | None = None,
-) -> tuple[list[Suggestion], dict[str, Any]]:
-    """One suggestion per gap where the model disagrees with the current mark, and casing ones.
+) -> tuple[list[Suggestion], AnalysisReport]:
+    """One suggestion per gap where the model disagrees with the current mark, and casing ones;
+    and what was found (language, evidence, warnings).
 
     ``evidence`` (from ``gap_evidence``) feeds models that listen; others read the text alone.
     """
+    from app.services.analysis import AnalysisReport
+
     words = list(document.words())
-    info: dict[str, Any] = {"words": len(words), "warnings": []}
+    info = AnalysisReport(words=len(words))
     if not words:
-        info["warnings"].append("the document has no words")
+        info.warnings.append("the document has no words")
         return [], info
     language = language or detect_language(words)
-    info["language"] = language
+    info.language = language
     if unknown_script_share(words) > 0.5:
-        info["warnings"].append(
-            "most of the text is in a script the model was not trained on; expect few marks"
-        )
+        info.warnings.append("most of the text is in a script the model was not trained on; expect few marks")
     heard = evidence is not None and punctuator.hears
     if evidence is not None and evidence.media and not heard:
-        info["warnings"].append("this model reads text only; the media was not used")
+        info.warnings.append("this model reads text only; the media was not used")
     kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
     # What the document as a whole was read with: the richest evidence any gap had (a text file
     # handed over as evidence carries no times, so it is read as text).
-    info["evidence"] = next((kind for kind in ("audio", "timing") if kind in kinds), "text")
+    info.evidence = next((kind for kind in ("audio", "timing") if kind in kinds), "text")
     mark_probs, casing_probs = punctuator.probabilities(
         [model_word(w) for w in words], language, evidence if heard else None
     )

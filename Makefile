@@ -72,6 +72,7 @@ benchmark: setup
 	$(BIN)/python -m tests.benchmarks.bench_punctuate
 	$(BIN)/python -m tests.benchmarks.bench_audio
 	$(BIN)/python -m tests.benchmarks.bench_editor
+	$(BIN)/python -m tests.benchmarks.bench_startup
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -35,6 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Only for a test run: the benchmarks import this module too, and use the real cache.
     _scratch_cache()
 
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE = ROOT / "resources" / "sample"

@@ -31,6 +31,22 @@ def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
 
 
+@pytest.fixture(scope="module")
+def text_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny text-only model (exported once for the tests that share it)."""
+    return make_tiny_model(tmp_path_factory.mktemp("text-model"))
+
+
+@pytest.fixture(scope="module")
+def listening_models(encoder_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[bool, Path]:
+    """Tiny listening models, silent without evidence and not."""
+    folder = tmp_path_factory.mktemp("listening")
+    return {
+        silent: _listening_model(encoder_dir, folder / f"silent-{silent}", silent, seed=5)
+        for silent in (True, False)
+    }
+
+
 def _listening_model(encoder_dir: Path, folder: Path, silent: bool, seed: int) -> Path:
     """A tiny saved model with gap and acoustic branches whose every part changes its output
     (their output layers start at zero, which would hide a wrong graph)."""
@@ -83,9 +99,9 @@ def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray
 
 @pytest.mark.parametrize("silent", [True, False])
 def test_the_export_predicts_what_the_torch_model_does_with_timings_audio_or_neither(
-    encoder_dir: Path, tmp_path: Path, silent: bool
+    listening_models: dict[bool, Path], silent: bool
 ) -> None:
-    model_dir = _listening_model(encoder_dir, tmp_path / "model", silent, seed=5)
+    model_dir = listening_models[silent]
     gaps, audio = _evidence(LONG, seed=6)
     for options in ({}, {"gaps": gaps}, {"audio": audio}, {"gaps": gaps, "audio": audio}):
         marks, casing = _both(model_dir, LONG, window_tokens=32, batch_size=3, merge="mean", **options)
@@ -97,9 +113,8 @@ def test_the_export_predicts_what_the_torch_model_does_with_timings_audio_or_nei
     assert np.abs(plain - heard).max() > 0.01
 
 
-def test_a_text_only_model_exports_too(tmp_path: Path) -> None:
-    model_dir = make_tiny_model(tmp_path)
-    marks, casing = _both(model_dir, LONG, window_tokens=32)
+def test_a_text_only_model_exports_too(text_model: Path) -> None:
+    marks, casing = _both(text_model, LONG, window_tokens=32)
     assert marks < 1e-4 and casing < 1e-4
 
 
@@ -119,8 +134,8 @@ def test_the_export_is_made_once_and_again_when_the_weights_change(encoder_dir: 
     assert settings["source"] == str(model_dir.resolve())
 
 
-def test_a_damaged_export_is_made_again(tmp_path: Path) -> None:
-    model_dir = make_tiny_model(tmp_path)
+def test_a_damaged_export_is_made_again(text_model: Path) -> None:
+    model_dir = text_model
     Punctuator(model_dir).load()
     graph = runtime_dir(model_dir) / "model.onnx"
     graph.write_bytes(graph.read_bytes()[:1000])
@@ -132,8 +147,8 @@ def test_a_damaged_export_is_made_again(tmp_path: Path) -> None:
     assert marks.shape == (len(WORDS), 6)
 
 
-def test_int8_export_stays_close_to_float(encoder_dir: Path, tmp_path: Path) -> None:
-    model_dir = _listening_model(encoder_dir, tmp_path / "model", silent=True, seed=9)
+def test_int8_export_stays_close_to_float(listening_models: dict[bool, Path]) -> None:
+    model_dir = listening_models[True]
     full, _ = predict_probabilities(Punctuator(model_dir).load(), LONG, window_tokens=32)
     small, _ = predict_probabilities(Punctuator(model_dir, quantize=True).load(), LONG, window_tokens=32)
     assert (runtime_dir(model_dir) / "model-int8.onnx").is_file()

@@ -103,7 +103,7 @@ def punctuate_warm(folder: Path) -> dict[str, object]:
 
 
 def editor_first_suggestions(folder: Path) -> dict[str, object]:
-    env = {**os.environ, "PUNCTUM_DATA_DIR": str(folder / "editor-data")}
+    """Each run with an empty data folder: no autosave of an earlier run to restore."""
     runs = [
         json.loads(
             subprocess.run(
@@ -118,7 +118,7 @@ def editor_first_suggestions(folder: Path) -> dict[str, object]:
                 capture_output=True,
                 text=True,
                 cwd=ROOT,
-                env=env,
+                env={**os.environ, "PUNCTUM_DATA_DIR": str(folder / f"editor-data-{n}")},
             ).stdout.splitlines()[-1]
         )
         for n in range(3)
@@ -165,13 +165,21 @@ def caption_files(folder: Path, files: int = 200, cues: int = 10) -> Path:
 def batch_of_small_files(folder: Path) -> dict[str, object]:
     captions = caption_files(folder)
     began = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [PUNCTUM, "batch", str(captions), "--project", str(folder / "p.punctum")],
         check=True,
         capture_output=True,
+        text=True,
     )
     seconds = time.perf_counter() - began
-    return {"files": 200, "cues_per_file": 10, "seconds": round(seconds, 1), "goal_seconds": 60}
+    summary = done.stdout.strip().splitlines()[-1]  # "P: N processed, M failed, K already done"
+    return {
+        "files": 200,
+        "cues_per_file": 10,
+        "seconds": round(seconds, 1),
+        "summary": summary,
+        "goal_seconds": 60,
+    }
 
 
 def main() -> int:

@@ -88,12 +88,19 @@ def _evidence(words: list[str], seed: int) -> tuple[list[list[float] | None], Au
 
 
 def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The largest differences between the torch model's mark and casing probabilities and its export's."""
+    return _differences(_engines(model_dir), words, **options)
+
+
+def _engines(model_dir: Path) -> tuple[Any, Any]:
     network, tokenizer, settings = load_model(model_dir)
-    torch_marks, torch_casing = predict_probabilities(
-        TorchModel(network, tokenizer, settings), words, **options
+    return TorchModel(network, tokenizer, settings), Punctuator(model_dir).load()
+
+
+def _differences(engines: tuple[Any, Any], words: list[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+    (torch_marks, torch_casing), (onnx_marks, onnx_casing) = (
+        predict_probabilities(engine, words, **options) for engine in engines
     )
-    onnx = Punctuator(model_dir).load()
-    onnx_marks, onnx_casing = predict_probabilities(onnx, words, **options)
     return np.abs(torch_marks - onnx_marks).max(), np.abs(torch_casing - onnx_casing).max()
 
 
@@ -103,11 +110,12 @@ def test_the_export_predicts_what_the_torch_model_does_with_timings_audio_or_nei
 ) -> None:
     model_dir = listening_models[silent]
     gaps, audio = _evidence(LONG, seed=6)
+    engines = _engines(model_dir)
     for options in ({}, {"gaps": gaps}, {"audio": audio}, {"gaps": gaps, "audio": audio}):
-        marks, casing = _both(model_dir, LONG, window_tokens=32, batch_size=3, merge="mean", **options)
+        marks, casing = _differences(engines, LONG, window_tokens=32, batch_size=3, merge="mean", **options)
         assert marks < 1e-4 and casing < 1e-4, options
     # The evidence matters to this model, so the agreement above is not that of a deaf one.
-    onnx = Punctuator(model_dir).load()
+    onnx = engines[1]
     plain, _ = predict_probabilities(onnx, LONG, window_tokens=32)
     heard, _ = predict_probabilities(onnx, LONG, window_tokens=32, gaps=gaps, audio=audio)
     assert np.abs(plain - heard).max() > 0.01

@@ -34,8 +34,9 @@ from app.ml.runtime import (
     TOKENIZER_NAME,
     OnnxModel,
     graph_name,
-    is_exported,
+    has_export,
     runtime_dir,
+    with_spare_slot,
 )
 from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
 
@@ -152,11 +153,8 @@ def _graph_inputs(network: PunctuationModel, batch: WindowBatch) -> dict[str, to
         inputs.update(gap_features=batch.gap_features, gap_present=batch.gap_present)
     if network.acoustic_branch is not None:
         assert batch.audio_frames is not None and batch.audio_slots is not None
-        spare = np.zeros((1, *batch.audio_frames.shape[1:]), dtype=np.float32)
-        inputs.update(
-            audio_frames=np.concatenate([batch.audio_frames, spare]),
-            audio_slots=np.append(batch.audio_slots, batch.word_mask.size).astype(np.int64),
-        )
+        frames, slots = with_spare_slot(batch.audio_frames, batch.audio_slots, batch.word_mask.size)
+        inputs.update(audio_frames=frames, audio_slots=slots)
     return {name: torch.from_numpy(array) for name, array in inputs.items()}
 
 
@@ -226,7 +224,7 @@ def _check_export(network: PunctuationModel, model_dir: Path, int8: bool) -> flo
 def export_model(model_dir: Path, int8: bool = False, log: Any = None) -> Path:
     """Export ``model_dir`` into the runtime cache unless it is there; its folder."""
     target = runtime_dir(model_dir)
-    if is_exported(model_dir, int8):
+    if has_export(target, int8):
         return target
     started = time.perf_counter()
     if log:

@@ -19,7 +19,7 @@ import numpy as np
 
 from app.core.errors import PunctumError
 from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir, cache_root
-from app.ml.windows import SpecialTokens, WindowBatch
+from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
 
 #: Bump when the export's graph or files change: older exports are then built again.
 EXPORT_FORMAT = 1
@@ -61,8 +61,19 @@ def runtime_dir(model_dir: Path) -> Path:
 
 
 def is_exported(model_dir: Path, int8: bool = False) -> bool:
-    folder = runtime_dir(model_dir)
+    return has_export(runtime_dir(model_dir), int8)
+
+
+def has_export(folder: Path, int8: bool = False) -> bool:
+    """Whether the export folder ``folder`` is complete (``runtime_dir`` hashes the weights: call it once)."""
     return all((folder / name).is_file() for name in (RUNTIME_NAME, TOKENIZER_NAME, graph_name(int8)))
+
+
+def with_spare_slot(frames: np.ndarray, slots: np.ndarray, slot_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The graph's audio inputs: the heard words' frames and slots, plus one spare slot past the
+    last of ``slot_count`` word slots, so the graph never sees an empty set of words."""
+    spare = np.zeros((1, *frames.shape[1:]), dtype=np.float32)
+    return np.concatenate([frames, spare]), np.append(slots, slot_count).astype(np.int64)
 
 
 def forget_export(model_dir: Path) -> None:
@@ -80,7 +91,7 @@ class OnnxModel:
         from tokenizers import Tokenizer
 
         folder = runtime_dir(model_dir)
-        if not is_exported(model_dir, int8):
+        if not has_export(folder, int8):
             raise RuntimeMissingError(f"{model_dir}: not exported for ONNX Runtime yet")
         self.settings: dict[str, Any] = json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))
         shape = json.loads((folder / RUNTIME_NAME).read_text(encoding="utf-8"))
@@ -117,15 +128,8 @@ class OnnxModel:
         if "audio_frames" in self.inputs:
             frames, slots = batch.audio_frames, batch.audio_slots
             if frames is None or slots is None:
-                frames = np.zeros((0, *self.audio_frame_shape()), dtype=np.float32)
+                frames = np.zeros((0, AUDIO_FRAMES, self.acoustic_features), dtype=np.float32)
                 slots = np.zeros(0, dtype=np.int64)
-            # One spare slot past the last word, so the graph never sees an empty set of words.
-            feed["audio_frames"] = np.concatenate([frames, np.zeros((1, *frames.shape[1:]), np.float32)])
-            feed["audio_slots"] = np.append(slots, rows * words).astype(np.int64)
+            feed["audio_frames"], feed["audio_slots"] = with_spare_slot(frames, slots, rows * words)
         marks, casing = self.session.run(["marks", "casing"], feed)
         return marks, casing
-
-    def audio_frame_shape(self) -> tuple[int, int]:
-        from app.ml.windows import AUDIO_FRAMES
-
-        return AUDIO_FRAMES, self.acoustic_features

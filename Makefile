@@ -62,7 +62,7 @@ layers: setup
 	$(BIN)/lint-imports
 
 unit: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 test: lint typecheck layers unit
 

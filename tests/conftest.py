@@ -8,6 +8,10 @@ import pytest
 
 # Editor tests run without a display; set before Qt is first imported.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Under pytest-xdist each worker has a core of its own; a second torch thread per worker would only
+# contend for it (set before torch is first imported).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def _scratch_cache() -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from app.align.alignment import Alignment, align
 from app.align.normalize import tokens
-from app.core.marks import clean_mark, mark_class, strength
+from app.core.marks import clean_mark, mark_class, same_mark, strength
 from app.core.model import Casing, Source, Suggestion, Word
 
 MIN_MATCH_RATE = 0.5
@@ -124,8 +124,10 @@ def transfer(
     next_id = first_id
     for gap in sorted(carried):
         mark, confidence, _ = carried[gap]
-        if captions[gap].mark == mark:
+        if same_mark(captions[gap].mark, mark):
             continue  # already there
+        if gap + 1 < len(captions) and captions[gap + 1].glued:
+            continue  # inside one word split by styling
         suggestions.append(Suggestion(next_id, gap, mark, confidence, Source.REFERENCE, {mark: confidence}))
         next_id += 1
     casing = _casing(captions, reference, alignment, hyp, ref, next_id)
@@ -178,7 +180,7 @@ def _casing(
         caption_index = hyp.owner[h]
         if hyp.first[caption_index] != h or hyp.last[caption_index] != h:
             continue
-        if captions[caption_index].casing is casing:
+        if captions[caption_index].casing is casing or not captions[caption_index].casable:
             continue
         suggestions.append(
             Suggestion(

@@ -10,6 +10,8 @@ from dataclasses import dataclass, replace
 
 from app.core.errors import PunctumError
 from app.core.history import Edit, Step, SuggestionEdit, WordEdit
+from app.core.marks import same_mark
+from app.core.marks import set_mark as written_with
 from app.core.model import Document, Source, Status, Suggestion, apply_casing
 
 
@@ -32,10 +34,10 @@ def _decide(document: Document, suggestion_id: int, status: Status) -> list[Edit
         else:
             new_word = word
     elif status is Status.ACCEPTED:
-        new_word = replace(word, mark=suggestion.mark)
-    elif was_accepted and word.mark == suggestion.mark:
+        new_word = replace(word, mark=written_with(word.mark, suggestion.mark, document.language))
+    elif was_accepted and same_mark(word.mark, suggestion.mark):
         # Rejecting what was accepted takes the mark away again: captions come unpunctuated.
-        new_word = replace(word, mark="")
+        new_word = replace(word, mark=written_with(word.mark, "", document.language))
     else:
         new_word = word
     if new_word != word:
@@ -143,7 +145,7 @@ def set_mark(document: Document, word_index: int, mark: str) -> Step:
     if any(char.isspace() for char in mark.strip(" ")) or any(c.isalnum() for c in mark):
         raise EditError(f"{mark!r} is not a punctuation mark")
     word = document.word(word_index)
-    if word.mark == mark:
+    if same_mark(word.mark, mark):
         return Step("Set mark", ())
     suggestion = Suggestion(
         id=document.next_suggestion_id(),
@@ -156,7 +158,7 @@ def set_mark(document: Document, word_index: int, mark: str) -> Step:
     return Step(
         "Set mark",
         (
-            WordEdit(word_index, word, replace(word, mark=mark)),
+            WordEdit(word_index, word, replace(word, mark=written_with(word.mark, mark, document.language))),
             SuggestionEdit(suggestion.id, None, suggestion),
         ),
     )
@@ -185,7 +187,7 @@ def change_mark(document: Document, suggestion_id: int, mark: str) -> Step:
     if suggestion.status is not Status.REJECTED:
         edits.append(SuggestionEdit(suggestion.id, suggestion, replace(suggestion, status=Status.REJECTED)))
     edits.extend(set_mark(document, suggestion.gap, mark).edits)
-    if word.mark == mark and not edits:
+    if same_mark(word.mark, mark) and not edits:
         return Step("Change mark", ())
     return Step(f"Change mark to {mark.strip() or 'none'}", _merged(edits))
 

@@ -48,6 +48,10 @@ def apply_casing(text: str, casing: Casing) -> str:
     return text
 
 
+#: Characters a word may hold between its letters and still be cased as a word.
+_WORD_INNER = frozenset("'’-‐.·")
+
+
 @dataclass(frozen=True)
 class Word:
     """One word as written in the captions.
@@ -62,10 +66,23 @@ class Word:
     end: int | None = None
     mark: str = ""
     prefix: str = ""
+    #: Written against the word before with only styling between (``m<font>o</font>st``): a piece
+    #: of one word, so no mark goes between them and only the first piece takes a capital.
+    glued: bool = False
 
     @property
     def casing(self) -> Casing:
         return casing_of(self.text)
+
+    @property
+    def casable(self) -> bool:
+        """Whether a capital may be put on this word: letters and digits, with apostrophes,
+        hyphens and dots inside ("don't", "e.g"); never a symbol run such as ``<b<i<u``."""
+        return (
+            not self.glued
+            and self.text[:1].isalnum()
+            and all(char.isalnum() or char in _WORD_INNER for char in self.text)
+        )
 
     def rendered(self) -> str:
         return self.prefix + self.text + self.mark
@@ -184,6 +201,9 @@ class Document:
     trailer: str = ""
     warnings: list[str] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
+    #: The language of the words once known (ISO 639-1); where a new mark goes beside a closing
+    #: quote follows its convention.
+    language: str | None = None
     #: Changes since the document last matched its file: done steps add one, undone steps take one
     #: away, so undoing back to the saved state makes the document clean again.
     changes_since_save: int = 0

@@ -27,6 +27,14 @@ __all__ = [
     "write_document",
 ]
 
+#: The largest caption file read: some 30 hours of film subtitles, or a word-timed VTT of a
+#: working week; parsing it takes a few seconds and well under 1 GB. Larger input is refused
+#: before it is read rather than left to exhaust the machine.
+MAX_FILE_BYTES = 5_000_000
+#: The longest line of an SRT or VTT file. Caption lines hold some 40 characters; a line this long
+#: is a damaged or a different file.
+MAX_LINE_CHARACTERS = 10_000
+
 #: File extension -> format name.
 FORMATS = {".srt": "srt", ".vtt": "vtt", ".txt": "txt"}
 LINE_ENDINGS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
@@ -58,6 +66,9 @@ def read_bytes(path: Path) -> bytes:
         # A pipe or a device would block the read, or never end it.
         raise FormatError(path, None, "is not a regular file")
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise FormatError(path, None, _too_large(size))
         return path.read_bytes()
     except IsADirectoryError:
         raise FormatError(path, None, "is a folder, not a caption file") from None
@@ -65,9 +76,27 @@ def read_bytes(path: Path) -> bytes:
         raise FormatError(path, None, error.strerror or str(error)) from None
 
 
+def _too_large(size: int) -> str:
+    return f"is {size / 1e6:.1f} MB; Punctum reads caption files of up to {MAX_FILE_BYTES / 1e6:.0f} MB"
+
+
+def _check_line_lengths(text: str, path: Path | None) -> None:
+    for number, line in enumerate(text.split("\n"), start=1):
+        if len(line) > MAX_LINE_CHARACTERS:
+            raise FormatError(
+                path,
+                number,
+                f"a line of {len(line):,} characters; caption lines are at most {MAX_LINE_CHARACTERS:,}",
+            )
+
+
 def parse_document(data: bytes, format: str, path: Path | None = None) -> Document:
+    if len(data) > MAX_FILE_BYTES:
+        raise FormatError(path, None, _too_large(len(data)))
     decoded = decode(data, path)
-    warnings = []
+    if format in ("srt", "vtt"):
+        _check_line_lengths(decoded.text, path)
+    warnings = list(decoded.warnings)
     if decoded.mixed_line_endings:
         warnings.append("mixed line endings; all will be written as the most common one")
     if format == "srt":

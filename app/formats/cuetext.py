@@ -9,6 +9,7 @@ ASS overrides (``{\\an8}``) and entities (``&amp;``) are literal pieces. A VTT i
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from app.core.model import LayoutPiece, Slot, Word
 
@@ -43,6 +44,14 @@ def split_token(token: str) -> tuple[str, str, str]:
     return token[:start], core, token[end:]
 
 
+def _only_markup(pieces: list[str]) -> bool:
+    """Pieces laid out between two words that are styling alone, with no space: one word split
+    by tags. An inline timestamp separates words, so it does not count."""
+    return bool(pieces) and all(
+        _MARKUP.fullmatch(piece) and parse_inline_time(piece) is None for piece in pieces
+    )
+
+
 def parse_inline_time(tag: str) -> int | None:
     """Milliseconds of a VTT inline timestamp tag, or None for any other tag."""
     match = _INLINE_TIME.fullmatch(tag)
@@ -72,7 +81,7 @@ def tokenize(text: str, cue_start: int, cue_end: int) -> tuple[list[Word], list[
         if since_word and all(_MARKUP.fullmatch(piece) for piece in since_word):
             layout.remove((Slot.MARK, last))
             layout.append((Slot.MARK, last))
-            words[-1] = Word(words[-1].text, mark=symbols, prefix=words[-1].prefix)
+            words[-1] = replace(words[-1], mark=symbols)
             return True
         if (
             len(since_word) == 1
@@ -80,7 +89,7 @@ def tokenize(text: str, cue_start: int, cue_end: int) -> tuple[list[Word], list[
             and layout[-1] == since_word[0]
         ):
             layout.pop()
-            words[-1] = Word(words[-1].text, mark=since_word[0] + symbols, prefix=words[-1].prefix)
+            words[-1] = replace(words[-1], mark=since_word[0] + symbols)
             return True
         return False
 
@@ -108,7 +117,8 @@ def tokenize(text: str, cue_start: int, cue_end: int) -> tuple[list[Word], list[
                     since_word.append(chunk)
                 continue
             position = len(words)
-            words.append(Word(core, mark=mark, prefix=prefix))
+            glued = bool(words) and not words[-1].mark and not prefix and _only_markup(since_word)
+            words.append(Word(core, mark=mark, prefix=prefix, glued=glued))
             starts.append(pending_start)
             pending_start = None
             layout.extend([(Slot.WORD, position), (Slot.MARK, position)])
@@ -126,5 +136,5 @@ def _timed(words: list[Word], starts: list[int | None], cue_start: int, cue_end:
     for position, word in enumerate(words):
         start = starts[position]
         end = starts[position + 1] if position + 1 < len(words) else cue_end
-        timed.append(Word(word.text, start, end if start is not None else None, word.mark, word.prefix))
+        timed.append(replace(word, start=start, end=end if start is not None else None))
     return timed

@@ -31,6 +31,7 @@ class DecodedText:
     bom: bool
     line_ending: str
     mixed_line_endings: bool
+    warnings: tuple[str, ...] = ()
 
 
 def detect_line_ending(text: str) -> tuple[str, bool]:
@@ -57,16 +58,46 @@ def decode(data: bytes, path: Path | str | None = None) -> DecodedText:
             raise FormatError(
                 path, None, f"not valid {encoding} despite its byte-order mark ({error.reason})"
             ) from None
-    else:
+    warnings: tuple[str, ...] = ()
+    if encoding is None:
         try:
             text, encoding = data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
-            text, encoding = _decode_detected(data, path)
+            by_line = _decode_mixed(data)
+            if by_line is not None:
+                text, encoding, warnings = by_line[0], "utf-8", (by_line[1],)
+            else:
+                text, encoding = _decode_detected(data, path)
     if "\x00" in text:
         raise FormatError(path, None, "binary data (NUL characters), not a text caption file")
     line_ending, mixed = detect_line_ending(text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return DecodedText(text, encoding, bom, line_ending, mixed)
+    return DecodedText(text, encoding, bom, line_ending, mixed, warnings)
+
+
+def _decode_mixed(data: bytes) -> tuple[str, str] | None:
+    """UTF-8 with some lines in cp1252 (a file edited with two tools): each line decoded as what it
+    is, and a warning naming the cp1252 lines. None unless the file holds real UTF-8 beyond ASCII
+    (otherwise it is a legacy file, for detection) and every other line is cp1252."""
+    lines = data.split(b"\n")
+    legacy: list[int] = []
+    utf8_beyond_ascii = False
+    decoded: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            decoded.append(line.decode("utf-8"))
+            utf8_beyond_ascii = utf8_beyond_ascii or not line.isascii()
+        except UnicodeDecodeError:
+            try:
+                decoded.append(line.decode("cp1252"))
+            except UnicodeDecodeError:
+                return None
+            legacy.append(number)
+    if not utf8_beyond_ascii:
+        return None
+    shown = ", ".join(map(str, legacy[:10])) + (f" and {len(legacy) - 10} more" if len(legacy) > 10 else "")
+    warning = f"line{'s' if len(legacy) > 1 else ''} {shown} not UTF-8 but cp1252; read as such and written as UTF-8"
+    return "\n".join(decoded), warning
 
 
 def _decode_detected(data: bytes, path: Path | str | None) -> tuple[str, str]:

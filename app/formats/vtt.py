@@ -44,6 +44,15 @@ def parse_timing(line: str) -> tuple[int, int, str] | None:
     return start, end, match.group(3).strip()
 
 
+def _starts_cue(lines: list[str], first: int, row: int, in_header: bool) -> bool:
+    """Whether ``row`` of the block starting at ``first`` begins a new cue: as in the WebVTT parser,
+    a line with "-->" ends the block unless it is the block's first line, or its second after an
+    identifier (never in the header), even with no blank line before it."""
+    if "-->" not in lines[row]:
+        return False
+    return in_header or row - first >= 2 or "-->" in lines[first]
+
+
 def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     """Cues, the text before the first cue (header, STYLE, REGION), and warnings."""
     if not text.startswith(HEADER) or text[len(HEADER) : len(HEADER) + 1] not in ("", " ", "\t", "\n"):
@@ -60,7 +69,8 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
             row += 1
             continue
         first = row
-        while row < len(lines) and lines[row].strip():
+        row += 1
+        while row < len(lines) and lines[row].strip() and not _starts_cue(lines, first, row, not blocks):
             row += 1
         blocks.append((first, row))
 

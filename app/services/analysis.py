@@ -109,7 +109,7 @@ def analyse(
 
     document = parse_document(request.captions, request.format, request.path)
     report = AnalysisReport(words=document.word_count)
-    language = request.language
+    language = document.language = request.language
     if request.reference is not None:
         stage("Carrying over the reference's punctuation")
         carried = propose_from_reference(document, read_reference(request.reference), language or "en")
@@ -136,6 +136,7 @@ def analyse(
     stage("Suggesting punctuation")
     suggestions, found = suggest(document, punctuator, language, evidence)
     report.language, report.evidence = found.language, found.evidence
+    document.language = found.language
     report.warnings += found.warnings
     stage("Done", 1.0)
     return Analysis(document, [*document.suggestions, *suggestions], report, track)

@@ -42,6 +42,7 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
         raise ProjectError(
             f"{project.path}: stored captions of file {file_id} unreadable ({error})"
         ) from None
+    document.language = project.language(file_id)
     document.add_suggestions(project.suggestions(file_id))
     history = History(document)
     for action, arguments, _ in project.decisions(file_id):

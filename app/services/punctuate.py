@@ -19,7 +19,7 @@ from app.core import commands
 from app.core.commands import ApplyPolicy as ApplyPolicy  # re-exported for the command line
 from app.core.errors import PunctumError
 from app.core.history import History, Step, WordEdit
-from app.core.marks import MODEL_MARKS, PERIOD, QUESTION, mark_class, model_class
+from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word, apply_casing
 from app.core.orthography import always_capitalised
 from app.ml.runtime import SHIPPED_MODEL
@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = SHIPPED_MODEL
 #: Languages whose typography puts a (non-breaking) space before these marks.
 _SPACED_MARKS = {"fr": set("?!:;")}
-_SENTENCE_END = {PERIOD, QUESTION}
+_CJK_MARKS = {".": "。", "?": "？", "!": "！", ":": "："}
+#: Languages with marks of their own: Chinese writes its comma "，", Japanese "、".
+_FULL_WIDTH_MARKS = {"zh": {**_CJK_MARKS, ",": "，"}, "ja": {**_CJK_MARKS, ",": "、"}}
+#: Marks after which a sentence starts: . ? ! (a comma after an ellipsis, "...,", does not end one).
+_SENTENCE_END_CLASSES = frozenset(MODEL_MARKS.index(mark) for mark in ".?!")
 #: A lowercase word inside a sentence gets a capital suggested above this casing-head probability.
 CAPITAL_PROBABILITY = 0.5
 #: Scripts the model's training data covers; other text still gets a result, with a warning.
@@ -45,7 +49,10 @@ class ModelNotFoundError(PunctumError):
 
 
 def render_mark(mark: str, language: str) -> str:
-    """A mark as the language writes it: French puts a no-break space before ? ! : ;"""
+    """A mark as the language writes it: French puts a no-break space before ? ! : ;, Chinese and
+    Japanese write their own full-width marks (``。`` ``，`` or ``、``)."""
+    if mark in _FULL_WIDTH_MARKS.get(language, {}):
+        return _FULL_WIDTH_MARKS[language][mark]
     if mark and mark in _SPACED_MARKS.get(language, ()):
         return "\u00a0" + mark
     return mark
@@ -275,7 +282,7 @@ def suggest(
     next_id = document.next_suggestion_id()
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
         best = max(range(len(probs)), key=probs.__getitem__)
-        if best == model_class(word.mark):
+        if best == model_class(word.mark) or not _open_gap(words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
         mark = render_mark(MODEL_MARKS[best], language)
@@ -295,11 +302,14 @@ def suggest(
         capital = probs[1] + probs[2]
         if (
             word.casing is Casing.LOWER
+            and word.casable
             and capital > CAPITAL_PROBABILITY
             and not _starts_sentence(words, index)
             # Export gives these their capital anyway; a suggestion would only ask for a keystroke.
             and not always_capitalised(word.text, language)
         ):
+            if index + 1 < len(words) and words[index + 1].glued:
+                continue  # the model read a piece of a word split by tags, not the word
             casing = Casing.UPPER if probs[2] > probs[1] else Casing.CAPITALISED
             suggestions.append(
                 Suggestion(
@@ -317,7 +327,15 @@ def suggest(
 
 
 def _starts_sentence(words: list[Word], index: int) -> bool:
-    return index == 0 or mark_class(words[index - 1].mark) in _SENTENCE_END or "!" in words[index - 1].mark
+    return index == 0 or model_class(words[index - 1].mark) in _SENTENCE_END_CLASSES
+
+
+def _open_gap(words: list[Word], index: int) -> bool:
+    """Whether the model may propose a mark after word ``index``: not inside a word split by tags,
+    and not where the captions have an ellipsis or a dash (their writer's choice)."""
+    if index + 1 < len(words) and words[index + 1].glued:
+        return False
+    return not has_protected_punctuation(words[index].mark)
 
 
 def apply_suggestions(document: Document, history: History, policy: ApplyPolicy) -> int:
@@ -334,8 +352,10 @@ def sentence_casing(document: Document, language: str | None = None) -> Step:
     words = list(document.words())
     edits = []
     for index, word in enumerate(words):
-        if word.casing is Casing.LOWER and (
-            _starts_sentence(words, index) or always_capitalised(word.text, language)
+        if (
+            word.casing is Casing.LOWER
+            and word.casable
+            and (_starts_sentence(words, index) or always_capitalised(word.text, language))
         ):
             edits.append(
                 WordEdit(index, word, replace(word, text=apply_casing(word.text, Casing.CAPITALISED)))

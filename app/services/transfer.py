@@ -46,6 +46,7 @@ def propose_from_reference(
     document: Document, reference: list[Word], language: str = "en"
 ) -> dict[str, object]:
     """Add the reference's marks and capitals to ``document`` as pending suggestions."""
+    document.language = document.language or language
     result = transfer(list(document.words()), reference, language, first_id=document.next_suggestion_id())
     document.add_suggestions(result.suggestions)
     return result.report

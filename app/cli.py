@@ -48,7 +48,10 @@ def _show(args: argparse.Namespace) -> int:
 def _transfer(args: argparse.Namespace) -> int:
     from app.services.transfer import transfer_to_file
 
-    _check_outputs([args.reference, args.captions], [args.output, args.report])
+    _check_outputs(
+        [args.reference, args.captions], [("-o", args.output, CAPTIONS), ("--report", args.report, JSON)]
+    )
+    args.language = _language(args.language)
     outcome = transfer_to_file(
         args.reference, args.captions, args.output, args.language, not args.no_casing, args.report
     )
@@ -70,7 +73,14 @@ def _punctuate(args: argparse.Namespace) -> int:
         raise UsageError("--media and --no-audio contradict each other")
     if args.timings and args.no_audio:
         raise UsageError("--timings and --no-audio contradict each other")
-    _check_outputs([args.input, args.media, args.timings], [args.output, args.suggestions])
+    _check_outputs(
+        [args.input, args.media, args.timings],
+        [("-o", args.output, CAPTIONS), ("--suggestions", args.suggestions, JSON)],
+    )
+    if args.language is not None:
+        args.language = _language(args.language)
+    punctuator = Punctuator(args.model, quantize=args.int8)
+    punctuator.check()  # a malformed model is refused before the input is read or analysed
     request = AnalysisRequest.from_file(
         Path(args.input),
         media=Path(args.media) if args.media else None,
@@ -78,13 +88,12 @@ def _punctuate(args: argparse.Namespace) -> int:
         language=args.language,
         use_audio=not args.no_audio,
     )
-    punctuator = Punctuator(args.model, quantize=args.int8)
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     if args.suggestions:
         save_text(args.suggestions, outcome.suggestions_json())
-    if args.output:
+    if args.output is not None:
         save_document(outcome.document, args.output)
         language = f" ({outcome.report.language})" if outcome.report.language else ""
         print(f"{args.output}: {len(outcome.suggestions)} suggestions, {outcome.applied} applied{language}")
@@ -102,7 +111,7 @@ def _eval(args: argparse.Namespace) -> int:
         Path(args.data),
         args.format,
         args.model,
-        args.language,
+        _language(args.language),
         quantize=args.int8,
         timings=not args.no_timings,
         engine=args.engine,
@@ -157,12 +166,14 @@ def _batch(args: argparse.Namespace) -> int:
         use_audio=not args.no_audio,
         int8=args.int8,
     )
-    with open_project(Path(args.project), create=True) as project:
+    with open_project(Path(args.project), create=True, command="punctum batch") as project:
         pairing = import_folder(folder, project)
         for path in pairing.unpaired:
             print(f"punctum: unpaired (no captions with its name): {path}", file=sys.stderr)
         for stem, paths in pairing.ambiguous.items():
             print(f"punctum: ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}", file=sys.stderr)
+        for stem, what in pairing.reimported.items():
+            print(f"punctum: {stem}: {what}", file=sys.stderr)
         total, done = file_counts(project)
         with Progress(
             TextColumn("{task.description}"),
@@ -200,20 +211,20 @@ def _status(args: argparse.Namespace) -> int:
 
     from app.services.batch import open_project, project_status
 
-    with open_project(Path(args.project)) as project:
+    with open_project(Path(args.project), read_only=True) as project:
         rows = project_status(project)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return EXIT_OK
-    print(f"{'file':40} {'state':8} {'pending':>8} {'accepted':>8} {'rejected':>8} {'review':>8}")
+    print(f"{'file':40} {'state':11} {'pending':>8} {'accepted':>8} {'rejected':>8} {'review':>8}")
     for row in rows:
         if row["state"] == "done":
             print(
-                f"{row['file'][:40]:40} {row['state']:8} {row['pending']:>8} {row['accepted']:>8} "
+                f"{row['file'][:40]:40} {row['state']:11} {row['pending']:>8} {row['accepted']:>8} "
                 f"{row['rejected']:>8} {row['review_minutes']:>6} min"
             )
         else:
-            print(f"{row['file'][:40]:40} {row['state']:8} {row.get('reason') or ''}")
+            print(f"{row['file'][:40]:40} {row['state']:11} {row.get('reason') or ''}")
     return EXIT_OK
 
 
@@ -225,7 +236,7 @@ def _export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
-    with open_project(Path(args.project)) as project:
+    with open_project(Path(args.project), read_only=True) as project:
         written = export_project(project, out, args.format)
     print(f"{len(written)} files written to {args.out}")
     return EXIT_OK
@@ -274,6 +285,8 @@ def _check(args: argparse.Namespace) -> int:
     from app.services.documents import cues_over_limits
 
     document = open_document(args.file)
+    if document.format == "txt":
+        raise PunctumError(f"{args.file}: plain text has no timings; check reads SRT or WebVTT captions")
     failing = cues_over_limits(document, args.max_cps, args.max_line, args.max_lines)
     for number, start, problems in failing:
         print(f"{number:>4}  {format_duration(start)}  {'; '.join(problems)}")
@@ -293,22 +306,75 @@ class UsageError(PunctumError):
     exit_code = EXIT_USAGE
 
 
-def _check_outputs(inputs: Sequence[str | None], outputs: Sequence[str | None]) -> None:
-    """Before any work: refuse outputs that would replace an input or each other, or that
-    cannot be written where they are named (so no output is left half done)."""
+#: What an output option may be written as, by extension: the formats Punctum writes.
+CAPTIONS, JSON = (".srt", ".vtt", ".txt"), (".json",)
+
+
+def _check_outputs(
+    inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None, Sequence[str]]]
+) -> None:
+    """Before any work: refuse outputs (option, path or None, extensions) that would replace an
+    input or each other, or that cannot be written where they are named, so that nothing is
+    written unless everything can be. An output is a regular file (or a new one) with one of its
+    option's extensions, in a folder that exists and may be written in."""
+    import os
     from pathlib import Path
 
     taken = {Path(p).resolve() for p in inputs if p}
-    for output in filter(None, outputs):
+    for option, output, extensions in outputs:
+        if output is None:
+            continue
+        if output.strip() in ("", "-"):
+            raise UsageError(f"{option} {output!r}: name a file to write")
         path = Path(output)
         resolved = path.resolve()
-        if resolved in taken:
+        if resolved in taken or any(_same_file(output, str(other)) for other in taken):
             raise UsageError(f"{output}: will not overwrite an input or another output; choose another name")
         if path.is_dir():
             raise UsageError(f"{output}: is a folder; name a file")
+        if path.exists() and not path.is_file():
+            raise UsageError(f"{output}: not a regular file (a pipe, device or socket); name a file")
+        if path.suffix.lower() not in extensions:
+            kinds = " or ".join(filter(None, [", ".join(extensions[:-1]), extensions[-1]]))
+            found = f"not {path.suffix}" if path.suffix else "and this name has no extension"
+            raise UsageError(f"{output}: {option} writes {kinds} files, {found}")
         if not resolved.parent.is_dir():
             raise UsageError(f"{output}: the folder {path.parent} does not exist")
+        if not os.access(resolved.parent, os.W_OK | os.X_OK) or not _can_create_in(str(resolved.parent)):
+            raise UsageError(f"{output}: the folder {path.parent} is not writable")
         taken.add(resolved)
+
+
+def _same_file(path: str, other: str) -> bool:
+    """Whether two existing paths are one file (a hard link to an input is that input)."""
+    from pathlib import Path
+
+    try:
+        return Path(path).samefile(other)
+    except OSError:
+        return False
+
+
+def _can_create_in(folder: str) -> bool:
+    """Whether a file can be made in ``folder`` (permissions say yes to root even on a read-only
+    file system); the probe is removed at once."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".punctum-probe-"):
+            return True
+    except OSError:
+        return False
+
+
+def _language(code: str) -> str:
+    """``--language`` as an ISO 639-1 code; a usage error otherwise."""
+    from app.services.languages import LanguageError, language_code
+
+    try:
+        return language_code(code)
+    except LanguageError as error:
+        raise UsageError(f"--language {error}") from None
 
 
 def _positive_int(text: str) -> int:

@@ -184,7 +184,7 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
     import sqlite3
 
     from app.services.projects import add_caption_file
-    from app.store.project import _MIGRATIONS, Project
+    from app.store.project import _MIGRATIONS, SCHEMA_VERSION, Project
 
     path = tmp_path / "old.punctum"
     connection = sqlite3.connect(path)
@@ -195,7 +195,7 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
             project, "sample", SAMPLE / "sample.srt", timings=SAMPLE / "sample.words.json"
         )
         assert project.file(file_id).timings_path == (SAMPLE / "sample.words.json").resolve()
-        assert project.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert project.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 @requires_ffmpeg

@@ -48,7 +48,12 @@ def check_cue(cue: Cue, limits: CaptionLimits) -> CueCheck:
     cps = characters / seconds if seconds > 0 else float("inf") if characters else 0.0
     longest = max((len(line) for line in lines), default=0)
     problems = []
-    if cps > limits.max_cps:
+    if seconds <= 0 and characters:
+        # No reading time at all: say so rather than print an infinite rate.
+        problems.append(
+            f"{characters} characters shown for {'no time' if seconds == 0 else 'a negative time'}"
+        )
+    elif cps > limits.max_cps:
         problems.append(f"{cps:.1f} characters per second (limit {limits.max_cps:g})")
     if longest > limits.max_line_length:
         problems.append(f"a line of {longest} characters (limit {limits.max_line_length})")

@@ -20,21 +20,17 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from app.core.errors import PunctumError
 from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, resolve_encoder
 from app.ml.model import PunctuationModel, batch_tensors
-from app.ml.windows import AUDIO_FRAMES, WINDOW_MERGES, SpecialTokens, WindowBatch
+from app.ml.validation import ModelError as ModelError  # re-exported: the loaders' error
+from app.ml.validation import check_model, refuse_pickle_only
+from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
 
 CONFIG_NAME = "punctum-model.json"
 WEIGHTS_NAME = "weights.safetensors"
 FORMAT = 1
-_PICKLE_SUFFIXES = {".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt"}
 LORA_TARGETS = ["query", "key", "value", "dense"]
-
-
-class ModelError(PunctumError):
-    """A model that cannot be found or loaded."""
 
 
 def build_model(
@@ -61,7 +57,7 @@ def build_model(
     no_bars()
 
     location = resolve_encoder(encoder_name)
-    _refuse_pickle_only(Path(location))
+    refuse_pickle_only(Path(location))
     tokenizer = AutoTokenizer.from_pretrained(location)
     encoder = AutoModel.from_pretrained(location, use_safetensors=True, add_pooling_layer=False)
     for parameter in encoder.parameters():
@@ -135,7 +131,7 @@ def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
 def _read_weights(directory: Path) -> tuple[Path, dict[str, torch.Tensor]]:
     weights_path = directory / WEIGHTS_NAME
     if not weights_path.is_file():
-        _refuse_pickle_only(directory)
+        refuse_pickle_only(directory)
         raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
     try:
         return weights_path, load_file(str(weights_path))
@@ -184,21 +180,9 @@ def save_model(model: nn.Module, config: dict[str, Any], directory: Path) -> Non
 
 
 def read_config(directory: Path) -> dict[str, Any]:
-    path = directory / CONFIG_NAME
-    if not path.is_file():
-        _refuse_pickle_only(directory)
-        raise ModelError(f"{directory}: not a Punctum model (no {CONFIG_NAME})")
-    try:
-        config: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ModelError(f"{path}: unreadable model settings ({error})") from None
-    if config.get("format") != FORMAT:
-        raise ModelError(f"{path}: model format {config.get('format')!r}, this Punctum reads {FORMAT}")
-    if config.get("window_merge", "central") not in WINDOW_MERGES:
-        raise ModelError(
-            f"{path}: window_merge {config['window_merge']!r} is not one of {', '.join(WINDOW_MERGES)}"
-        )
-    return config
+    """A model folder's settings, once they, its encoder and its weights are checked
+    (``app.ml.validation``)."""
+    return check_model(directory)
 
 
 def build_from_settings(settings: dict[str, Any]) -> tuple[PunctuationModel, Any]:
@@ -221,9 +205,13 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
     """The model ready for inference: adapters merged into the encoder, eval mode."""
     config = read_config(directory)
     if not (directory / WEIGHTS_NAME).is_file():
-        _refuse_pickle_only(directory)
+        refuse_pickle_only(directory)
         raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
-    model, tokenizer = build_from_settings(config)
+    try:
+        model, tokenizer = build_from_settings(config)
+    except OSError as error:  # Transformers' word for an encoder it cannot find or fetch
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelError(f"{directory / CONFIG_NAME}: encoder {config['encoder']}: {reason}") from None
     load_weights(model, directory)
     encoder: Any = model.encoder
     if hasattr(encoder, "merge_and_unload"):
@@ -291,13 +279,3 @@ def quantized_layers(encoder: nn.Module) -> set[str]:
 def use_threads(count: int) -> None:
     """CPU threads torch may use in this process (worker processes share the machine's cores)."""
     torch.set_num_threads(max(1, count))
-
-
-def _refuse_pickle_only(directory: Path) -> None:
-    if not directory.is_dir():
-        return
-    files = list(directory.iterdir())
-    has_safetensors = any(f.suffix == ".safetensors" for f in files)
-    pickles = [f.name for f in files if f.suffix in _PICKLE_SUFFIXES]
-    if pickles and not has_safetensors:
-        raise ModelError(f"{directory}: only pickle weights ({pickles[0]}); Punctum loads safetensors only")

@@ -3,7 +3,8 @@ processes, keep the results in a project file, resume after an interruption, exp
 
 A file's results reach the project in one transaction when it is finished, so a run killed at
 any moment leaves every file either done (never processed again) or pending (processed from the
-start on the next run); never half of one.
+start on the next run); never half of one. Captions edited on disk after they were imported are
+imported again as a new version, and ``export`` refuses to write them until they have been.
 """
 
 from __future__ import annotations
@@ -25,9 +26,15 @@ from app.core.model import Status, Suggestion
 from app.formats import WriteError, write_document
 from app.services.analysis import AnalysisRequest
 from app.services.files import FileKind, classify
-from app.services.projects import add_caption_file, load_document, status_counts
+from app.services.projects import (
+    add_caption_file,
+    carried_decisions,
+    load_document,
+    reimport_caption_file,
+    status_counts,
+)
 from app.services.punctuate import prepare_model
-from app.store.project import DONE, FAILED, PENDING, Project
+from app.store.project import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, Project
 
 _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)", re.IGNORECASE)
 #: Seconds an editor spends on one suggestion, for the review estimate (a reading and a key press).
@@ -53,6 +60,8 @@ class Pairing:
     groups: list[FileGroup] = field(default_factory=list)
     unpaired: list[Path] = field(default_factory=list)
     ambiguous: dict[str, list[Path]] = field(default_factory=dict)
+    #: Files whose captions changed on disk since they were imported: what became of each.
+    reimported: dict[str, str] = field(default_factory=dict)
 
 
 def pair_folder(folder: Path) -> Pairing:
@@ -131,11 +140,15 @@ class BatchSummary:
 
 
 def import_folder(folder: Path, project: Project) -> Pairing:
-    """Register every paired file of ``folder`` not yet in the project."""
+    """Register every paired file of ``folder`` not yet in the project, and import again (as a
+    new version, keeping the decisions that still apply) those whose captions changed on disk."""
     pairing = pair_folder(folder)
-    known = {entry.stem for entry in project.files()}
+    known = {entry.stem: entry for entry in project.files()}
     for group in pairing.groups:
-        if group.stem in known:
+        entry = known.get(group.stem)
+        if entry is not None:
+            if project.captions_changed(entry.id):
+                pairing.reimported[group.stem] = _reimport(project, entry.id, group.captions)
             continue
         try:
             add_caption_file(
@@ -150,6 +163,18 @@ def import_folder(folder: Path, project: Project) -> Pairing:
         except PunctumError as error:
             project.add_file_failed(group.stem, group.captions, str(error))
     return pairing
+
+
+def _reimport(project: Project, file_id: int, captions: Path) -> str:
+    try:
+        done = reimport_caption_file(project, file_id, captions)
+    except PunctumError as error:
+        project.fail(file_id, None, f"captions changed on disk and cannot be read: {error}")
+        return f"captions changed on disk and cannot be read; the earlier version is kept ({error})"
+    decided = done.kept + done.dropped
+    kept = f"{done.kept} of {decided} decisions kept" if decided else "no decisions to keep"
+    lost = f", {done.dropped} dropped where the words changed" if done.dropped else ""
+    return f"captions changed on disk; imported again as version {done.version} ({kept}{lost})"
 
 
 def run_batch(
@@ -205,8 +230,9 @@ def run_batch(
                     summary.failed += 1
                     summary.failures[stem] = outcome.error
                 else:
-                    decisions = _batch_decisions(outcome.suggestions, settings)
-                    project.finish(file_id, job, outcome.suggestions, outcome.report, decisions)
+                    carried, settled = carried_decisions(project, file_id, outcome.suggestions)
+                    decisions = _batch_decisions(settled, settings)
+                    project.finish(file_id, job, outcome.suggestions, outcome.report, decisions, carried)
                     summary.done += 1
                 if on_progress:
                     on_progress(stem, "failed" if outcome.error is not None else "done")
@@ -328,17 +354,37 @@ def _batch_decisions(
 
 
 def project_status(project: Project) -> list[dict[str, Any]]:
+    """Each file's state (files left running by a process that died are "interrupted"; captions
+    changed on disk since they were imported are "stale"), its suggestions by status and the
+    review time they need."""
     rows = []
+    writing = project.writer() is not None
     for entry in project.files():
         row: dict[str, Any] = {"file": entry.stem, "state": entry.state}
+        if entry.state == RUNNING and not writing:
+            row["state"] = INTERRUPTED
         if entry.state == DONE:
             counts = status_counts(project, entry.id)
             row.update(counts)
             row["review_minutes"] = round(counts[Status.PENDING.value] * SECONDS_PER_SUGGESTION / 60, 1)
         elif entry.state == FAILED:
             row["reason"] = entry.reason
+        if project.captions_changed(entry.id):
+            row["state"] = "stale"
+            if entry.state != FAILED:
+                row["reason"] = f"{entry.captions_path.name} changed on disk since it was imported"
         rows.append(row)
     return rows
+
+
+class StaleCaptionsError(PunctumError):
+    """Captions changed on disk since they were imported: exporting would write the old words."""
+
+
+class ExportFolderError(PunctumError):
+    """An ``--out`` folder that cannot be made: the user's mistake, as a usage error is."""
+
+    exit_code = 2
 
 
 def export_project(project: Project, out: Path, format: str | None = None) -> list[Path]:
@@ -346,15 +392,26 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
     language always capitalises given capitals) to ``out``.
 
     Inputs are never overwritten: a target that is one of the project's own files is refused.
+    ``out`` is made if the folder it goes in exists; a missing parent is refused (a mistyped path
+    makes no tree of folders). Captions changed on disk since they were imported are refused, so
+    the old words are never written in their place: ``punctum batch`` imports them again.
     """
     from app.services.punctuate import sentence_casing
 
+    if not out.is_dir() and not out.parent.is_dir():
+        raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")
     out = out.resolve()
     inputs = {p.resolve() for e in project.files() for p in (e.captions_path, e.reference_path) if p}
+    entries = [e for e in project.files() if e.state == DONE]
+    stale = [e for e in entries if project.captions_changed(e.id)]
+    if stale:
+        names = ", ".join(str(e.captions_path) for e in stale)
+        raise StaleCaptionsError(
+            f"{project.path}: captions changed on disk since they were imported: {names};"
+            " punctum batch imports them again (nothing exported)"
+        )
     written = []
-    for entry in project.files():
-        if entry.state != DONE:
-            continue
+    for entry in entries:
         document, history = load_document(project, entry.id)
         history.do(sentence_casing(document, project.language(entry.id)))
         target_format = format or document.format
@@ -374,9 +431,13 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
 # --- projects, for the command line ----------------------------------------------------------
 
 
-def open_project(path: Path, create: bool = False) -> Project:
-    """A project file, created if ``create`` and new (use it as a context manager)."""
-    return Project(path, create=create)
+def open_project(
+    path: Path, create: bool = False, *, read_only: bool = False, command: str = "punctum"
+) -> Project:
+    """A project file, created if ``create`` and new (use it as a context manager). Opened for
+    writing, it is this process's until closed: another writer is refused, naming ``command``.
+    ``read_only`` (status, export) changes nothing in the file, and opens on read-only media."""
+    return Project(path, create=create, read_only=read_only, holder=command)
 
 
 def file_counts(project: Project) -> tuple[int, int]:

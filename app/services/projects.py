@@ -1,14 +1,18 @@
-"""Caption files in a project: added (read and parsed here; the store keeps bytes and rows) and
-loaded back as documents with their decisions replayed."""
+"""Caption files in a project: added (read and parsed here; the store keeps bytes and rows),
+added again as a new version when they changed on disk, and loaded back as documents with their
+decisions replayed."""
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.align.alignment import align
 from app.core import commands
 from app.core.history import History
-from app.core.model import Document
+from app.core.model import Casing, Document, Source, Status, Suggestion
 from app.formats import FormatError, format_of, parse_document, read_bytes
 from app.store.project import Project, ProjectError
 
@@ -25,11 +29,168 @@ def add_caption_file(
 ) -> int:
     """Read and parse ``captions`` (unless ``parsed`` gives its bytes and document) and add it to
     the project; unreadable captions are a ``FormatError`` and nothing is added."""
+    # Taken before reading, so a change made while it is read shows later (read by the caller,
+    # the time is unknown, and the captions are compared by their hash).
+    mtime = _mtime(Path(captions)) if parsed is None else None
     if parsed is None:
         data = read_bytes(Path(captions))
         parsed = data, parse_document(data, format_of(Path(captions)), Path(captions))
     data, document = parsed
-    return project.add_file(stem, captions, media, reference, language, timings, data=data, document=document)
+    return project.add_file(
+        stem, captions, media, reference, language, timings, data=data, document=document, mtime=mtime
+    )
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Reimport:
+    """Changed captions added again: the new version, and the earlier decisions that carry over
+    (the words on both sides of their gap unchanged) and that do not."""
+
+    version: int
+    kept: int
+    dropped: int
+
+
+def reimport_caption_file(project: Project, file_id: int, captions: Path) -> Reimport:
+    """Add captions that changed on disk as a new version of the file (to be processed again);
+    each decision of the old version is replayed on the new one when it has its suggestions
+    (``carried_decisions``) where the words on both sides of its gap are unchanged. Unreadable
+    captions are a ``FormatError`` and the project is left as it was."""
+    mtime = _mtime(captions)
+    data = read_bytes(captions)
+    document = parse_document(data, format_of(captions), captions)
+    carried, dropped = _carry_over(project, file_id, document)
+    version = project.new_version(
+        file_id, captions, data=data, document=document, mtime=mtime, carried=carried
+    )
+    return Reimport(version, len(carried), dropped)
+
+
+def _carry_over(project: Project, file_id: int, new: Document) -> tuple[list[dict[str, Any]], int]:
+    """The old version's decisions as outcomes per gap of ``new``: suggestions accepted or turned
+    down, the editor's own marks and corrected words; and how many could not be placed."""
+    data, format, path = project.stored_captions(file_id)
+    if not data:  # captions that could not be read when added: nothing was decided on them
+        return [], 0
+    try:
+        original = parse_document(data, format, path)
+        decided, _ = load_document(project, file_id)
+    except (FormatError, ProjectError):
+        return [], 0
+    old_words = [w.text for w in original.words()]
+    new_words = [w.text for w in new.words()]
+    alignment = align(old_words, new_words)
+
+    def moved(gap: int) -> int | None:
+        """Where the gap after old word ``gap`` is now, if the words on both sides of it are."""
+        target = alignment.hyp_to_ref[gap]
+        if target < 0 or not alignment.exact[target]:
+            return None
+        if gap + 1 < len(old_words):
+            after = alignment.hyp_to_ref[gap + 1]
+            return target if after == target + 1 and alignment.exact[after] else None
+        return target if target == len(new_words) - 1 else None
+
+    outcomes: list[dict[str, Any]] = []
+    dropped = 0
+    # Decisions carried to this version and not replayed yet (it was never processed) go on.
+    for outcome in project.carried(file_id):
+        gap = moved(int(outcome["gap"]))
+        if gap is None:
+            dropped += 1
+        else:
+            outcomes.append({**outcome, "gap": gap})
+    editor_marks: dict[int, Suggestion] = {}
+    for suggestion in decided.suggestions:
+        if suggestion.status is Status.PENDING:
+            continue
+        if suggestion.source is Source.EDITOR:
+            if suggestion.status is Status.ACCEPTED:  # the latest of the editor's marks for the gap
+                editor_marks[suggestion.gap] = suggestion
+            continue
+        gap = moved(suggestion.gap)
+        if gap is None:
+            dropped += 1
+            continue
+        outcomes.append(
+            {
+                "gap": gap,
+                "mark": suggestion.mark,
+                "casing": suggestion.casing.value if suggestion.casing else None,
+                "status": suggestion.status.value,
+            }
+        )
+    for old_gap, suggestion in sorted(editor_marks.items()):
+        gap = moved(old_gap)
+        if gap is None:
+            dropped += 1
+        else:
+            outcomes.append({"gap": gap, "set_mark": suggestion.mark})
+    for index, (before, after) in enumerate(zip(original.words(), decided.words(), strict=True)):
+        if before.text != after.text:
+            gap = moved(index)
+            if gap is None:
+                dropped += 1
+            else:
+                outcomes.append({"gap": gap, "text": after.text})
+    return outcomes, dropped
+
+
+def carried_decisions(
+    project: Project, file_id: int, suggestions: list[Suggestion]
+) -> tuple[list[tuple[str, dict[str, Any]]], list[Suggestion]]:
+    """The decisions ``reimport_caption_file`` carried over, as decisions on the new version's
+    ``suggestions`` (a suggestion with the same mark or casing in the same gap is accepted or
+    turned down again; a mark accepted before that none proposes now is set as the editor's), and
+    the suggestions with the statuses they leave, for the batch's own rule to settle the rest."""
+    carried = project.carried(file_id)
+    if not carried:
+        return [], suggestions
+    document, history = load_document(project, file_id)
+    document.add_suggestions(list(suggestions))
+    decisions: list[tuple[str, dict[str, Any]]] = []
+
+    def do(action: str, arguments: dict[str, Any]) -> None:
+        """Replay one decision; kept only when it changes something (the history drops the rest)."""
+        before = document.changes_since_save
+        with contextlib.suppress(commands.EditError, IndexError):
+            replay(document, history, action, arguments)
+        if document.changes_since_save != before:
+            decisions.append((action, arguments))
+
+    for outcome in carried:
+        gap = int(outcome["gap"])
+        if "text" in outcome:
+            do("edit_word", {"word": gap, "text": outcome["text"]})
+        elif "set_mark" in outcome:
+            do("set_mark", {"word": gap, "mark": outcome["set_mark"]})
+        else:
+            casing = Casing(outcome["casing"]) if outcome.get("casing") else None
+            match = next(
+                (
+                    s
+                    for s in document.suggestions
+                    if s.gap == gap
+                    and s.status is Status.PENDING
+                    and s.source is not Source.EDITOR
+                    and s.casing == casing
+                    and (casing is not None or s.mark == outcome["mark"])
+                ),
+                None,
+            )
+            accepted = outcome["status"] == Status.ACCEPTED.value
+            if match is not None:
+                do("accept" if accepted else "reject", {"suggestion": match.id})
+            elif accepted and casing is None:
+                do("set_mark", {"word": gap, "mark": outcome["mark"]})
+    return decisions, list(document.suggestions)
 
 
 def load_document(project: Project, file_id: int) -> tuple[Document, History]:

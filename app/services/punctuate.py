@@ -99,12 +99,20 @@ class Punctuator:
     engine: str = "onnx"
     log: Callable[[str], None] = _to_stderr
     _loaded: LoadedModel | None = field(default=None, init=False, repr=False)
+    _directory: Path | None = field(default=None, init=False, repr=False)
+
+    def check(self) -> Path:
+        """The model's folder, found and checked (settings, encoder, weights) without loading it:
+        a malformed model is refused before any work."""
+        if self._directory is None:
+            if self.engine not in ENGINES:
+                raise PunctumError(f"unknown engine {self.engine!r}: use one of {', '.join(ENGINES)}")
+            self._directory = resolve_model(self.location)
+        return self._directory
 
     def load(self) -> LoadedModel:
         if self._loaded is None:
-            if self.engine not in ENGINES:
-                raise PunctumError(f"unknown engine {self.engine!r}: use one of {', '.join(ENGINES)}")
-            directory = resolve_model(self.location)
+            directory = self.check()
             if self.engine == "torch":
                 from app.ml.packaging import load_torch_model, use_threads
 
@@ -178,7 +186,15 @@ def prepare_model(
 
 
 def resolve_model(location: Path | str | None) -> Path:
-    """A local model folder, or a Hugging Face repository id fetched on request."""
+    """A local model folder, or a Hugging Face repository id fetched on request; checked
+    (``app.ml.validation``: settings, encoder and weights) before anything runs it."""
+    from app.ml.validation import check_model
+
+    check_model(directory := _find_model(location))
+    return directory
+
+
+def _find_model(location: Path | str | None) -> Path:
     if location is None:
         if not DEFAULT_MODEL.is_dir():
             raise ModelNotFoundError(f"the default model is missing from {DEFAULT_MODEL}")

@@ -36,6 +36,10 @@ def store_results(project: Project, file_id: int, analysis: Analysis) -> None:
     project.store_results(file_id, analysis.suggestions, analysis.report.as_json())
 
 
+#: What a project open in the editor says of its holder to another writer (a batch, say).
+EDITOR = "the Punctum editor"
+
+
 class ReviewError(PunctumError):
     """A review action the session cannot take."""
 
@@ -90,14 +94,14 @@ class ReviewSession:
         document = parse_document(data, format_of(captions), captions)  # refuse unreadable captions first
         path = project_path or autosave_path(captions)
         path.parent.mkdir(parents=True, exist_ok=True)
-        project = Project(path, create=True)
+        project = Project(path, create=True, holder=EDITOR)
         try:
             file_id = _matching_file(project, captions, data)
             if file_id is None and project_path is None and project.files():
                 # The captions changed on disk since they were autosaved: keep the old work aside.
                 project.close()
                 path.rename(path.with_name(f"{path.stem}-{int(time.time())}.punctum"))
-                project = Project(path, create=True)
+                project = Project(path, create=True, holder=EDITOR)
             if file_id is None:
                 file_id = add_caption_file(
                     project,
@@ -121,7 +125,7 @@ class ReviewSession:
 
     @classmethod
     def open_project(cls, path: Path, file_id: int | None = None) -> ReviewSession:
-        project = Project(path)
+        project = Project(path, holder=EDITOR)
         try:
             entries = [e for e in project.files() if e.state != "failed"]
             if not entries:

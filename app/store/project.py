@@ -7,14 +7,23 @@ and redo included). A decision is one row, committed before ``record`` returns, 
 millisecond later loses nothing. Captions are kept as their original bytes, so a project file copied
 to another machine still opens; media and reference paths are stored relative to the project
 folder where possible, and can be relinked.
+
+One process writes a project at a time (``app.store.lock``); any number may read it. Opened
+``read_only`` (``punctum status`` and ``export``), a project is read through a read-only SQLite
+connection that never migrates it or changes its journal mode, and opens on read-only media too.
+Each caption file's size, modification time and SHA-256 are kept, so captions edited on disk after
+they were added are found (``captions_changed``) and can be added again as a new version.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +33,21 @@ from sqlite_utils import Database
 
 from app.core.errors import PunctumError
 from app.core.model import Casing, Document, Source, Suggestion
+from app.store import lock
+from app.store.lock import Holder, ProjectLockedError
 
-SCHEMA_VERSION = 2
+__all__ = ["Holder", "Project", "ProjectError", "ProjectLockedError"]
+
+SCHEMA_VERSION = 3
 ACTIONS = ("accept", "reject", "accept_many", "set_mark", "change_mark", "edit_word", "undo", "redo")
 DECIDERS = ("editor", "rule", "batch")
 #: File states: waiting, being processed, processed, failed with a reason.
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+#: What a file left running by a process that has died is (it is pending for the next batch).
+INTERRUPTED = "interrupted"
+#: Modification times this close to the moment they were read are not trusted to tell a later
+#: change (file systems with coarse times): such captions are compared by their hash.
+_MTIME_SLACK = 2.0
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -91,6 +109,25 @@ _MIGRATIONS: dict[int, str] = {
     2: """
     ALTER TABLE files ADD COLUMN timings_path TEXT;
     """,
+    # What the captions on disk were when added (to find them changed later), the file's version
+    # (a new one when changed captions are added again; decisions belong to a version), decisions
+    # of the previous version still to be replayed on the new one, and earlier versions kept.
+    3: """
+    ALTER TABLE files ADD COLUMN captions_size INTEGER;
+    ALTER TABLE files ADD COLUMN captions_mtime REAL;
+    ALTER TABLE files ADD COLUMN captions_sha256 TEXT;
+    ALTER TABLE files ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE files ADD COLUMN carried TEXT;
+    ALTER TABLE decisions ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE versions (
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        version INTEGER NOT NULL,
+        captions_bytes BLOB NOT NULL,
+        suggestions TEXT NOT NULL,
+        replaced_at REAL NOT NULL,
+        PRIMARY KEY (file_id, version)
+    );
+    """,
 }
 
 
@@ -110,33 +147,106 @@ class FileEntry:
     state: str
     reason: str | None
     timings_path: Path | None = None
+    version: int = 1
 
 
 class Project:
-    """An open project file. Use as a context manager or call ``close``."""
+    """An open project file. Use as a context manager or call ``close``.
 
-    def __init__(self, path: Path, create: bool = False) -> None:
+    Opened for writing (the default), the project is locked for this process: another process
+    that opens it for writing gets ``ProjectLockedError`` naming ``holder`` (what this process
+    is, such as "punctum batch"). ``read_only`` takes no lock and writes nothing at all.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        create: bool = False,
+        *,
+        read_only: bool = False,
+        holder: str = "another Punctum process",
+    ) -> None:
         self.path = Path(path).resolve()
+        self.read_only = read_only
+        self._locked = False
         if self.path.is_dir():
             raise ProjectError(f"{self.path}: is a folder, not a project file")
-        if not create and not self.path.is_file():
+        if (read_only or not create) and not self.path.is_file():
             raise ProjectError(f"{self.path}: no such project file")
         if create and self.path.exists() and self.path.stat().st_size and not _is_sqlite(self.path):
             raise ProjectError(f"{self.path}: exists and is not a Punctum project; not overwriting it")
+        if not read_only:
+            try:
+                lock.acquire(self.path, holder)
+            except OSError as error:
+                raise ProjectError(f"{self.path}: cannot be opened for writing ({error.strerror})") from None
+            self._locked = True
         try:
-            # The editor opens a project on a worker thread and then uses it on the UI thread,
-            # one thread at a time; Python's same-thread check would refuse that hand-over.
-            connection = sqlite3.connect(
-                str(self.path), timeout=30, isolation_level=None, check_same_thread=False
-            )
-            self.db = Database(connection)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # Durable at commit: a decision is on disk when ``record`` returns.
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            self.db = Database(self._connect())
+            if read_only:
+                self._check_readable()
+            else:
+                self._check_ours()
+                self.db.execute("PRAGMA journal_mode=WAL")
+                # Durable at commit: a decision is on disk when ``record`` returns.
+                self.db.execute("PRAGMA synchronous=FULL")
+                self.db.execute("PRAGMA foreign_keys=ON")
+                self._migrate()
+            self._columns = {row[1] for row in self.db.execute("PRAGMA table_info(files)").fetchall()}
         except sqlite3.DatabaseError as error:
+            self._fail_open()
             raise ProjectError(f"{self.path}: not a readable project file ({error})") from None
+        except BaseException:
+            self._fail_open()
+            raise
+
+    def _connect(self) -> sqlite3.Connection:
+        # The editor opens a project on a worker thread and then uses it on the UI thread,
+        # one thread at a time; Python's same-thread check would refuse that hand-over.
+        def connect(target: str, uri: bool = False) -> sqlite3.Connection:
+            return sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False, uri=uri)
+
+        if not self.read_only:
+            return connect(str(self.path))
+        uri = "file:" + urllib.parse.quote(str(self.path))
+        connection = connect(f"{uri}?mode=ro", uri=True)
+        try:
+            connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return connection
+        except sqlite3.OperationalError:
+            # A WAL project on read-only media: its -shm file can be neither found nor made. Nothing
+            # can write there, so the file is read as immutable (which reads no WAL: a clean close
+            # leaves none; a crashed writer's last transactions stay unread until it is writable).
+            connection.close()
+            return connect(f"{uri}?mode=ro&immutable=1", uri=True)
+
+    def _fail_open(self) -> None:
+        if hasattr(self, "db"):
+            self.db.close()
+        if self._locked:
+            lock.release(self.path)
+            self._locked = False
+
+    def _check_ours(self) -> None:
+        """Refuse another program's SQLite file before anything is written into it."""
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        tables = self.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+        if version == 0 and tables:
+            raise ProjectError(f"{self.path}: exists and is not a Punctum project; not overwriting it")
+
+    def _check_readable(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise ProjectError(
+                f"{self.path}: made by a newer Punctum (schema {version}, this one reads {SCHEMA_VERSION})"
+            )
+        if version == 0 or not self.db["files"].exists():
+            raise ProjectError(f"{self.path}: not a Punctum project")
+
+    def writer(self) -> Holder | None:
+        """The process writing the project now (this one, when it was opened for writing), or
+        None: files left running then belong to a process that has died."""
+        return lock.holder(self.path)
 
     # --- life cycle -----------------------------------------------------------------------
 
@@ -148,6 +258,9 @@ class Project:
 
     def close(self) -> None:
         self.db.close()
+        if self._locked:
+            lock.release(self.path)
+            self._locked = False
 
     def copy_to(self, path: Path) -> None:
         """Write a copy of the whole project (decisions included) to ``path``, atomically, with its
@@ -155,11 +268,17 @@ class Project:
         path = Path(path).resolve()
         partial = path.with_name(path.name + ".partial")
         try:
+            lock.acquire(path, "a project copy")  # never replace a project another process writes
+        except OSError as error:
+            raise ProjectError(f"{path}: the project could not be saved ({error.strerror})") from None
+        try:
             self._write_copy(partial, path.parent)
             partial.replace(path)
         except (sqlite3.Error, OSError) as error:
             partial.unlink(missing_ok=True)
             raise ProjectError(f"{path}: the project could not be saved ({error})") from None
+        finally:
+            lock.release(path)
 
     def _write_copy(self, partial: Path, folder: Path) -> None:
         partial.unlink(missing_ok=True)
@@ -198,7 +317,18 @@ class Project:
                 for statement in _MIGRATIONS[target].split(";"):
                     if statement.strip():
                         self.db.execute(statement)
+                if target == 3:
+                    self._fingerprint_stored()
                 self.db.execute(f"PRAGMA user_version = {target}")
+
+    def _fingerprint_stored(self) -> None:
+        """Projects made before version 3 know their captions by their stored bytes."""
+        for file_id, data in self.db.execute("SELECT id, captions_bytes FROM files").fetchall():
+            if data:
+                self.db.execute(
+                    "UPDATE files SET captions_size = ?, captions_sha256 = ? WHERE id = ?",
+                    [len(data), hashlib.sha256(data).hexdigest(), file_id],
+                )
 
     # --- files ------------------------------------------------------------------------------
 
@@ -213,13 +343,16 @@ class Project:
         *,
         data: bytes,
         document: Document,
+        mtime: float | None = None,
     ) -> int:
         """Register a caption file with its media, reference and word timings: ``data``, its bytes,
-        are kept as they are, and the cues of ``document`` (as the caller parsed them) listed."""
+        are kept as they are, and the cues of ``document`` (as the caller parsed them) listed.
+        ``mtime``: the file's modification time, taken before ``data`` was read."""
         with self.db.atomic():
             cursor = self.db.execute(
                 "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, media_path,"
-                " reference_path, language, added_at, timings_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " reference_path, language, added_at, timings_path, captions_size, captions_mtime,"
+                " captions_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     stem,
                     self._stored_path(captions),
@@ -230,30 +363,125 @@ class Project:
                     language,
                     time.time(),
                     self._stored_path(timings) if timings else None,
+                    *_fingerprint(data, mtime),
                 ],
             )
             file_id = int(cursor.lastrowid or 0)
-            self.db.table("cues").insert_all(
-                (
-                    {
-                        "file_id": file_id,
-                        "number": number,
-                        "start_ms": cue.start,
-                        "end_ms": cue.end,
-                        "text": cue.plain_text(),
-                    }
-                    for number, cue in enumerate(document.cues, 1)
-                ),
-                batch_size=500,
-            )
+            self._insert_cues(file_id, document)
         return file_id
 
+    def _insert_cues(self, file_id: int, document: Document) -> None:
+        self.db.table("cues").insert_all(
+            (
+                {
+                    "file_id": file_id,
+                    "number": number,
+                    "start_ms": cue.start,
+                    "end_ms": cue.end,
+                    "text": cue.plain_text(),
+                }
+                for number, cue in enumerate(document.cues, 1)
+            ),
+            batch_size=500,
+        )
+
+    def new_version(
+        self,
+        file_id: int,
+        captions: Path,
+        *,
+        data: bytes,
+        document: Document,
+        mtime: float | None = None,
+        carried: Sequence[dict[str, Any]] = (),
+    ) -> int:
+        """The file's captions changed on disk: keep the current version (its bytes, suggestions and
+        decisions) aside and make ``data`` the file's captions, to be processed again. ``carried``:
+        the previous version's decisions that still apply, replayed when it is processed
+        (``finish``). Returns the new version's number."""
+        version = self._version(file_id) + 1
+        with self.db.atomic():
+            self.db.execute(
+                "INSERT INTO versions (file_id, version, captions_bytes, suggestions, replaced_at)"
+                " SELECT id, version, captions_bytes, ?, ? FROM files WHERE id = ?",
+                [
+                    json.dumps([_suggestion_row(s) for s in self.suggestions(file_id)], ensure_ascii=False),
+                    time.time(),
+                    file_id,
+                ],
+            )
+            self.db.execute(
+                "UPDATE files SET captions_path = ?, captions_format = ?, captions_bytes = ?, state = ?,"
+                " reason = NULL, report = NULL, processed_at = NULL, version = ?, carried = ?,"
+                " captions_size = ?, captions_mtime = ?, captions_sha256 = ? WHERE id = ?",
+                [
+                    self._stored_path(captions),
+                    document.format,
+                    data,
+                    PENDING,
+                    version,
+                    json.dumps(list(carried), ensure_ascii=False) if carried else None,
+                    *_fingerprint(data, mtime),
+                    file_id,
+                ],
+            )
+            self.db.execute("DELETE FROM cues WHERE file_id = ?", [file_id])
+            self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
+            self._insert_cues(file_id, document)
+        return version
+
+    def carried(self, file_id: int) -> list[dict[str, Any]]:
+        """Decisions of the previous version still to be replayed (``new_version``)."""
+        if "carried" not in self._columns:
+            return []
+        row = self.db.execute("SELECT carried FROM files WHERE id = ?", [file_id]).fetchone()
+        return list(json.loads(row[0])) if row and row[0] else []
+
+    def _version(self, file_id: int) -> int:
+        if "version" not in self._columns:
+            return 1
+        row = self.db.execute("SELECT version FROM files WHERE id = ?", [file_id]).fetchone()
+        return int(row[0]) if row else 1
+
+    def captions_changed(self, file_id: int) -> bool:
+        """Whether the captions on disk differ from those the project holds (by size, then time,
+        then SHA-256). Captions that are gone or unreadable have not changed as far as anyone can
+        tell: the project keeps their bytes, so a moved or copied project still works."""
+        wanted = ["captions_path", "captions_size", "captions_mtime", "captions_sha256"]
+        row = self.db.execute(
+            f"SELECT {', '.join(c if c in self._columns else 'NULL' for c in wanted)} FROM files WHERE id = ?",
+            [file_id],
+        ).fetchone()
+        if row is None:
+            raise ProjectError(f"{self.path}: no file {file_id}")
+        path, size, mtime, digest = self._resolved(row[0]), row[1], row[2], row[3]
+        if digest is None:  # an older project, or captions that could not be read when added
+            data = self.captions_bytes(file_id)
+            if not data:
+                return False
+            size, digest = len(data), hashlib.sha256(data).hexdigest()
+        try:
+            status = path.stat()
+            if status.st_size != size:
+                return True
+            if mtime is not None and status.st_mtime == mtime:
+                return False
+            return _sha256(path) != str(digest)
+        except OSError:
+            return False
+
     def add_file_failed(self, stem: str, captions: Path, reason: str) -> int:
-        """Register a caption file that could not be read, with the reason, so status lists it."""
+        """Register a caption file that could not be read, with the reason, so status lists it
+        (and, by its fingerprint, finds it changed once it has been mended)."""
+        fingerprint: tuple[int | None, float | None, str | None] = (None, None, None)
+        with contextlib.suppress(OSError):
+            status = Path(captions).stat()
+            mtime = status.st_mtime if time.time() - status.st_mtime >= _MTIME_SLACK else None
+            fingerprint = (status.st_size, mtime, _sha256(Path(captions)))
         with self.db.atomic():
             cursor = self.db.execute(
                 "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, state, reason,"
-                " added_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " added_at, captions_size, captions_mtime, captions_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     stem,
                     self._stored_path(captions),
@@ -262,14 +490,18 @@ class Project:
                     FAILED,
                     reason,
                     time.time(),
+                    *fingerprint,
                 ],
             )
         return int(cursor.lastrowid or 0)
 
     def files(self) -> list[FileEntry]:
+        # Read-only, a project of an older schema is read as it is: what it lacks is NULL.
+        columns = ["timings_path", "version"]
         rows = self.db.execute(
             "SELECT id, stem, captions_path, captions_format, media_path, reference_path, language,"
-            " state, reason, timings_path FROM files ORDER BY stem"
+            f" state, reason, {', '.join(c if c in self._columns else 'NULL' for c in columns)}"
+            " FROM files ORDER BY stem"
         ).fetchall()
         return [
             FileEntry(
@@ -283,6 +515,7 @@ class Project:
                 row[7],
                 row[8],
                 self._resolved(row[9]) if row[9] else None,
+                int(row[10] or 1),
             )
             for row in rows
         ]
@@ -340,17 +573,23 @@ class Project:
         suggestions: list[Suggestion],
         report: dict[str, Any],
         decisions: Sequence[tuple[str, dict[str, Any]]] = (),
+        carried: Sequence[tuple[str, dict[str, Any]]] = (),
     ) -> None:
-        """Store a file's results in one transaction: all of them, or (after a crash) none."""
+        """Store a file's results in one transaction: all of them, or (after a crash) none.
+        ``carried``: the previous version's decisions as replayed on these suggestions, recorded
+        (by "rule", before the batch's own ``decisions``) in place of those still to replay."""
         with self.db.atomic():
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
             self.db.table("suggestions").insert_all(
                 ({"file_id": file_id, **_suggestion_row(s)} for s in suggestions), batch_size=500
             )
+            for action, arguments in carried:
+                self._insert_decision(file_id, action, arguments, "rule")
             for action, arguments in decisions:
                 self._insert_decision(file_id, action, arguments, "batch")
             self.db.execute(
-                "UPDATE files SET state = ?, reason = NULL, report = ?, processed_at = ? WHERE id = ?",
+                "UPDATE files SET state = ?, reason = NULL, report = ?, processed_at = ?, carried = NULL"
+                " WHERE id = ?",
                 [DONE, json.dumps(report, ensure_ascii=False), time.time(), file_id],
             )
             self.db.execute(
@@ -409,14 +648,20 @@ class Project:
 
     def _insert_decision(self, file_id: int, action: str, arguments: dict[str, Any], by: str) -> int:
         cursor = self.db.execute(
-            "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at) VALUES (?, ?, ?, ?, ?)",
-            [file_id, action, json.dumps(arguments, ensure_ascii=False), by, time.time()],
+            "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
+            " VALUES (?, ?, ?, ?, ?, (SELECT version FROM files WHERE id = ?))",
+            [file_id, action, json.dumps(arguments, ensure_ascii=False), by, time.time(), file_id],
         )
         return int(cursor.lastrowid or 0)
 
     def decisions(self, file_id: int) -> Iterator[tuple[str, dict[str, Any], str]]:
+        """The decisions on the file's current version, in the order they were taken."""
+        current = (
+            " AND version = (SELECT version FROM files WHERE id = ?)" if "version" in self._columns else ""
+        )
         for action, arguments, by in self.db.execute(
-            "SELECT action, arguments, decided_by FROM decisions WHERE file_id = ? ORDER BY id", [file_id]
+            f"SELECT action, arguments, decided_by FROM decisions WHERE file_id = ?{current} ORDER BY id",
+            [file_id, file_id] if current else [file_id],
         ).fetchall():
             yield action, json.loads(arguments), by
 
@@ -476,6 +721,22 @@ def _stored(folder: Path, path: Path) -> str:
         return os.path.relpath(absolute, folder)
     except ValueError:  # another drive on Windows
         return str(absolute)
+
+
+def _fingerprint(data: bytes, mtime: float | None) -> tuple[int, float | None, str]:
+    """Size, modification time and SHA-256 of captions as added. A time within ``_MTIME_SLACK`` of
+    now is left out (so never trusted): a change in the same tick would not move it."""
+    if mtime is not None and time.time() - mtime < _MTIME_SLACK:
+        mtime = None
+    return len(data), mtime, hashlib.sha256(data).hexdigest()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -214,17 +214,17 @@ def _status(args: argparse.Namespace) -> int:
     with open_project(Path(args.project), read_only=True) as project:
         rows = project_status(project)
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json.dumps([row.as_json() for row in rows], indent=2, ensure_ascii=False))
         return EXIT_OK
     print(f"{'file':40} {'state':11} {'pending':>8} {'accepted':>8} {'rejected':>8} {'review':>8}")
     for row in rows:
-        if row["state"] == "done":
+        if row.state == "done":
             print(
-                f"{row['file'][:40]:40} {row['state']:11} {row['pending']:>8} {row['accepted']:>8} "
-                f"{row['rejected']:>8} {row['review_minutes']:>6} min"
+                f"{row.file[:40]:40} {row.state:11} {row.pending:>8} {row.accepted:>8} "
+                f"{row.rejected:>8} {row.review_minutes:>6} min"
             )
         else:
-            print(f"{row['file'][:40]:40} {row['state']:11} {row.get('reason') or ''}")
+            print(f"{row.file[:40]:40} {row.state:11} {row.reason or ''}")
     return EXIT_OK
 
 

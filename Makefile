@@ -9,7 +9,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := resources/sample/sample.srt
 
-.PHONY: setup ffmpeg desktop train-setup run screenshots test lint typecheck layers unit benchmark clean
+.PHONY: setup ffmpeg desktop train-setup run screenshots test lint typecheck layers unit benchmark clean \
+	package package-check
 
 setup: $(STAMP)
 	@$(BIN)/python -m app.ml.base_encoder
@@ -51,6 +52,18 @@ run: setup desktop
 screenshots: setup desktop
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(BIN)/python packaging/screenshots.py screenshots
 
+# The installable app: a wheel with the model and sample inside, and a one-folder desktop bundle
+# (PyInstaller) as dist/Punctum-<version>-<platform>.tar.gz with install.sh. Not part of make test.
+package: setup
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[bundle]'
+	$(BIN)/python packaging/build_wheel.py dist
+	$(BIN)/python packaging/build_bundle.py
+
+# Installs the wheel and the bundle into empty temporary homes and runs them (needs xvfb).
+package-check: package desktop
+	@command -v xvfb-run >/dev/null || { command -v apt-get >/dev/null && $(call APT_INSTALL,xvfb) ; } || true
+	bash packaging/smoke.sh
+
 lint: setup
 	$(BIN)/ruff check app tests
 	$(BIN)/ruff format --check app tests
@@ -75,4 +88,4 @@ benchmark: setup
 	$(BIN)/python -m tests.benchmarks.bench_startup
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist

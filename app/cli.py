@@ -387,9 +387,25 @@ def _positive_int(text: str) -> int:
     return value
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: Punctum's version and its model's, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from app.services.about import about
+
+        print(about().version_line())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="punctum", description="Restore and review punctuation in ASR captions (SRT, WebVTT, text)."
+    )
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show the version and the model's, then exit"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_file_commands(commands)

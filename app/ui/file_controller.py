@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QFileDialog
 
+from app.core.bundled import sample_dir
 from app.core.errors import PunctumError
 from app.services.files import MEDIA_SUFFIXES, TIMING_JSON, TIMING_SUFFIX, classify
 from app.services.review import ReviewSession
@@ -15,7 +16,7 @@ from app.services.review import ReviewSession
 if TYPE_CHECKING:
     from app.ui.window import MainWindow
 
-SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample"
+SAMPLE = sample_dir()
 MAX_RECENT = 10
 
 

@@ -60,6 +60,7 @@ COMMANDS = (
     Command("shortcuts", "&Keyboard shortcuts…", "", "Settings"),
     Command("limits", "Caption &limits…", "", "Settings"),
     Command("help", "&Help: keys", "F1", "Help"),
+    Command("about", "&About Punctum", "", "Help"),
 )
 
 MARK_COMMANDS = {

@@ -30,8 +30,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.about import about
 from app.services.review import ReviewSession
 from app.services.worker_process import WorkerProcess
+from app.ui.about import about_html
 from app.ui.analysis_controller import AnalysisController
 from app.ui.file_controller import FileController
 from app.ui.models import CueModel, SuggestionModel
@@ -213,6 +215,7 @@ class MainWindow(QMainWindow):
             "shortcuts": self.edit_shortcuts,
             "limits": self.edit_limits,
             "help": lambda: self.help.show_keys(saved_keys(self.settings)),
+            "about": self.show_about,
         }
         for name, mark in MARK_COMMANDS.items():
             handlers[name] = lambda _checked=False, mark=mark: self.review.change_mark(mark)
@@ -381,6 +384,9 @@ class MainWindow(QMainWindow):
     # --- media, reference, project, export -----------------------------------------------------
 
     # --- settings ---------------------------------------------------------------------------------
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About Punctum", about_html(about()))
 
     def edit_shortcuts(self) -> None:
         dialog = ShortcutDialog(saved_keys(self.settings), self)

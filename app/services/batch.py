@@ -23,6 +23,7 @@ from typing import Any
 from app.core.commands import ApplyPolicy, accept_confident
 from app.core.errors import PunctumError
 from app.core.model import Status, Suggestion
+from app.core.triage import OPERATING_THRESHOLD
 from app.formats import WriteError, write_document
 from app.services.analysis import AnalysisRequest
 from app.services.files import FileKind, classify
@@ -38,7 +39,11 @@ from app.store.project import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, Proje
 
 _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)", re.IGNORECASE)
 #: Seconds an editor spends on one suggestion, for the review estimate (a reading and a key press).
-SECONDS_PER_SUGGESTION = 4.0
+#: A person's time per gap left to review (its candidates from the reference and the model are
+#: one decision); the review estimate is this times the gaps the triage rule leaves open.
+SECONDS_PER_GAP = 4.0
+#: ``--apply triage``'s model threshold unless another is given (its measured operating point).
+TRIAGE_THRESHOLD = OPERATING_THRESHOLD
 
 
 @dataclass(frozen=True)
@@ -359,7 +364,8 @@ class FileStatus:
 
     file: str
     state: str  # pending, running, done, failed, interrupted or stale
-    pending: int | None = None  # suggestions by status, for a file that is done
+    gaps_to_review: int | None = None  # gaps with a pending candidate, for a file that is done
+    pending: int | None = None  # suggestions by status
     accepted: int | None = None
     rejected: int | None = None
     review_minutes: float | None = None
@@ -388,15 +394,16 @@ def project_status(project: Project) -> list[FileStatus]:
             state = "stale"
             if entry.state != FAILED:
                 reason = f"{entry.captions_path.name} changed on disk since it was imported"
-        pending = counts.get(Status.PENDING.value)
+        gaps = counts.get("gaps")
         rows.append(
             FileStatus(
                 entry.stem,
                 state,
-                pending,
+                gaps,
+                counts.get(Status.PENDING.value),
                 counts.get(Status.ACCEPTED.value),
                 counts.get(Status.REJECTED.value),
-                round(pending * SECONDS_PER_SUGGESTION / 60, 1) if pending is not None else None,
+                round(gaps * SECONDS_PER_GAP / 60, 1) if gaps is not None else None,
                 reason,
             )
         )

@@ -13,6 +13,7 @@ from app.align.alignment import align
 from app.core import commands
 from app.core.history import History
 from app.core.model import Casing, Document, Source, Status, Suggestion
+from app.core.triage import gaps_to_review
 from app.formats import FormatError, format_of, parse_document, read_bytes
 from app.store.project import Project, ProjectError
 
@@ -213,9 +214,10 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
 
 
 def status_counts(project: Project, file_id: int) -> dict[str, int]:
-    """Suggestions of a file by status, as the decisions leave them."""
+    """Suggestions of a file by status, as the decisions leave them, and the gaps still to review
+    (``"gaps"``: a gap's candidates, from the reference and the model, count once)."""
     document, _ = load_document(project, file_id)
-    return document.status_counts()
+    return {**document.status_counts(), "gaps": gaps_to_review(document.suggestions)}
 
 
 def replay(document: Document, history: History, action: str, arguments: dict[str, Any]) -> None:

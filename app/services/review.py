@@ -25,6 +25,7 @@ from app.core import commands
 from app.core.errors import PunctumError
 from app.core.history import History, Step
 from app.core.model import Document, Source, Suggestion
+from app.core.triage import gaps_to_review
 from app.formats import format_of, parse_document, write_document
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.projects import add_caption_file, load_document
@@ -165,7 +166,8 @@ class ReviewSession:
         return ReviewSession.open_project(path, self.file_id)
 
     def counts(self) -> dict[str, int]:
-        return self.document.status_counts()
+        """Suggestions by status, and the gaps still to review (``"gaps"``)."""
+        return {**self.document.status_counts(), "gaps": gaps_to_review(self.document.suggestions)}
 
     def review_order(self, lowest_confidence_first: bool = False) -> list[Suggestion]:
         """Suggestions the editor steps through: in reading order, or least sure first."""

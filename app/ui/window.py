@@ -348,7 +348,8 @@ class MainWindow(QMainWindow):
         if self.session is not None:
             counts = self.session.counts()
             self.counts_label.setText(
-                f"pending {counts['pending']} · accepted {counts['accepted']} · rejected {counts['rejected']}"
+                f"{counts['gaps']} gaps to review · suggestions: pending {counts['pending']} · "
+                f"accepted {counts['accepted']} · rejected {counts['rejected']}"
             )
         self._update_actions()
 

@@ -1,0 +1,153 @@
+"""Review by exception: the suggestions of a file as one row per gap, and the one rule that
+settles some gaps by itself and queues the rest for a person.
+
+A *gap* is the place after a word. Its candidates are the marks proposed for it (by the reference
+transcript, the model or the editor); a capital the reference proposes for the next word goes
+with the sentence mark that causes it. A capital proposed on its own (a name) is a gap of its own,
+at the word it capitalises.
+
+Where the reference and the model propose the same mark, they agree, and the gap settles itself.
+Where only the model speaks (no reference for the file) it settles when the model is at least as
+sure as the policy's threshold. Everything else goes to a person: disagreements first, then the
+least sure first. Batch, the command line and the editor all use this rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from app.core.marks import model_class
+from app.core.model import Source, Status, Suggestion
+
+#: Marks after which the next word starts a sentence (period, question, exclamation).
+_SENTENCE_END = frozenset((2, 3, 4))
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One row of review: the gap after word ``index`` and what was proposed for it."""
+
+    index: int
+    marks: tuple[Suggestion, ...] = ()
+    #: Capitals of the next word that the sentence marks here call for (or, when ``marks`` is
+    #: empty, a capital proposed on its own for word ``index``).
+    capitals: tuple[Suggestion, ...] = ()
+
+    @property
+    def suggestions(self) -> tuple[Suggestion, ...]:
+        return self.marks + self.capitals
+
+    @property
+    def pending(self) -> bool:
+        return any(s.status is Status.PENDING for s in self.suggestions)
+
+    def by(self, source: Source) -> Suggestion | None:
+        """The surest pending candidate of ``source`` (marks first; capitals for a capital row)."""
+        own = [s for s in (self.marks or self.capitals) if s.source is source and s.status is Status.PENDING]
+        return max(own, key=lambda s: s.confidence, default=None)
+
+    @property
+    def disagreement(self) -> bool:
+        """The reference and the model both proposed something here, and not the same thing."""
+        reference, model = self.by(Source.REFERENCE), self.by(Source.MODEL)
+        return reference is not None and model is not None and not _same(reference, model)
+
+    @property
+    def confidence(self) -> float:
+        """How sure the surest pending candidate is."""
+        return max((s.confidence for s in self.suggestions if s.status is Status.PENDING), default=1.0)
+
+
+def _same(one: Suggestion, other: Suggestion) -> bool:
+    if one.casing is not None or other.casing is not None:
+        return one.casing == other.casing
+    return model_class(one.mark) == model_class(other.mark)
+
+
+def gaps_of(suggestions: Iterable[Suggestion]) -> list[Gap]:
+    """The suggestions grouped into review rows, in document order."""
+    marks: dict[int, list[Suggestion]] = {}
+    capitals: dict[int, list[Suggestion]] = {}  # by the word they capitalise
+    for suggestion in suggestions:
+        (marks if suggestion.casing is None else capitals).setdefault(suggestion.gap, []).append(suggestion)
+    rows: dict[int, Gap] = {}
+    for index, proposed in marks.items():
+        ends_sentence = any(model_class(s.mark) in _SENTENCE_END for s in proposed)
+        following = capitals.pop(index + 1, []) if ends_sentence else []
+        rows[index] = Gap(index, tuple(proposed), tuple(following))
+    for word, proposed in capitals.items():
+        # A capital on its own shares the row key space with gaps: keep both when they collide.
+        key = word if word not in rows else -word - 1
+        rows[key] = Gap(word, (), tuple(proposed))
+    return [rows[key] for key in sorted(rows, key=lambda k: (rows[k].index, k < 0))]
+
+
+#: The model threshold at which the gaps the model settles alone are at least 97% right on the
+#: Earnings-22 test calls (tests/benchmarks/review_effort.py: 98.0% right, 18% of its gaps settled).
+OPERATING_THRESHOLD = 0.98
+
+
+@dataclass(frozen=True)
+class TriagePolicy:
+    """Which gaps settle by themselves. ``agreement``: where the reference and the model propose
+    the same; ``model_threshold``: where the model alone (no reference) is at least this sure
+    (None: never)."""
+
+    agreement: bool = True
+    model_threshold: float | None = OPERATING_THRESHOLD
+
+    def __post_init__(self) -> None:
+        if self.model_threshold is not None and not 0.0 <= self.model_threshold <= 1.0:
+            raise ValueError("the model threshold must be between 0 and 1")
+
+
+@dataclass
+class Triage:
+    """What the rule did with a file: the suggestions it accepts, and the gaps left to a person
+    in the order to review them."""
+
+    accepted: list[int] = field(default_factory=list)
+    queue: list[Gap] = field(default_factory=list)
+    settled: list[Gap] = field(default_factory=list)
+
+
+def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_reference: bool) -> Triage:
+    """Settle what ``policy`` allows; queue the rest, disagreements first, then least sure first.
+
+    ``has_reference``: whether the file had a reference transcript; then a proposal of the model
+    alone is one the reference does not make, which is a disagreement for a person to settle.
+    """
+    result = Triage()
+    for gap in gaps_of(suggestions):
+        if not gap.pending:
+            continue
+        chosen = _settled_by(gap, policy, has_reference)
+        if chosen is None:
+            result.queue.append(gap)
+            continue
+        result.settled.append(gap)
+        result.accepted.append(chosen.id)
+        if gap.marks and model_class(chosen.mark) in _SENTENCE_END:
+            # The capital its sentence mark calls for comes with it: one per word, the
+            # reference's before the model's; never with a mark that ends no sentence.
+            pending = [s for s in gap.capitals if s.status is Status.PENDING]
+            if pending:
+                surest = max(pending, key=lambda s: (s.source is Source.REFERENCE, s.confidence))
+                result.accepted.append(surest.id)
+    result.queue.sort(key=lambda g: (not g.disagreement, g.confidence, g.index))
+    return result
+
+
+def _settled_by(gap: Gap, policy: TriagePolicy, has_reference: bool) -> Suggestion | None:
+    reference, model = gap.by(Source.REFERENCE), gap.by(Source.MODEL)
+    if reference is not None and model is not None:
+        return reference if policy.agreement and _same(reference, model) else None
+    if model is not None and not has_reference and policy.model_threshold is not None:
+        return model if model.confidence >= policy.model_threshold else None
+    return None
+
+
+def gaps_to_review(suggestions: Iterable[Suggestion]) -> int:
+    """How many rows of review are still open: gaps (not suggestions) with a pending candidate."""
+    return sum(gap.pending for gap in gaps_of(suggestions))

@@ -1,0 +1,78 @@
+"""Review by exception: one row per gap, and the one rule that settles gaps by itself."""
+
+from __future__ import annotations
+
+from app.core.commands import ApplyPolicy, accept_confident
+from app.core.model import Casing, Source, Status, Suggestion
+from app.core.triage import TriagePolicy, gaps_of, gaps_to_review, triage
+
+
+def _mark(sid: int, gap: int, mark: str, confidence: float, source: Source = Source.MODEL) -> Suggestion:
+    return Suggestion(sid, gap, mark, confidence, source)
+
+
+def _capital(sid: int, word: int, confidence: float = 0.95, source: Source = Source.REFERENCE) -> Suggestion:
+    return Suggestion(sid, word, "", confidence, source, casing=Casing.CAPITALISED)
+
+
+def test_a_gap_is_one_row_with_the_capital_its_sentence_mark_calls_for() -> None:
+    suggestions = [
+        _mark(1, 4, ".", 0.95, Source.REFERENCE),
+        _capital(2, 5),
+        _mark(3, 4, ".", 0.97),
+        _capital(4, 9, 0.8, Source.MODEL),  # a name's capital, on its own row
+    ]
+    rows = gaps_of(suggestions)
+    assert [(row.index, [s.id for s in row.marks], [s.id for s in row.capitals]) for row in rows] == [
+        (4, [1, 3], [2]),
+        (9, [], [4]),
+    ]
+    assert gaps_to_review(suggestions) == 2
+
+
+def test_agreement_settles_a_gap_with_its_capital_and_disagreement_goes_first_in_the_queue() -> None:
+    suggestions = [
+        _mark(1, 4, ".", 0.95, Source.REFERENCE),
+        _capital(2, 5),
+        _mark(3, 4, ".", 0.97),  # agrees with the reference: settled, capital and all
+        _mark(4, 10, ",", 0.95, Source.REFERENCE),
+        _mark(5, 10, "?", 0.6),  # disagrees
+        _mark(6, 20, ",", 0.99),  # the model alone, but the file has a reference: a person decides
+        _mark(7, 30, ".", 0.75, Source.REFERENCE),  # the reference alone
+    ]
+    result = triage(suggestions, TriagePolicy(), has_reference=True)
+    assert result.accepted == [1, 2]
+    assert [gap.index for gap in result.queue] == [10, 30, 20]  # disagreement, then least sure
+
+
+def test_the_model_alone_settles_at_or_above_the_threshold_when_there_is_no_reference() -> None:
+    suggestions = [_mark(1, 3, ",", 0.95), _mark(2, 7, ".", 0.89), _mark(3, 9, "?", 0.9)]
+    result = triage(suggestions, TriagePolicy(model_threshold=0.9), has_reference=False)
+    assert sorted(result.accepted) == [1, 3]
+    assert [gap.index for gap in result.queue] == [7]
+    assert triage(suggestions, TriagePolicy(model_threshold=None), has_reference=False).accepted == []
+
+
+def test_decided_gaps_are_neither_settled_nor_queued_again() -> None:
+    decided = Suggestion(1, 3, ",", 0.5, Source.MODEL, status=Status.REJECTED)
+    result = triage([decided], TriagePolicy(), has_reference=False)
+    assert result.accepted == [] and result.queue == []
+    assert gaps_to_review([decided]) == 0
+
+
+def test_apply_triage_is_the_same_rule_for_the_command_line_batch_and_editor() -> None:
+    suggestions = [_mark(1, 4, ".", 0.95, Source.REFERENCE), _mark(2, 4, ".", 0.6), _mark(3, 8, ",", 0.99)]
+    # With a reference in the file, the model's lone comma waits for a person, however sure.
+    assert accept_confident(suggestions, ApplyPolicy("triage", 0.9)) == [1]
+    assert accept_confident([suggestions[2]], ApplyPolicy("triage", 0.9)) == [3]
+
+
+def test_one_capital_per_word_comes_with_a_settled_sentence_mark() -> None:
+    suggestions = [
+        _mark(1, 4, ".", 0.95, Source.REFERENCE),
+        _mark(2, 4, ".", 0.97),
+        _capital(3, 5, 0.95, Source.REFERENCE),
+        _capital(4, 5, 0.99, Source.MODEL),
+    ]
+    assert triage(suggestions, TriagePolicy(), has_reference=True).accepted == [1, 3]
+    assert accept_confident(suggestions, ApplyPolicy("triage", 0.98)) == [1, 3]

@@ -66,3 +66,20 @@ def test_about_box_names_the_versions_the_model_and_the_licences(qtbot, tmp_path
     assert "CC BY-NC-ND" in text  # the model's training-data note
     icon = application_icon()
     assert not icon.isNull() and len(icon.availableSizes()) >= 5
+
+
+def test_a_first_start_preparing_the_model_says_so_in_a_window(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QSettings
+
+    from app.ui.window import MainWindow
+
+    window = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    # What the background process reports while app.ml.export prepares the model.
+    window.analysis.show_progress("Preparing the model for fast starts (once): punctum-base", -1.0)
+    dialog = window.analysis.preparing
+    assert dialog is not None and dialog.isVisible()
+    assert "once" in dialog.labelText()
+    window.analysis.show_progress("Suggesting punctuation", -1.0)
+    assert not dialog.isVisible()

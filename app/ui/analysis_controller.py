@@ -13,6 +13,8 @@ from app.store.project import Project
 from app.ui import startup_log
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QProgressDialog
+
     from app.ui.window import MainWindow
 
 
@@ -23,6 +25,7 @@ class AnalysisController:
 
     def __init__(self, window: MainWindow) -> None:
         self.window = window
+        self.preparing: QProgressDialog | None = None  # shown while a first start prepares the model
 
     def read_audio(self, media: Path) -> None:
         session = self.window.session
@@ -108,7 +111,14 @@ class AnalysisController:
         else:
             self.suggest(with_audio=media is not None and media.is_file() and self.window.use_audio)
 
+    #: The background process's message when a first start prepares the model (app.ml.export).
+    PREPARING = "Preparing the model"
+
     def show_progress(self, text: str, fraction: float) -> None:
+        if text.startswith(self.PREPARING):
+            self._show_preparing()
+        else:
+            self._hide_preparing()
         self.window.progress_label.setText(text)
         if fraction < 0:
             self.window.progress.setRange(0, 0)
@@ -116,6 +126,32 @@ class AnalysisController:
             self.window.progress.setRange(0, 100)
             self.window.progress.setValue(int(fraction * 100))
 
+    def _show_preparing(self) -> None:
+        """A first start spends some 20 s preparing the model: say so in a window of its own, not
+        only in the status bar, so the wait is not taken for a hang."""
+        from PySide6.QtWidgets import QProgressDialog
+
+        if self.preparing is None:
+            dialog = QProgressDialog(
+                "Preparing the punctuation model for this computer.\n"
+                "This happens once and takes about 20 seconds.",
+                "",
+                0,
+                0,
+                self.window,
+            )
+            dialog.setWindowTitle("Punctum: first start")
+            dialog.setCancelButton(None)
+            dialog.setMinimumDuration(0)
+            self.preparing = dialog
+        self.preparing.show()
+
+    def _hide_preparing(self) -> None:
+        if self.preparing is not None:
+            self.preparing.hide()
+
     def show_busy(self, busy: bool) -> None:
+        if not busy:
+            self._hide_preparing()
         for widget in (self.window.progress_label, self.window.progress, self.window.cancel_button):
             widget.setVisible(busy)

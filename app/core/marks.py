@@ -133,3 +133,8 @@ def same_mark(written: str, mark: str) -> bool:
     return replaceable_part(written) == replaceable_part(mark) and protected_part(mark) in protected_part(
         written
     )
+
+
+#: Indices into ``MODEL_MARKS`` after which the next word starts a sentence: . ? ! (``;`` and
+#: an ellipsis count as a period; a comma after an ellipsis, "...,", ends nothing).
+SENTENCE_END_CLASSES = frozenset(model_class(mark) for mark in ".?!")

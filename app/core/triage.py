@@ -17,11 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from app.core.marks import model_class
+from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Source, Status, Suggestion
-
-#: Marks after which the next word starts a sentence (period, question, exclamation).
-_SENTENCE_END = frozenset((2, 3, 4))
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,7 @@ def gaps_of(suggestions: Iterable[Suggestion]) -> list[Gap]:
         (marks if suggestion.casing is None else capitals).setdefault(suggestion.gap, []).append(suggestion)
     rows: dict[int, Gap] = {}
     for index, proposed in marks.items():
-        ends_sentence = any(model_class(s.mark) in _SENTENCE_END for s in proposed)
+        ends_sentence = any(model_class(s.mark) in SENTENCE_END_CLASSES for s in proposed)
         following = capitals.pop(index + 1, []) if ends_sentence else []
         rows[index] = Gap(index, tuple(proposed), tuple(following))
     for word, proposed in capitals.items():
@@ -128,7 +125,7 @@ def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_referenc
             continue
         result.settled.append(gap)
         result.accepted.append(chosen.id)
-        if gap.marks and model_class(chosen.mark) in _SENTENCE_END:
+        if gap.marks and model_class(chosen.mark) in SENTENCE_END_CLASSES:
             # The capital its sentence mark calls for comes with it: one per word, the
             # reference's before the model's; never with a mark that ends no sentence.
             pending = [s for s in gap.capitals if s.status is Status.PENDING]

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core.marks import model_class
+from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Casing, casing_of
 from app.formats.corpora import read_token_tags
 from app.formats.cuetext import split_token
@@ -213,10 +213,6 @@ def words_between(document: LabelledText, first: int, stop: int, suffix: str = "
             for key, value in document.extras.items()
         },
     )
-
-
-#: Mark classes after which a sentence starts.
-SENTENCE_END_CLASSES = frozenset(model_class(mark) for mark in ".?!")
 
 
 def mid_sentence_casing(document: LabelledText) -> list[int]:

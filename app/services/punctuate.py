@@ -19,7 +19,7 @@ from app.core import commands
 from app.core.commands import ApplyPolicy as ApplyPolicy  # re-exported for the command line
 from app.core.errors import PunctumError
 from app.core.history import History, Step, WordEdit
-from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
+from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word, apply_casing
 from app.core.orthography import always_capitalised
 from app.ml.runtime import SHIPPED_MODEL
@@ -34,8 +34,6 @@ _SPACED_MARKS = {"fr": set("?!:;")}
 _CJK_MARKS = {".": "。", "?": "？", "!": "！", ":": "："}
 #: Languages with marks of their own: Chinese writes its comma "，", Japanese "、".
 _FULL_WIDTH_MARKS = {"zh": {**_CJK_MARKS, ",": "，"}, "ja": {**_CJK_MARKS, ",": "、"}}
-#: Marks after which a sentence starts: . ? ! (a comma after an ellipsis, "...,", does not end one).
-_SENTENCE_END_CLASSES = frozenset(MODEL_MARKS.index(mark) for mark in ".?!")
 #: A lowercase word inside a sentence gets a capital suggested above this casing-head probability.
 CAPITAL_PROBABILITY = 0.5
 #: Scripts the model's training data covers; other text still gets a result, with a warning.
@@ -343,7 +341,7 @@ def suggest(
 
 
 def _starts_sentence(words: list[Word], index: int) -> bool:
-    return index == 0 or model_class(words[index - 1].mark) in _SENTENCE_END_CLASSES
+    return index == 0 or model_class(words[index - 1].mark) in SENTENCE_END_CLASSES
 
 
 def _open_gap(words: list[Word], index: int) -> bool:

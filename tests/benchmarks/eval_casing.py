@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from app.core.marks import SENTENCE_END_CLASSES
 from app.core.orthography import always_capitalised
 from app.ml import data as corpora
 from app.services.punctuate import CAPITAL_PROBABILITY, Punctuator
@@ -44,10 +45,7 @@ def casing_scores(
             if case == corpora.UNKNOWN:
                 continue
             before = marks[index - 1] if index else None
-            starts = (
-                before is None
-                or max(range(len(before)), key=before.__getitem__) in corpora.SENTENCE_END_CLASSES
-            )
+            starts = before is None or max(range(len(before)), key=before.__getitem__) in SENTENCE_END_CLASSES
             inside = casing[index][1] + casing[index][2] > CAPITAL_PROBABILITY or (
                 rule and always_capitalised(document.words[index], document.language)
             )

@@ -23,13 +23,10 @@ from torch import nn
 from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, resolve_encoder
 from app.ml.model import PunctuationModel, batch_tensors
+from app.ml.validation import CONFIG_NAME, FORMAT, WEIGHTS_NAME, check_model, refuse_pickle_only
 from app.ml.validation import ModelError as ModelError  # re-exported: the loaders' error
-from app.ml.validation import check_model, refuse_pickle_only
 from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
 
-CONFIG_NAME = "punctum-model.json"
-WEIGHTS_NAME = "weights.safetensors"
-FORMAT = 1
 LORA_TARGETS = ["query", "key", "value", "dense"]
 
 

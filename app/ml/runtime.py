@@ -20,14 +20,13 @@ import numpy as np
 from app.core.bundled import shipped_model_dir
 from app.core.errors import PunctumError
 from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir, cache_root
+from app.ml.validation import CONFIG_NAME, WEIGHTS_NAME
 from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
 
 #: Bump when the export's graph or files change: older exports are then built again.
 EXPORT_FORMAT = 1
 RUNTIME_NAME = "runtime.json"
 TOKENIZER_NAME = "tokenizer.json"
-CONFIG_NAME = "punctum-model.json"
-WEIGHTS_NAME = "weights.safetensors"
 #: Settings fitted after training and applied to the graph's outputs (app.ml.inference).
 #: Settings applied outside the graph, or only shown to people: they leave an export as it is.
 _NOT_IN_GRAPH = ("temperature", "mark_bias", "mark_bias_by_language", "calibration", "version", "data_note")

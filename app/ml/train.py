@@ -767,7 +767,8 @@ def calibrate_model(
     """Fit the mark biases and temperature of a trained model on the dev data; write them into its settings."""
     from app.ml.calibrate import calibrate
     from app.ml.evaluate import predict_documents
-    from app.ml.packaging import CONFIG_NAME, load_model
+    from app.ml.packaging import load_model
+    from app.ml.validation import CONFIG_NAME
 
     model, tokenizer, settings = load_model(model_dir)
     documents = dev_documents(config)

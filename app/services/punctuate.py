@@ -124,13 +124,14 @@ class Punctuator:
     def _load_export(self, directory: Path) -> LoadedModel:
         from app.ml.runtime import OnnxModel, forget_export
 
-        prepare_model(directory, self.quantize, self.log)
+        # ``directory`` was checked by ``check``: only the export may be missing.
+        _export_if_missing(directory, self.quantize, self.log)
         try:
             return OnnxModel(directory, int8=self.quantize, threads=self.threads)
         except Exception as error:  # ONNX Runtime has no error type of its own for a damaged file
             self.log(f"the model's prepared copy is damaged ({str(error)[:80]}); preparing it again")
             forget_export(directory)
-            prepare_model(directory, self.quantize, self.log)
+            _export_if_missing(directory, self.quantize, self.log)
             return OnnxModel(directory, int8=self.quantize, threads=self.threads)
 
     @property
@@ -173,14 +174,19 @@ def prepare_model(
     location: Path | str | None, int8: bool = False, log: Callable[[str], None] = _to_stderr
 ) -> Path:
     """The model's folder, its ONNX export made first if the cache lacks it (once per model)."""
+    directory = resolve_model(location)
+    _export_if_missing(directory, int8, log)
+    return directory
+
+
+def _export_if_missing(directory: Path, int8: bool, log: Callable[[str], None]) -> None:
+    """Make the ONNX export of an already checked model folder unless the cache has it."""
     from app.ml.runtime import is_exported
 
-    directory = resolve_model(location)
     if not is_exported(directory, int8):
         from app.ml.export import export_model
 
         export_model(directory, int8=int8, log=log)
-    return directory
 
 
 def resolve_model(location: Path | str | None) -> Path:

@@ -106,7 +106,6 @@ class Triage:
 
     accepted: list[int] = field(default_factory=list)
     queue: list[Gap] = field(default_factory=list)
-    settled: list[Gap] = field(default_factory=list)
 
 
 def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_reference: bool) -> Triage:
@@ -123,7 +122,6 @@ def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_referenc
         if chosen is None:
             result.queue.append(gap)
             continue
-        result.settled.append(gap)
         result.accepted.append(chosen.id)
         if gap.marks and model_class(chosen.mark) in SENTENCE_END_CLASSES:
             # The capital its sentence mark calls for comes with it: one per word, the

@@ -101,13 +101,19 @@ def _carry_over(project: Project, file_id: int, new: Document) -> tuple[list[dic
 
     outcomes: list[dict[str, Any]] = []
     dropped = 0
-    # Decisions carried to this version and not replayed yet (it was never processed) go on.
-    for outcome in project.carried(file_id):
-        gap = moved(int(outcome["gap"]))
+
+    def carry(old_gap: int, outcome: dict[str, Any]) -> None:
+        """Keep ``outcome`` at the gap's new place, or count it dropped when its words changed."""
+        nonlocal dropped
+        gap = moved(old_gap)
         if gap is None:
             dropped += 1
         else:
             outcomes.append({**outcome, "gap": gap})
+
+    # Decisions carried to this version and not replayed yet (it was never processed) go on.
+    for outcome in project.carried(file_id):
+        carry(int(outcome["gap"]), outcome)
     editor_marks: dict[int, Suggestion] = {}
     for suggestion in decided.suggestions:
         if suggestion.status is Status.PENDING:
@@ -116,31 +122,19 @@ def _carry_over(project: Project, file_id: int, new: Document) -> tuple[list[dic
             if suggestion.status is Status.ACCEPTED:  # the latest of the editor's marks for the gap
                 editor_marks[suggestion.gap] = suggestion
             continue
-        gap = moved(suggestion.gap)
-        if gap is None:
-            dropped += 1
-            continue
-        outcomes.append(
+        carry(
+            suggestion.gap,
             {
-                "gap": gap,
                 "mark": suggestion.mark,
                 "casing": suggestion.casing.value if suggestion.casing else None,
                 "status": suggestion.status.value,
-            }
+            },
         )
     for old_gap, suggestion in sorted(editor_marks.items()):
-        gap = moved(old_gap)
-        if gap is None:
-            dropped += 1
-        else:
-            outcomes.append({"gap": gap, "set_mark": suggestion.mark})
+        carry(old_gap, {"set_mark": suggestion.mark})
     for index, (before, after) in enumerate(zip(original.words(), decided.words(), strict=True)):
         if before.text != after.text:
-            gap = moved(index)
-            if gap is None:
-                dropped += 1
-            else:
-                outcomes.append({"gap": gap, "text": after.text})
+            carry(index, {"text": after.text})
     return outcomes, dropped
 
 

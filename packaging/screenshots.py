@@ -80,11 +80,12 @@ def main() -> int:
     for key in ("a", "a", "x", "j", "question", "a", "ctrl+z"):
         press(key)
     shot("4-after-decisions")
-    press("l")
-    window.suggestion_view.sortByColumn(3, Qt.SortOrder.AscendingOrder)
-    shot("5-lowest-confidence-first")
+    press("p")  # the gap marked on the waveform, its evidence beside the queue
+    shot("5-evidence")
+    press("e")
+    shot("6-every-gap")
     press("F1")
-    shot("6-help-overlay")
+    shot("7-help-overlay")
     window.help.hide()
     window.close()
     app.processEvents()

@@ -64,8 +64,10 @@ def test_review_the_sample_by_keyboard_and_export(qtbot, window: MainWindow, sam
     assert session is not None
     sources = {s.source for s in session.document.suggestions}
     assert {Source.REFERENCE, Source.MODEL} <= sources
-    assert window.suggestion_view.model().rowCount() == len(session.document.suggestions)
-    assert "pending" in window.counts_label.text()
+    # The list is the triage queue, one row per gap; the rest was settled by the rule.
+    queue = session.queue()
+    assert window.gap_view.model().rowCount() == len(queue) < len(session.gaps())
+    assert f"{sum(g.pending for g in queue)} gaps to review" in window.counts_label.text()
 
     # Accept: the first suggestion in reading order is current; A writes its mark.
     first = window.current_id
@@ -127,12 +129,13 @@ def test_accept_above_threshold_is_one_undoable_step(qtbot, window: MainWindow, 
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None
+    by_rule = session.counts()["accepted"]  # what the triage rule settled on opening
     window.accept_above(0.9)
-    assert session.counts()["accepted"] > 0
+    assert session.counts()["accepted"] > by_rule
     # Every sure suggestion is decided: accepted, or turned down by a surer one for its gap.
     assert not [s for s in session.document.suggestions if s.confidence >= 0.9 and s.status is Status.PENDING]
     press(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert session.counts()["accepted"] == 0
+    assert session.counts()["accepted"] == by_rule
     assert window.actions_by_name["redo"].text().replace("&", "").startswith("Redo Accept")
 
 
@@ -311,7 +314,7 @@ def test_a_reference_waits_for_the_analysis_and_failures_after_it_get_a_dialog(
     assert "No space left on device" in wait_for_error(qtbot, window)  # a dialog, not a silent stop
     # The background process had stored the suggestions: the window shows them without a reopen.
     assert window.session is not None and window.session.document.suggestions
-    assert window.suggestion_model is not None and window.suggestion_model.rowCount() > 0
+    assert window.gap_model is not None and window.gap_model.rowCount() > 0
 
     # A project saved under a name without a suffix gets one, so it can be opened again.
     window.save_project_as(tmp_path / "my project")
@@ -323,10 +326,165 @@ def test_lowest_confidence_first_starts_with_the_least_sure(qtbot, window: MainW
     wait_for_suggestions(qtbot, window)
     session = window.session
     press(qtbot, window, Qt.Key.Key_L)
-    least = min(s.confidence for s in session.document.suggestions if s.status is Status.PENDING)
-    assert session.document.suggestion(window.current_id).confidence == least
+    least = min(g.queue_key[1] for g in session.queue() if g.pending)
+    assert session.gap_of(window.current_id).queue_key[1] == least
     press(qtbot, window, Qt.Key.Key_J)
-    assert session.document.suggestion(window.current_id).confidence >= least
+    assert session.gap_of(window.current_id).queue_key[1] >= least
+
+
+def _visited_by_j(qtbot, window: MainWindow) -> list[tuple[int, bool]]:
+    """The gaps (word, and whether a mark row) J walks through from the top until it stops."""
+    session = window.session
+    assert session is not None
+    window.current_id = None
+    visited: list[tuple[int, bool]] = []
+    for _ in range(len(session.gaps()) + 2):
+        before = window.current_id
+        press(qtbot, window, Qt.Key.Key_J)
+        if window.current_id is None or window.current_id == before:
+            break
+        gap = session.gap_of(window.current_id)
+        visited.append((gap.index, bool(gap.marks)))
+    return visited
+
+
+def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    from app.core.triage import TriagePolicy, triage
+    from app.services.punctuate import Punctuator
+    from tests.benchmarks.review_effort import bundled_sample
+
+    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    assert session is not None
+    # What the benchmark predicts for the bundled sample is what the editor shows.
+    predicted = bundled_sample(Punctuator(), sample)["queue"]
+    assert f"{predicted} gaps to review" in window.counts_label.text()
+    assert window.gap_model is not None and window.gap_model.rowCount() == predicted
+    # Only gaps where the reference and the model disagree, or one of them speaks alone.
+    queue = session.queue()
+    for gap in queue:
+        assert gap.pending
+        reference, model = gap.by(Source.REFERENCE), gap.by(Source.MODEL)
+        assert gap.disagreement or reference is None or model is None
+    assert [g.disagreement for g in queue] == sorted((g.disagreement for g in queue), reverse=True)
+    # The rule's settlement is one recorded, undoable decision.
+    assert window.actions_by_name["undo"].text().replace("&", "") == "Undo Settle by triage"
+    decided_by = [row[0] for row in session.project.db.execute("SELECT decided_by FROM decisions")]
+    assert decided_by == ["rule"]
+    # J visits the queue's gaps in its order, and nothing else; K steps back.
+    visited = _visited_by_j(qtbot, window)
+    assert visited == [(g.index, bool(g.marks)) for g in queue]
+    assert "The queue is done" in window.statusBar().currentMessage()
+    press(qtbot, window, Qt.Key.Key_K)
+    assert session.gap_of(window.current_id) == queue[-2]
+    # E shows every gap again, the settled ones among them; E again goes back to the queue.
+    press(qtbot, window, Qt.Key.Key_E)
+    everything = session.gaps()
+    assert window.gap_model.rowCount() == len(everything) > len(queue)
+    assert len(_visited_by_j(qtbot, window)) == sum(g.pending for g in everything) == len(queue)
+    press(qtbot, window, Qt.Key.Key_E)
+    assert window.gap_model.rowCount() == len(queue)
+    # Deciding a gap keeps it in the list (to look at again) but J skips it.
+    window.current_id = None
+    press(qtbot, window, Qt.Key.Key_J)
+    first = session.gap_of(window.current_id).index
+    press(qtbot, window, Qt.Key.Key_A)
+    assert not next(g for g in session.queue() if g.index == first).pending
+    assert window.gap_model.rowCount() == len(queue)
+    assert f"{predicted - 1} gaps to review" in window.counts_label.text()
+    assert triage(session.document.suggestions, TriagePolicy(), True).accepted == []
+
+
+def test_a_policy_change_re_triages_and_undo_takes_back_the_rules_settlement(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    from app.core.triage import TriagePolicy
+
+    (sample / "reference.txt").unlink()  # the model alone: its threshold decides
+    window.open_captions(sample / "sample.srt", None, None)
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    assert session is not None and not session.has_reference
+
+    def to_review() -> int:
+        return sum(g.pending for g in session.queue())
+
+    at_default = to_review()
+    settled_at_default = session.settled_by_rule()
+    assert all(session.document.suggestion(i).confidence >= 0.98 for i in settled_at_default)
+    # A laxer threshold settles more; what the stricter one queued is now settled.
+    window.set_triage_policy(TriagePolicy(model_threshold=0.6))
+    lax = to_review()
+    assert lax < at_default
+    assert session.settled_by_rule() > settled_at_default
+    assert f"{lax} gaps to review" in window.counts_label.text()
+    # A stricter one takes the laxer one's settlement back: the model alone settles nothing.
+    window.set_triage_policy(TriagePolicy(model_threshold=None))
+    assert session.settled_by_rule() == set()
+    assert to_review() == len(session.gaps())
+    assert not any(w.mark for w in session.document.words())  # the rule's marks taken out again
+    # The policy is kept for the next file.
+    assert window.triage_policy() == TriagePolicy(model_threshold=None)
+    # Undo by keyboard: the laxer settlement is back, then the first one, then none.
+    press(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert to_review() == lax
+    press(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert to_review() == at_default and session.settled_by_rule() == settled_at_default
+    press(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert session.settled_by_rule() == set()
+    assert all(s.status is Status.PENDING for s in session.document.suggestions)
+    assert window.gap_model is not None and window.gap_model.rowCount() == len(session.gaps())
+    assert f"{len(session.gaps())} gaps to review" in window.counts_label.text()
+    # Undone as recorded: the project opened again shows the same.
+    path = session.project.path
+    window.close()
+    reopened = ReviewSession.open_project(path)
+    try:
+        assert all(s.status is Status.PENDING for s in reopened.document.suggestions)
+        assert reopened.history.redo_description == "Settle by triage"
+    finally:
+        reopened.close()
+
+
+@requires_ffmpeg
+def test_the_evidence_panel_shows_what_is_known_about_a_gap(qtbot, window: MainWindow, sample: Path) -> None:
+    from app.audio.analysis import analyse_media
+    from app.audio.evidence import caption_gaps
+    from app.formats import parse_document
+    from app.services.documents import attach_timing_file
+
+    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    assert session is not None
+    cafe = 8  # "... maple street repair cafe ‖ every saturday ...": the reference ends a sentence
+    assert session.document.word(cafe).text == "cafe"
+    press(qtbot, window, Qt.Key.Key_E)  # every gap: this one may have been settled by the rule
+    gap = next(g for g in session.gaps() if g.index == cafe and g.marks)
+    window.review.select(gap.lead.id)
+    # Measured again here, straight from the audio layer, for the same gap.
+    document = parse_document((sample / "sample.srt").read_bytes(), "srt", sample / "sample.srt")
+    attach_timing_file(document, sample / "sample.words.json", "en")  # opened with the captions
+    _, prosody, timings = caption_gaps(document, analyse_media(sample / "sample.mp4"))
+    pause_ms = round(prosody[cafe].pause * 1000)
+    end_ms = round(timings[cafe].end * 1000)
+    text = window.evidence.text()
+    # The words as they stand (the rule may have settled this gap already), on both sides.
+    assert "maple street repair cafe <b>‖</b> every saturday a few" in text.lower().replace(".", "").replace(
+        ",", ""
+    )
+    assert "<b>Reference</b>&nbsp;</td><td>.</td>" in text
+    assert f"<b>Pause</b>&nbsp;</td><td>{pause_ms} ms</td>" in text
+    slope = prosody[cafe].pitch_slope
+    if slope is not None:
+        assert f"{round(slope, 1):+.0f} semitones/s" in text
+    # The gap is marked on the waveform, and P plays the three seconds around it.
+    assert window.waveform.gap == end_ms
+    press(qtbot, window, Qt.Key.Key_P)
+    assert window.media._stop_at == max(0, end_ms - 1500) + 3000
 
 
 def test_gui_without_a_display_says_so_in_one_line() -> None:

@@ -215,3 +215,36 @@ def test_the_background_process_ends_by_itself_when_idle_and_at_once_when_cancel
         worker.read_audio(SAMPLE / "sample.mp4", cancelled=lambda: True)
     assert worker._process is None  # the busy child was stopped, not waited for
     worker.stop()
+
+
+def test_triage_settles_as_the_rule_and_a_new_policy_leaves_a_persons_decisions_alone(sample: Path) -> None:
+    from app.core.triage import TriagePolicy
+    from app.services.analysis import analyse
+    from app.services.punctuate import Punctuator
+
+    session = ReviewSession.open(sample / "sample.srt", reference=sample / "reference.txt")
+    session.store_analysis(analyse(session.analysis_request(use_audio=False), Punctuator()))
+    session.settle(TriagePolicy())
+    settled = session.settled_by_rule()
+    assert settled and session.counts()["gaps"] == len([g for g in session.queue() if g.pending])
+    overruled = session.gap_of(min(settled))  # a person turns down one gap the rule settled
+    session.reject_gap(overruled.lead.id)
+    session.settle(TriagePolicy(agreement=False))  # settles nothing: everything else reopens
+    assert session.settled_by_rule() == set()
+    for suggestion in session.document.suggestions:
+        if suggestion.id in {s.id for s in overruled.suggestions}:
+            assert suggestion.status is Status.REJECTED
+        else:
+            assert suggestion.status is Status.PENDING
+    assert session.document.word(overruled.index).mark == ""
+    statuses = {s.id: s.status for s in session.document.suggestions}
+    decided_by = [row[0] for row in session.project.db.execute("SELECT decided_by FROM decisions")]
+    assert decided_by == ["rule", "editor", "rule"]
+    session.close()
+
+    again = ReviewSession.open(sample / "sample.srt")
+    try:
+        assert {s.id: s.status for s in again.document.suggestions} == statuses
+        assert again.history.undo_description == "Settle by triage"
+    finally:
+        again.close()

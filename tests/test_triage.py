@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.core.commands import ApplyPolicy, accept_confident
 from app.core.model import Casing, Source, Status, Suggestion
-from app.core.triage import TriagePolicy, gaps_of, gaps_to_review, triage
+from app.core.triage import TriagePolicy, gaps_of, gaps_to_review, review_queue, triage
 
 
 def _mark(sid: int, gap: int, mark: str, confidence: float, source: Source = Source.MODEL) -> Suggestion:
@@ -76,3 +78,66 @@ def test_one_capital_per_word_comes_with_a_settled_sentence_mark() -> None:
     ]
     assert triage(suggestions, TriagePolicy(), has_reference=True).accepted == [1, 3]
     assert accept_confident(suggestions, ApplyPolicy("triage", 0.98)) == [1, 3]
+
+
+def _document_with_proposals():
+    from app.core.model import Casing as _Casing
+    from tests.test_commands import make_document
+
+    document = make_document()  # "so what is this | it works"
+    document.suggestions.clear()
+    document.add_suggestions(
+        [
+            _mark(1, 3, "?", 0.95, Source.REFERENCE),
+            Suggestion(2, 4, "", 0.95, Source.REFERENCE, casing=_Casing.CAPITALISED),
+            _mark(3, 3, "?", 0.9),  # agrees with the reference
+            _mark(4, 0, ",", 0.99),
+            _mark(5, 5, ".", 0.7),
+        ]
+    )
+    return document
+
+
+def test_settle_is_one_undoable_step_and_a_new_policy_reopens_what_the_old_one_settled() -> None:
+    from app.core import commands
+    from app.core.history import History
+
+    document = _document_with_proposals()
+    history = History(document)
+    first = triage(document.suggestions, TriagePolicy(model_threshold=0.6), has_reference=False)
+    assert sorted(first.accepted) == [1, 2, 4, 5]
+    history.do(commands.settle(document, [], first.accepted))
+    assert [w.rendered() for w in document.words()] == ["so,", "what", "is", "this?", "It", "works."]
+    assert document.suggestion(3).status is Status.ACCEPTED  # the agreeing rival goes with it
+    # The stricter policy: everything the first accepted goes back to pending, then it decides.
+    reopen = [1, 2, 3, 4, 5]
+    reopened = [replace(s, status=Status.PENDING) for s in document.suggestions]
+    second = triage(reopened, TriagePolicy(model_threshold=0.98), has_reference=False)
+    history.do(commands.settle(document, reopen, second.accepted))
+    assert [w.rendered() for w in document.words()] == ["so,", "what", "is", "this?", "It", "works"]
+    assert document.suggestion(5).status is Status.PENDING
+    history.undo()
+    assert [w.rendered() for w in document.words()] == ["so,", "what", "is", "this?", "It", "works."]
+    history.undo()
+    assert [w.rendered() for w in document.words()] == ["so", "what", "is", "this", "it", "works"]
+    assert all(s.status is Status.PENDING for s in document.suggestions)
+
+
+def test_the_review_queue_leaves_out_what_the_rule_settled_but_keeps_what_a_person_decided() -> None:
+    suggestions = [
+        _mark(
+            1,
+            3,
+            ".",
+            0.95,
+            Source.REFERENCE,
+        ),
+        _mark(2, 3, ".", 0.9),
+        _mark(3, 7, ",", 0.6),
+        replace(_mark(4, 9, "?", 0.5), status=Status.REJECTED),  # decided by a person
+    ]
+    suggestions[0] = replace(suggestions[0], status=Status.ACCEPTED)
+    suggestions[1] = replace(suggestions[1], status=Status.ACCEPTED)
+    queue = review_queue(suggestions, settled_by_rule={1, 2})
+    assert [gap.index for gap in queue] == [9, 7]  # least sure first, the settled gap left out
+    assert [gap.index for gap in review_queue(suggestions, settled_by_rule=set())] == [9, 7, 3]

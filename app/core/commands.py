@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from app.core.errors import PunctumError
-from app.core.history import Edit, Step, SuggestionEdit, WordEdit
+from app.core.history import Edit, History, Step, SuggestionEdit, WordEdit
 from app.core.marks import same_mark
 from app.core.marks import set_mark as written_with
 from app.core.model import Document, Source, Status, Suggestion, apply_casing
@@ -94,6 +94,31 @@ def accept_many(document: Document, suggestion_ids: Iterable[int]) -> Step:
         seen_gaps[gap] = suggestion_id
         edits.extend(_decide(document, suggestion_id, Status.ACCEPTED))
     return Step(f"Accept {len(ids)} suggestions", _merged(edits))
+
+
+def reject_many(document: Document, suggestion_ids: Iterable[int]) -> Step:
+    """Turn several suggestions down as one step (a gap's every proposal, say)."""
+    ids = list(dict.fromkeys(suggestion_ids))
+    edits = [edit for sid in ids for edit in _decide(document, sid, Status.REJECTED)]
+    return Step(f"Reject {len(ids)} suggestions" if len(ids) > 1 else "Reject suggestion", _merged(edits))
+
+
+def settle(document: Document, reopen: Iterable[int], accept: Iterable[int]) -> Step:
+    """The triage rule's decision as one step: the suggestions in ``reopen`` go back to pending
+    (what an earlier rule accepted for them taken out again), then those in ``accept`` are accepted
+    with what they call for. Undone as one."""
+    reopened: list[Edit] = []
+    for suggestion_id in dict.fromkeys(reopen):
+        reopened.extend(_decide(document, suggestion_id, Status.PENDING))
+    # The acceptances are built on the document as reopening leaves it, then the document is put
+    # back: a builder only reads.
+    trial = History(document)
+    trial.do(Step("reopen", _merged(reopened)))
+    try:
+        accepted = list(accept_many(document, accept).edits)
+    finally:
+        trial.undo()
+    return Step("Settle by triage", _merged(reopened + accepted), by_rule=True)
 
 
 def surest_per_gap(
@@ -205,18 +230,28 @@ _WORD_FIELDS = ("text", "mark", "prefix", "start", "end")
 
 
 def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
-    """One edit per word: edits built from the same starting document (a word's mark and its
-    casing accepted together) each change a different part, and all the parts must survive."""
+    """One edit per word and per suggestion: edits built from the same starting document (a
+    word's mark and its casing accepted together) each change a different part, and all the parts
+    must survive; a suggestion changed twice (reopened, then accepted) keeps its first ``before``
+    and last ``after``. Edits that end where they began are dropped."""
     words: dict[int, WordEdit] = {}
-    order: list[Edit | int] = []
+    suggestions: dict[int, SuggestionEdit] = {}
+    order: list[tuple[str, int]] = []
     for edit in edits:
-        if not isinstance(edit, WordEdit):
-            order.append(edit)
+        if isinstance(edit, SuggestionEdit):
+            earlier_suggestion = suggestions.get(edit.suggestion_id)
+            if earlier_suggestion is None:
+                order.append(("suggestion", edit.suggestion_id))
+                suggestions[edit.suggestion_id] = edit
+            else:
+                suggestions[edit.suggestion_id] = SuggestionEdit(
+                    edit.suggestion_id, earlier_suggestion.before, edit.after
+                )
             continue
         earlier = words.get(edit.index)
         if earlier is None:
             words[edit.index] = edit
-            order.append(edit.index)
+            order.append(("word", edit.index))
             continue
         changed = {
             name: getattr(edit.after, name)
@@ -224,4 +259,5 @@ def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
             if getattr(edit.after, name) != getattr(edit.before, name)
         }
         words[edit.index] = WordEdit(edit.index, earlier.before, replace(earlier.after, **changed))
-    return tuple(words[item] if isinstance(item, int) else item for item in order)
+    merged: list[Edit] = [words[key] if kind == "word" else suggestions[key] for kind, key in order]
+    return tuple(e for e in merged if e.before != e.after)

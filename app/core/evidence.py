@@ -4,13 +4,26 @@ reads. Its features, in order, are defined here, below both."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 FEATURES = ("pause", "long_pause", "rate_change", "energy", "pitch_slope", "heard")
 SIZE = len(FEATURES)
 # What word timings alone give; loudness and pitch need heard (or synthesised) audio in training.
 TIMING_FEATURES = FEATURES[:3]
 
-GapVectors = list[list[float] | None]  # per word: its gap's features, or None when nothing is known
+GapVectors = list[list[float] | None]
+
+
+@dataclass(frozen=True)
+class GapMeasure:
+    """What was measured at the gap after one word, in a person's units, for the review's
+    evidence panel; None where it could not be measured."""
+
+    pause_ms: int | None = None  # silence before the next word
+    pitch_slope: float | None = None  # semitones per second over the word's voiced frames
+    end_ms: int | None = (
+        None  # when the word ends in the media  # per word: its gap's features, or None when nothing is known
+    )
 
 
 def restrict(vectors: GapVectors | None, names: Sequence[str] | None) -> GapVectors | None:

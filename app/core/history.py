@@ -36,6 +36,7 @@ Edit = WordEdit | SuggestionEdit
 class Step:
     description: str
     edits: tuple[Edit, ...]
+    by_rule: bool = False  # taken by the triage rule, not by a person
 
 
 Listener = Callable[[Step, bool], None]
@@ -100,6 +101,11 @@ class History:
         self.document.changes_since_save += 1
         self._notify(step, undone=False)
         return step
+
+    @property
+    def done(self) -> tuple[Step, ...]:
+        """The steps in effect, oldest first."""
+        return tuple(self._done)
 
     @property
     def can_undo(self) -> bool:

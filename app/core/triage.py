@@ -55,6 +55,31 @@ class Gap:
         """How sure the surest pending candidate is."""
         return max((s.confidence for s in self.suggestions if s.status is Status.PENDING), default=1.0)
 
+    @property
+    def lead(self) -> Suggestion:
+        """The candidate a person's "accept" takes: the reference's (a person wrote it), else the
+        surest; pending ones before decided ones."""
+        candidates = self.marks or self.capitals
+        return max(
+            candidates,
+            key=lambda s: (s.status is Status.PENDING, s.source is Source.REFERENCE, s.confidence, -s.id),
+        )
+
+    @property
+    def queue_key(self) -> tuple[bool, float, int]:
+        """Where the gap stands in the review queue, whatever has been decided since: disagreements
+        first, then the least sure first (over every candidate the reference and model made)."""
+        candidates = [s for s in (self.marks or self.capitals) if s.source is not Source.EDITOR]
+        reference = [s for s in candidates if s.source is Source.REFERENCE]
+        model = [s for s in candidates if s.source is Source.MODEL]
+        disagree = bool(reference and model) and not _same(
+            max(reference, key=lambda s: s.confidence), max(model, key=lambda s: s.confidence)
+        )
+        confidence = max(
+            (s.confidence for s in self.suggestions if s.source is not Source.EDITOR), default=1.0
+        )
+        return (not disagree, confidence, self.index)
+
 
 def _same(one: Suggestion, other: Suggestion) -> bool:
     if one.casing is not None or other.casing is not None:
@@ -130,7 +155,7 @@ def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_referenc
             if pending:
                 surest = max(pending, key=lambda s: (s.source is Source.REFERENCE, s.confidence))
                 result.accepted.append(surest.id)
-    result.queue.sort(key=lambda g: (not g.disagreement, g.confidence, g.index))
+    result.queue.sort(key=lambda g: g.queue_key)
     return result
 
 
@@ -141,6 +166,19 @@ def _settled_by(gap: Gap, policy: TriagePolicy, has_reference: bool) -> Suggesti
     if model is not None and not has_reference and policy.model_threshold is not None:
         return model if model.confidence >= policy.model_threshold else None
     return None
+
+
+def review_queue(suggestions: Sequence[Suggestion], settled_by_rule: set[int]) -> list[Gap]:
+    """The gaps a person goes through, in queue order: every gap with a candidate from the
+    reference or the model, except those a rule settled (``settled_by_rule``: ids it accepted that
+    still stand). Gaps decided already stay in it, so that a person can step back to them."""
+    rows = [
+        gap
+        for gap in gaps_of(suggestions)
+        if any(s.source is not Source.EDITOR for s in gap.suggestions)
+        and not any(s.id in settled_by_rule for s in gap.suggestions)
+    ]
+    return sorted(rows, key=lambda g: g.queue_key)
 
 
 def gaps_to_review(suggestions: Iterable[Suggestion]) -> int:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.evidence import GapMeasure
 from app.core.model import Document, Suggestion
 from app.formats import format_of, parse_document
 
@@ -84,6 +85,7 @@ class Analysis:
     suggestions: list[Suggestion]  # the reference's first, then the model's
     report: AnalysisReport
     track: Any = None  # app.audio.analysis.AudioTrack when there was media
+    measures: list[GapMeasure] | None = None  # per word: pause and pitch at its gap, when measured
 
 
 def analyse(
@@ -139,4 +141,5 @@ def analyse(
     document.language = found.language
     report.warnings += found.warnings
     stage("Done", 1.0)
-    return Analysis(document, [*document.suggestions, *suggestions], report, track)
+    measures = evidence.measures if evidence is not None else None
+    return Analysis(document, [*document.suggestions, *suggestions], report, track, measures)

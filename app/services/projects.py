@@ -222,6 +222,11 @@ def replay(document: Document, history: History, action: str, arguments: dict[st
         history.do(commands.reject(document, int(arguments["suggestion"])))
     elif action == "accept_many":
         history.do(commands.accept_many(document, [int(i) for i in arguments["suggestions"]]))
+    elif action == "reject_many":
+        history.do(commands.reject_many(document, [int(i) for i in arguments["suggestions"]]))
+    elif action == "settle":
+        reopen, accept = ([int(i) for i in arguments[key]] for key in ("reopen", "accept"))
+        history.do(commands.settle(document, reopen, accept))
     elif action == "set_mark":
         history.do(commands.set_mark(document, int(arguments["word"]), str(arguments["mark"])))
     elif action == "change_mark":

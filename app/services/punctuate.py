@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from app.core import commands
 from app.core.commands import ApplyPolicy as ApplyPolicy  # re-exported for the command line
 from app.core.errors import PunctumError
+from app.core.evidence import GapMeasure
 from app.core.history import History, Step, WordEdit
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word, apply_casing
@@ -225,6 +226,7 @@ class GapEvidence:
     media: str | None = None
     track: Any = None  # the media's analysed audio (``AudioTrack``), when it has a spectrum
     ends: list[float | None] | None = None  # each word's end time in seconds, with ``track``
+    measures: list[GapMeasure] | None = None  # the same evidence in a person's units, per word
 
     @functools.cached_property
     def frames(self) -> Any:
@@ -263,6 +265,14 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
         str(media) if media is not None else None,
         heard,
         [t.end for t in timings] if heard is not None else None,
+        [
+            GapMeasure(
+                None if g.pause is None else round(g.pause * 1000),
+                None if g.pitch_slope is None else round(g.pitch_slope, 1),
+                None if t.end is None else round(t.end * 1000),
+            )
+            for g, t in zip(gaps, timings, strict=True)
+        ],
     )
 
 

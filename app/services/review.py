@@ -23,9 +23,11 @@ from typing import Any
 
 from app.core import commands
 from app.core.errors import PunctumError
-from app.core.history import History, Step
-from app.core.model import Document, Source, Suggestion
-from app.core.triage import gaps_to_review
+from app.core.evidence import GapMeasure
+from app.core.history import History, Step, SuggestionEdit
+from app.core.marks import SENTENCE_END_CLASSES, model_class
+from app.core.model import Document, Source, Status, Suggestion
+from app.core.triage import Gap, TriagePolicy, gaps_of, gaps_to_review, review_queue, triage
 from app.formats import format_of, parse_document, write_document
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.projects import add_caption_file, load_document
@@ -34,7 +36,7 @@ from app.store.project import DONE, FileEntry, Project
 
 def store_results(project: Project, file_id: int, analysis: Analysis) -> None:
     """An analysis's suggestions and report into the project, replacing earlier ones."""
-    project.store_results(file_id, analysis.suggestions, analysis.report.as_json())
+    project.store_results(file_id, analysis.suggestions, analysis.report.as_json(), analysis.measures)
 
 
 #: What a project open in the editor says of its holder to another writer (a batch, say).
@@ -67,6 +69,7 @@ class ReviewSession:
         """``fresh``: the document of a file just added (nothing to replay), to skip reloading it."""
         self.project = project
         self.file_id = file_id
+        self._measures: list[GapMeasure] | None = None
         if fresh is not None:
             self.document, self.history = fresh, History(fresh)
             self.restored_decisions = 0
@@ -169,6 +172,81 @@ class ReviewSession:
         """Suggestions by status, and the gaps still to review (``"gaps"``)."""
         return {**self.document.status_counts(), "gaps": gaps_to_review(self.document.suggestions)}
 
+    # --- review by exception -------------------------------------------------------------------
+
+    @property
+    def has_reference(self) -> bool:
+        """Whether the file has a reference transcript: then the model alone settles nothing."""
+        return self.entry.reference_path is not None or any(
+            s.source is Source.REFERENCE for s in self.document.suggestions
+        )
+
+    def settled_by_rule(self) -> set[int]:
+        """Suggestions the triage rule accepted that still stand: not undone, and on a gap no
+        person has touched since (a person's decision there is theirs, whatever the rule did)."""
+        last_by_rule: dict[int, bool] = {}
+        for step in self.history.done:
+            for edit in step.edits:
+                if isinstance(edit, SuggestionEdit):
+                    last_by_rule[edit.suggestion_id] = step.by_rule
+        touched = {
+            (s.gap, s.casing is not None)
+            for s in self.document.suggestions
+            if s.source is Source.EDITOR or last_by_rule.get(s.id) is False
+        }
+        return {
+            s.id
+            for s in self.document.suggestions
+            if last_by_rule.get(s.id)
+            and s.status is Status.ACCEPTED
+            and (s.gap, s.casing is not None) not in touched
+        }
+
+    def settle(self, policy: TriagePolicy) -> Step | None:
+        """Apply ``policy`` as one undoable decision of the rule: what an earlier rule settled goes
+        back to pending (unless a person has decided it since), then the gaps ``policy`` settles
+        are accepted. Everything else waits in the queue."""
+        settled = self.settled_by_rule()
+        slots = {(s.gap, s.casing is not None) for s in self.document.suggestions if s.id in settled}
+        reopen = sorted(
+            s.id
+            for s in self.document.suggestions
+            if (s.gap, s.casing is not None) in slots and s.source is not Source.EDITOR
+        )
+        reopened = set(reopen)
+        trial = [
+            dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s
+            for s in self.document.suggestions
+        ]
+        accept = sorted(triage(trial, policy, self.has_reference).accepted)
+        step = commands.settle(self.document, reopen, accept)
+        return self._do(step, "settle", {"reopen": reopen, "accept": accept}, by="rule")
+
+    def queue(self) -> list[Gap]:
+        """The gaps for a person, in the order to review them (``app.core.triage.review_queue``)."""
+        return review_queue(self.document.suggestions, self.settled_by_rule())
+
+    def gaps(self) -> list[Gap]:
+        """Every gap with a proposal, in reading order."""
+        return [
+            g
+            for g in gaps_of(self.document.suggestions)
+            if any(s.source is not Source.EDITOR for s in g.suggestions)
+        ]
+
+    def gap_of(self, suggestion_id: int) -> Gap:
+        """The review row a suggestion belongs to."""
+        for gap in gaps_of(self.document.suggestions):
+            if any(s.id == suggestion_id for s in gap.suggestions):
+                return gap
+        raise ReviewError(f"no suggestion {suggestion_id}")
+
+    def gap_measure(self, word: int) -> GapMeasure | None:
+        """What the analysis measured at the gap after ``word``, if it did."""
+        if self._measures is None:
+            self._measures = self.project.gap_measures(self.file_id) or []
+        return self._measures[word] if word < len(self._measures) else None
+
     def review_order(self, lowest_confidence_first: bool = False) -> list[Suggestion]:
         """Suggestions the editor steps through: in reading order, or least sure first."""
         suggestions = [s for s in self.document.suggestions if s.source is not Source.EDITOR]
@@ -195,6 +273,7 @@ class ReviewSession:
         """
         if not stored:
             store_results(self.project, self.file_id, analysis)
+        self._measures = None
         decided = self.project.db.execute(
             "SELECT COUNT(*) FROM decisions WHERE file_id = ?", [self.file_id]
         ).fetchone()[0]
@@ -231,10 +310,10 @@ class ReviewSession:
     # --- decisions: each recorded, then applied, before returning -----------------------------
     # Recording first: a decision the project file could not take is not shown as made.
 
-    def _do(self, step: Step, action: str, arguments: dict[str, Any]) -> Step | None:
+    def _do(self, step: Step, action: str, arguments: dict[str, Any], by: str = "editor") -> Step | None:
         if not step.edits:
             return None
-        self.project.record(self.file_id, action, arguments)
+        self.project.record(self.file_id, action, arguments, by)
         self.history.do(step)
         return step
 
@@ -261,6 +340,30 @@ class ReviewSession:
         return self._do(
             commands.edit_word(self.document, word, text), "edit_word", {"word": word, "text": text}
         )
+
+    def accept_gap(self, suggestion_id: int) -> Step | None:
+        """Accept a proposal and, for a sentence mark, the capital it calls for after it (the
+        reference's before the model's), as one decision."""
+        chosen = self.document.suggestion(suggestion_id)
+        ids = [chosen.id]
+        if chosen.casing is None and model_class(chosen.mark) in SENTENCE_END_CLASSES:
+            capitals = [s for s in self.gap_of(suggestion_id).capitals if s.status is Status.PENDING]
+            if capitals:
+                ids.append(max(capitals, key=lambda s: (s.source is Source.REFERENCE, s.confidence)).id)
+        if len(ids) == 1:
+            return self.accept(chosen.id)
+        return self._do(commands.accept_many(self.document, ids), "accept_many", {"suggestions": ids})
+
+    def reject_gap(self, suggestion_id: int) -> Step | None:
+        """Turn down a proposal and every other one the reference and the model made for its gap:
+        no mark there, and no capital after it."""
+        gap = self.gap_of(suggestion_id)
+        ids = [suggestion_id] + [
+            s.id
+            for s in gap.suggestions
+            if s.status is not Status.REJECTED and s.source is not Source.EDITOR and s.id != suggestion_id
+        ]
+        return self._do(commands.reject_many(self.document, ids), "reject_many", {"suggestions": ids})
 
     def accept_above(self, threshold: float) -> Step | None:
         """Accept what ``commands.accept_confident`` settles at ``threshold``: per gap, the surest

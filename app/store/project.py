@@ -33,14 +33,26 @@ from sqlite_utils import Database
 
 from app.core.digest import file_sha256
 from app.core.errors import PunctumError
+from app.core.evidence import GapMeasure
 from app.core.model import Casing, Document, Source, Suggestion
 from app.store import lock
 from app.store.lock import Holder, ProjectLockedError
 
 __all__ = ["Holder", "Project", "ProjectError", "ProjectLockedError"]
 
-SCHEMA_VERSION = 3
-ACTIONS = ("accept", "reject", "accept_many", "set_mark", "change_mark", "edit_word", "undo", "redo")
+SCHEMA_VERSION = 4
+ACTIONS = (
+    "accept",
+    "reject",
+    "accept_many",
+    "reject_many",
+    "settle",
+    "set_mark",
+    "change_mark",
+    "edit_word",
+    "undo",
+    "redo",
+)
 DECIDERS = ("editor", "rule", "batch")
 #: File states: waiting, being processed, processed, failed with a reason.
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
@@ -128,6 +140,11 @@ _MIGRATIONS: dict[int, str] = {
         replaced_at REAL NOT NULL,
         PRIMARY KEY (file_id, version)
     );
+    """,
+    # What was measured at each gap (pause, pitch movement, when the word ends), shown beside a
+    # gap under review: JSON, one entry per word.
+    4: """
+    ALTER TABLE files ADD COLUMN gap_measures TEXT;
     """,
 }
 
@@ -575,10 +592,13 @@ class Project:
         report: dict[str, Any],
         decisions: Sequence[tuple[str, dict[str, Any]]] = (),
         carried: Sequence[tuple[str, dict[str, Any]]] = (),
+        measures: Sequence[GapMeasure] | None = None,
+        decided_by: str = "batch",
     ) -> None:
         """Store a file's results in one transaction: all of them, or (after a crash) none.
         ``carried``: the previous version's decisions as replayed on these suggestions, recorded
-        (by "rule", before the batch's own ``decisions``) in place of those still to replay."""
+        (by "rule", before the batch's own ``decisions``, which are ``decided_by``) in place of
+        those still to replay. ``measures``: what was measured at each gap, if anything."""
         with self.db.atomic():
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
             self.db.table("suggestions").insert_all(
@@ -587,19 +607,34 @@ class Project:
             for action, arguments in carried:
                 self._insert_decision(file_id, action, arguments, "rule")
             for action, arguments in decisions:
-                self._insert_decision(file_id, action, arguments, "batch")
+                self._insert_decision(file_id, action, arguments, decided_by)
             self.db.execute(
-                "UPDATE files SET state = ?, reason = NULL, report = ?, processed_at = ?, carried = NULL"
-                " WHERE id = ?",
-                [DONE, json.dumps(report, ensure_ascii=False), time.time(), file_id],
+                "UPDATE files SET state = ?, reason = NULL, report = ?, processed_at = ?, carried = NULL,"
+                " gap_measures = ? WHERE id = ?",
+                [DONE, json.dumps(report, ensure_ascii=False), time.time(), measures_json(measures), file_id],
             )
             self.db.execute(
                 "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?", [DONE, time.time(), job_id]
             )
 
-    def store_results(self, file_id: int, suggestions: list[Suggestion], report: dict[str, Any]) -> None:
+    def store_results(
+        self,
+        file_id: int,
+        suggestions: list[Suggestion],
+        report: dict[str, Any],
+        measures: Sequence[GapMeasure] | None = None,
+    ) -> None:
         """A file processed on the spot (not through the batch queue): its job and results at once."""
-        self.finish(file_id, self.start_job(file_id), suggestions, report)
+        self.finish(file_id, self.start_job(file_id), suggestions, report, measures=measures)
+
+    def gap_measures(self, file_id: int) -> list[GapMeasure] | None:
+        """What the last analysis measured at each gap, or None (not measured, or an older project)."""
+        if "gap_measures" not in self._columns:
+            return None
+        row = self.db.execute("SELECT gap_measures FROM files WHERE id = ?", [file_id]).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return [GapMeasure(*entry) for entry in json.loads(row[0])]
 
     def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
         """Add suggestions beside those there (a reference opened later); decisions stay valid."""
@@ -687,6 +722,12 @@ class Project:
                 [file_id],
             ).fetchall()
         ]
+
+
+def measures_json(measures: Sequence[GapMeasure] | None) -> str | None:
+    if measures is None:
+        return None
+    return json.dumps([[m.pause_ms, m.pitch_slope, m.end_ms] for m in measures])
 
 
 def _suggestion_row(suggestion: Suggestion) -> dict[str, Any]:

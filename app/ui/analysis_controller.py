@@ -86,7 +86,8 @@ class AnalysisController:
             message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
             warnings = analysis.report.warnings
             self.window.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
-            self.window.review.next_suggestion()
+            # Review by exception: the triage rule settles what it may, as one undoable decision.
+            self.window.review.settle(self.window.triage_policy())
             startup_log.note("suggestions_shown")
 
         def failed(reason: str) -> None:

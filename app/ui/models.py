@@ -1,4 +1,5 @@
-"""Item models over a review session: the transcript (one row per cue) and the suggestion list.
+"""Item models over a review session: the transcript (one row per cue) and the review list (one
+row per gap).
 
 Views ask only for the rows they paint, so a two-hour file with thousands of cues opens as fast as a
 short one: rows are rendered on demand and cached until a decision touches them.
@@ -16,6 +17,7 @@ from PySide6.QtGui import QColor
 from app.core.checks import CaptionLimits, CueCheck, check_cue
 from app.core.history import Step, SuggestionEdit, WordEdit
 from app.core.model import Cue, Slot, Source, Status, Suggestion
+from app.core.triage import Gap
 from app.services.documents import format_duration
 from app.services.review import ReviewSession
 
@@ -219,69 +221,70 @@ class CueModel(_Table):
         return f'<span style="{style}">{text}</span>'
 
 
-class SuggestionModel(_Table):
-    """Every suggestion of the file, for a list that sorts by confidence, source or place."""
+class GapModel(_Table):
+    """The review list: one row per gap, with what the reference and the model proposed for it.
 
-    HEADERS = ("Cue", "Word", "Mark", "Confidence", "Source", "Evidence", "Status")
+    Shows the triage queue (disagreements first, then the least sure) or every gap in reading
+    order; ``lowest_first`` orders either by how sure the surest proposal is.
+    """
+
+    HEADERS = ("Cue", "Word", "Reference", "Model", "Sure", "Status")
+    CONFIDENCE = 4
 
     def __init__(self, session: ReviewSession, cue_of_word: Any) -> None:
         super().__init__()
         self.session = session
         self._cue_of_word = cue_of_word
-        self._rows: list[int] = []
-        self._row_of: dict[int, int] = {}
-        self._sorting: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
+        self.queue_only = True
+        self.lowest_first = False
+        self._rows: list[Gap] = []
+        self._row_of: dict[int, int] = {}  # every suggestion id of a row -> the row
+        self._settled: set[int] = set()
         self.reload()
+
+    def _gaps(self) -> list[Gap]:
+        gaps = self.session.queue() if self.queue_only else self.session.gaps()
+        if self.lowest_first:
+            gaps.sort(key=lambda g: (g.queue_key[1], g.index))
+        return gaps
 
     def reload(self) -> None:
         self.beginResetModel()
-        self._rows = self._sorted([s.id for s in self.session.document.suggestions])
-        self._row_of = {sid: row for row, sid in enumerate(self._rows)}
+        self._rows = self._gaps()
+        self._index()
         self.endResetModel()
 
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Sorted here in one pass, not by a proxy asking for every cell through Qt."""
-        self._sorting = (column, order)
-        self.layoutAboutToBeChanged.emit()
-        self._rows = self._sorted(self._rows)
-        self._row_of = {sid: row for row, sid in enumerate(self._rows)}
-        self.layoutChanged.emit()
+    def _index(self) -> None:
+        self._row_of = {s.id: row for row, gap in enumerate(self._rows) for s in gap.suggestions}
+        self._settled = self.session.settled_by_rule()
 
-    def _sorted(self, ids: list[int]) -> list[int]:
-        column, order = self._sorting
-        document = self.session.document
-        suggestions = [document.suggestion(sid) for sid in ids]
-        keys = [self._key(s, column) for s in suggestions]
-        ranked = sorted(range(len(ids)), key=keys.__getitem__, reverse=order == Qt.SortOrder.DescendingOrder)
-        return [ids[i] for i in ranked]
-
-    def _key(self, suggestion: Suggestion, column: int) -> Any:
-        if column == 1:
-            return (self.session.document.word(suggestion.gap).text, suggestion.gap)
-        if column == 2:
-            return (suggestion.casing is not None, suggestion.mark, suggestion.gap)
-        if column == 3:
-            return (suggestion.confidence, suggestion.gap)
-        if column == 4:
-            return (suggestion.source.value, suggestion.gap)
-        if column == 5:
-            return (suggestion.evidence, suggestion.gap)
-        if column == 6:
-            return (suggestion.status.value, suggestion.gap)
-        return (suggestion.gap, suggestion.casing is not None, suggestion.id)
+    def set_view(self, queue_only: bool, lowest_first: bool) -> None:
+        self.queue_only, self.lowest_first = queue_only, lowest_first
+        self.reload()
 
     def changed(self, step: Step) -> None:
-        suggestions = self.session.document.suggestions
-        if len(suggestions) != len(self._rows) or any(s.id not in self._row_of for s in suggestions):
-            self.reload()  # an editor's mark was added, or its addition undone
+        """After a decision: the same rows refreshed in place, or the list rebuilt when the rule
+        changed which gaps are in it (or an editor's mark joined a gap)."""
+        gaps = self._gaps()
+        if [_key(g) for g in gaps] != [_key(g) for g in self._rows] or any(
+            len(new.suggestions) != len(old.suggestions) for new, old in zip(gaps, self._rows, strict=True)
+        ):
+            self.reload()
             return
-        for edit in step.edits:
-            if isinstance(edit, SuggestionEdit):
-                row = self._row_of[edit.suggestion_id]
-                self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+        self._rows = gaps
+        self._index()
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(self.HEADERS) - 1))
 
-    def row_of(self, suggestion_id: int) -> int:
-        return self._row_of[suggestion_id]
+    @property
+    def gaps(self) -> list[Gap]:
+        return list(self._rows)
+
+    def row_of(self, suggestion_id: int) -> int | None:
+        return self._row_of.get(suggestion_id)
+
+    def gap(self, row: int) -> Gap:
+        return self._rows[row]
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(self._rows)
@@ -289,30 +292,47 @@ class SuggestionModel(_Table):
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        suggestion = self.session.document.suggestion(self._rows[index.row()])
+        gap = self._rows[index.row()]
         column = index.column()
         if role == ID_ROLE:
-            return suggestion.id
+            return gap.lead.id
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return self._cue_of_word(suggestion.gap) + 1
+                return self._cue_of_word(gap.index) + 1
             if column == 1:
-                return self.session.document.word(suggestion.gap).text
-            if column == 2:
-                if suggestion.casing is not None:
-                    return {"upper": "UPPER", "lower": "lower"}.get(suggestion.casing.value, "Capital")
-                return suggestion.mark.strip() or "(none)"
-            if column == 3:
-                return f"{suggestion.confidence:.2f}"
-            if column == 4:
-                return suggestion.source.value
-            if column == 5:
-                return suggestion.evidence if suggestion.source is Source.MODEL else "—"
-            return suggestion.status.value
-        if role == Qt.ItemDataRole.BackgroundRole and column == 3:
-            return confidence_colour(suggestion.confidence)
-        if role == Qt.ItemDataRole.ForegroundRole and column == 6:
-            return QColor(
-                {"accepted": "#1d7a36", "rejected": "#a33", "pending": "#555"}[suggestion.status.value]
-            )
+                return self.session.document.word(gap.index).text
+            if column in (2, 3):
+                source = Source.REFERENCE if column == 2 else Source.MODEL
+                return proposal_text(gap, source)
+            if column == self.CONFIDENCE:
+                return f"{gap.queue_key[1]:.2f}"
+            return self._status(gap)
+        if role == Qt.ItemDataRole.BackgroundRole and column == self.CONFIDENCE:
+            return confidence_colour(gap.queue_key[1])
+        if role == Qt.ItemDataRole.ForegroundRole and column == 5:
+            status = self._status(gap)
+            return QColor("#555" if status == "to review" else "#a33" if status == "disagree" else "#1d7a36")
         return None
+
+    def _status(self, gap: Gap) -> str:
+        if gap.pending:
+            return "disagree" if gap.disagreement else "to review"
+        if any(s.id in self._settled for s in gap.suggestions):
+            return "settled by rule"
+        return "decided"
+
+
+def proposal_text(gap: Gap, source: Source) -> str:
+    """What ``source`` proposed for the gap, as the list and the evidence panel show it."""
+    candidates = [s for s in (gap.marks or gap.capitals) if s.source is source]
+    if not candidates:
+        return ""
+    surest = max(candidates, key=lambda s: s.confidence)
+    if surest.casing is not None:
+        return {"upper": "UPPER", "lower": "lower"}.get(surest.casing.value, "Capital")
+    mark = surest.mark.strip() or "no mark"
+    return mark if source is Source.REFERENCE else f"{mark} {surest.confidence:.2f}"
+
+
+def _key(gap: Gap) -> tuple[int, bool]:
+    return (gap.index, bool(gap.marks))

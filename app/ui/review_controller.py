@@ -1,4 +1,4 @@
-"""Going through the suggestions and deciding them: what the review keys and clicks do."""
+"""Going through the gaps and deciding them: what the review keys and clicks do."""
 
 from __future__ import annotations
 
@@ -9,78 +9,87 @@ from PySide6.QtWidgets import QAbstractItemView, QInputDialog
 
 from app.core.errors import PunctumError
 from app.core.history import Step, SuggestionEdit
-from app.core.model import Source, Status
+from app.core.model import Source
+from app.core.triage import Gap, TriagePolicy
 from app.services.punctuate import render_mark
 from app.ui.models import ID_ROLE, CueModel
 
 if TYPE_CHECKING:
     from app.ui.window import MainWindow
 
+PLAY_AROUND_GAP_MS = 3000
+
 
 class ReviewController:
-    """Moves through the window's suggestions (in reading order, or the least sure first) and
-    applies the editor's decisions, each saved before the view is refreshed."""
+    """Moves through the review list (the triage queue, or every gap) and applies the editor's
+    decisions, each saved before the view is refreshed."""
 
     def __init__(self, window: MainWindow) -> None:
         self.window = window
         self.lowest_first = False
+        self.queue_only = True
 
-    def _order(self) -> list[int]:
-        if self.window.session is None:
-            return []
-        return [s.id for s in self.window.session.review_order(self.lowest_first)]
+    def _rows(self) -> list[Gap]:
+        model = self.window.gap_model
+        return model.gaps if model is not None else []
+
+    def _position(self, rows: list[Gap]) -> int | None:
+        current = self.window.current_id
+        if current is None:
+            return None
+        return next((n for n, gap in enumerate(rows) if any(s.id == current for s in gap.suggestions)), None)
 
     def next_suggestion(self) -> None:
-        """The next pending suggestion after the current one."""
+        """The next gap still to decide after the current one, in the list's order."""
         if self.window.session is None:
             return
-        order = self._order()
-        start = order.index(self.window.current_id) + 1 if self.window.current_id in order else 0
-        for sid in order[start:]:
-            if self.window.session.document.suggestion(sid).status is Status.PENDING:
-                self.select(sid)
+        rows = self._rows()
+        position = self._position(rows)
+        for gap in rows[(position + 1 if position is not None else 0) :]:
+            if gap.pending:
+                self.select(gap.lead.id)
                 return
-        self.window.statusBar().showMessage("No more pending suggestions after this one", 4000)
+        message = "The queue is done" if self.queue_only else "No more gaps to review after this one"
+        self.window.statusBar().showMessage(message, 4000)
 
     def previous_suggestion(self) -> None:
-        """The suggestion before the current one, decided or not, to look at it again."""
-        order = self._order()
-        if not order:
+        """The gap before the current one, decided or not, to look at it again."""
+        rows = self._rows()
+        if not rows:
             return
-        if self.window.current_id not in order:
-            self.select(order[0])
-            return
-        position = order.index(self.window.current_id)
-        if position > 0:
-            self.select(order[position - 1])
+        position = self._position(rows)
+        if position is None:
+            self.select(rows[0].lead.id)
+        elif position > 0:
+            self.select(rows[position - 1].lead.id)
 
     def select(self, suggestion_id: int | None) -> None:
         self.window.current_id = suggestion_id
-        if (
-            self.window.session is None
-            or self.window.cue_model is None
-            or self.window.suggestion_model is None
-        ):
+        session, cue_model, gap_model = self.window.session, self.window.cue_model, self.window.gap_model
+        if session is None or cue_model is None or gap_model is None:
             return
-        self.window.cue_model.set_current(suggestion_id)
+        cue_model.set_current(suggestion_id)
         if suggestion_id is None:
+            self.window.show_evidence(None)
             return
-        suggestion = self.window.session.document.suggestion(suggestion_id)
-        row = self.window.cue_model.cue_of_word(suggestion.gap)
+        suggestion = session.document.suggestion(suggestion_id)
+        row = cue_model.cue_of_word(suggestion.gap)
         self.window.transcript.scrollTo(
-            self.window.cue_model.index(row, CueModel.TEXT), QAbstractItemView.ScrollHint.EnsureVisible
+            cue_model.index(row, CueModel.TEXT), QAbstractItemView.ScrollHint.EnsureVisible
         )
         self.window.transcript.selectRow(row)
-        source_row = self.window.suggestion_model.row_of(suggestion_id)
-        list_index = self.window.suggestion_model.index(source_row, 0)
-        self.window.suggestion_view.selectionModel().setCurrentIndex(
-            list_index,
-            QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
-        )
-        self.window.suggestion_view.scrollTo(list_index)
-        cue = self.window.session.document.cues[row]
+        list_row = gap_model.row_of(suggestion_id)
+        if list_row is not None:
+            list_index = gap_model.index(list_row, 0)
+            self.window.gap_view.selectionModel().setCurrentIndex(
+                list_index,
+                QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
+            )
+            self.window.gap_view.scrollTo(list_index)
+        cue = session.document.cues[row]
         self.window.waveform.show_cue(row)
         self.window.media.seek(cue.start)
+        self.window.show_evidence(session.gap_of(suggestion_id))
 
     def _current(self) -> int | None:
         if self.window.session is None or self.window.current_id is None:
@@ -89,13 +98,15 @@ class ReviewController:
         return self.window.current_id
 
     def accept_current(self) -> None:
+        """Accept the current gap's lead proposal (with the capital its sentence mark calls for)."""
         sid, session = self._current(), self.window.session
-        if sid is not None and session is not None and self._run(lambda: session.accept(sid)):
+        if sid is not None and session is not None and self._run(lambda: session.accept_gap(sid)):
             self.next_suggestion()
 
     def reject_current(self) -> None:
+        """Turn down everything proposed for the current gap: no mark, no capital after it."""
         sid, session = self._current(), self.window.session
-        if sid is not None and session is not None and self._run(lambda: session.reject(sid)):
+        if sid is not None and session is not None and self._run(lambda: session.reject_gap(sid)):
             self.next_suggestion()
 
     def change_mark(self, mark: str) -> None:
@@ -181,26 +192,76 @@ class ReviewController:
         except OSError as error:
             self.window.show_error("The decision could not be saved", str(error))
             return None
-        if (
-            step is not None
-            and self.window.cue_model is not None
-            and self.window.suggestion_model is not None
-        ):
+        if step is not None and self.window.cue_model is not None and self.window.gap_model is not None:
             self.window.cue_model.changed(step)
-            self.window.suggestion_model.changed(step)
+            self.window.gap_model.changed(step)
             self.window.cue_model.set_current(self.window.current_id)
+            self.window.show_evidence(
+                self.window.session.gap_of(self.window.current_id)
+                if self.window.session is not None and self.window.current_id is not None
+                else None
+            )
         self.window._after_change()
         return step
 
     def toggle_order(self) -> None:
         self.lowest_first = not self.lowest_first
         self.window.actions_by_name["lowest_first"].setChecked(self.lowest_first)
-        # Start over in the new order: the least sure pending suggestion, or the first in the text.
+        self._show_list()
+        self.window.statusBar().showMessage(
+            "Lowest confidence first" if self.lowest_first else "In queue order", 3000
+        )
+
+    def toggle_queue(self) -> None:
+        """The triage queue only, or every gap again (the settled ones included)."""
+        self.queue_only = not self.queue_only
+        self.window.actions_by_name["show_all"].setChecked(not self.queue_only)
+        self._show_list()
+        self.window.statusBar().showMessage(
+            "The queue: gaps the triage rule left to you" if self.queue_only else "Every gap", 3000
+        )
+
+    def _show_list(self) -> None:
+        """Rebuild the list in the chosen view and start over at its first gap to decide."""
+        if self.window.gap_model is None:
+            return
+        self.window.gap_model.set_view(self.queue_only, self.lowest_first)
         self.window.current_id = None
         self.next_suggestion()
-        self.window.statusBar().showMessage(
-            "Lowest confidence first" if self.lowest_first else "In reading order", 3000
-        )
+
+    def settle(self, policy: TriagePolicy) -> None:
+        """Triage the file by ``policy`` (re-triaging what an earlier policy settled) and start at
+        the head of the queue; one undoable step."""
+        session = self.window.session
+        if session is None:
+            return
+        before = len(session.settled_by_rule())
+        step = self._run(lambda: session.settle(policy))
+        if self.window.gap_model is not None:
+            self.window.gap_model.reload()
+        settled = len(session.settled_by_rule())
+        queue = sum(gap.pending for gap in session.queue())
+        if step is not None or before != settled:
+            self.window.statusBar().showMessage(
+                f"Triage settled {settled} suggestions by itself; {queue} gaps left to you", 8000
+            )
+        self.window.current_id = None
+        self.next_suggestion()
+
+    def play_gap(self) -> None:
+        """The 3 seconds around the current gap (when the analysis knows when its word ends)."""
+        session = self.window.session
+        if session is None or self.window.current_id is None:
+            return
+        word = session.document.suggestion(self.window.current_id).gap
+        measure = session.gap_measure(word)
+        if measure is None or measure.end_ms is None:
+            self.window.statusBar().showMessage(
+                "Not known when this word is spoken; Space plays its cue", 4000
+            )
+            return
+        start = max(0, measure.end_ms - PLAY_AROUND_GAP_MS // 2)
+        self.window.media.play_range(start, start + PLAY_AROUND_GAP_MS)
 
     def play_current_cue(self) -> None:
         if self.window.session is None:
@@ -215,9 +276,9 @@ class ReviewController:
             cue = self.window.session.document.cues[row]
             self.window.media.play_range(cue.start, cue.end)
 
-    def suggestion_clicked(self, index: Any) -> None:
-        assert self.window.suggestion_model is not None
-        self.select(int(self.window.suggestion_model.data(index, ID_ROLE)))
+    def gap_clicked(self, index: Any) -> None:
+        assert self.window.gap_model is not None
+        self.select(int(self.window.gap_model.data(index, ID_ROLE)))
 
     def cue_clicked(self, index: Any) -> None:
         if self.window.session is None or self.window.cue_model is None:
@@ -226,9 +287,8 @@ class ReviewController:
         self.window.waveform.show_cue(index.row())
         self.window.media.seek(cue.start)
         first = self.window.cue_model.first_word(index.row())
-        gaps = range(first, first + len(cue.words))
-        for sid in self._order():
-            suggestion = self.window.session.document.suggestion(sid)
-            if suggestion.gap in gaps and suggestion.status is Status.PENDING:
-                self.select(sid)
+        words = range(first, first + len(cue.words))
+        for gap in self._rows():
+            if gap.index in words and gap.pending:
+                self.select(gap.lead.id)
                 return

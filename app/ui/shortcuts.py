@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.checks import CaptionLimits
+from app.core.triage import OPERATING_THRESHOLD, TriagePolicy
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,12 @@ COMMANDS = (
     Command("accept_above", "Accept all above a &confidence…", "Ctrl+Shift+A", "Review"),
     Command("suggest", "&Make suggestions (after a cancel or failure)", "Ctrl+G", "Review"),
     Command("lowest_first", "&Lowest confidence first", "L", "Review"),
+    Command("show_all", "Show &every gap, not only the queue", "E", "Review"),
     Command("play", "&Play the current cue", "Space", "Review"),
+    Command("play_gap", "Play around the &gap (3 s)", "P", "Review"),
     Command("shortcuts", "&Keyboard shortcuts…", "", "Settings"),
     Command("limits", "Caption &limits…", "", "Settings"),
+    Command("triage", "&Triage policy…", "", "Settings"),
     Command("help", "&Help: keys", "F1", "Help"),
     Command("about", "&About Punctum", "", "Help"),
 )
@@ -203,3 +208,62 @@ class LimitsDialog(QDialog):
 
     def limits(self) -> CaptionLimits:
         return CaptionLimits(self.cps.value(), self.line.value(), self.lines.value())
+
+
+def saved_policy(settings: QSettings) -> TriagePolicy:
+    """The triage policy kept in the user's settings; the measured operating point by default."""
+    agreement = str(settings.value("triage/agreement", "true")).lower() == "true"
+    threshold = str(settings.value("triage/model_threshold", OPERATING_THRESHOLD))
+    try:
+        value = None if threshold in ("", "none") else min(1.0, max(0.0, float(threshold)))
+    except ValueError:
+        value = OPERATING_THRESHOLD
+    return TriagePolicy(agreement, value)
+
+
+def save_policy(settings: QSettings, policy: TriagePolicy) -> None:
+    settings.setValue("triage/agreement", "true" if policy.agreement else "false")
+    threshold = policy.model_threshold
+    settings.setValue("triage/model_threshold", "none" if threshold is None else threshold)
+
+
+class TriagePolicyDialog(QDialog):
+    """Which gaps settle by themselves; the rest wait in the queue for a person."""
+
+    def __init__(self, policy: TriagePolicy, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Triage policy")
+        form = QFormLayout(self)
+        self.agreement = QCheckBox("Where the reference and the model propose the same mark", self)
+        self.agreement.setChecked(policy.agreement)
+        self.model_alone = QCheckBox("Where there is no reference and the model is at least this sure:", self)
+        self.model_alone.setChecked(policy.model_threshold is not None)
+        self.threshold = QDoubleSpinBox(self)
+        self.threshold.setRange(0.5, 1.0)
+        self.threshold.setSingleStep(0.01)
+        self.threshold.setDecimals(2)
+        self.threshold.setValue(
+            policy.model_threshold if policy.model_threshold is not None else OPERATING_THRESHOLD
+        )
+        self.threshold.setEnabled(self.model_alone.isChecked())
+        self.model_alone.toggled.connect(self.threshold.setEnabled)
+        form.addRow(QLabel("Settle by themselves the gaps:"))
+        form.addRow(self.agreement)
+        form.addRow(self.model_alone, self.threshold)
+        form.addRow(
+            QLabel(
+                f"At {OPERATING_THRESHOLD:.2f} the model's own decisions were 98% right on held-out\n"
+                "business calls (the review-effort benchmark); everything else is queued for you."
+            )
+        )
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def policy(self) -> TriagePolicy:
+        return TriagePolicy(
+            self.agreement.isChecked(), self.threshold.value() if self.model_alone.isChecked() else None
+        )

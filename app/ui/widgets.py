@@ -7,7 +7,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QTextDocument, QWheelEvent
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QTextDocument, QWheelEvent
 from PySide6.QtWidgets import (
     QLabel,
     QStyle,
@@ -69,6 +69,7 @@ class WaveformView(QWidget):
         self.span = 20_000.0  # milliseconds shown
         self.view_start = 0.0
         self.message = "No media"
+        self.gap: int | None = None  # milliseconds: the gap under review, where known
 
     def set_waveform(self, waveform: Waveform | None, message: str = "") -> None:
         self.waveform = waveform
@@ -85,6 +86,13 @@ class WaveformView(QWidget):
             start, end = self.cues[number]
             if not (self.view_start <= start and end <= self.view_start + self.span):
                 self.view_start = max(0, (start + end) // 2 - self.span // 2)
+        self.update()
+
+    def set_gap(self, millis: int | None) -> None:
+        """Mark the gap under review (where its word ends) and bring it into view."""
+        self.gap = millis
+        if millis is not None and not self.view_start <= millis <= self.view_start + self.span:
+            self.view_start = max(0, millis - self.span // 2)
         self.update()
 
     def set_position(self, millis: int) -> None:
@@ -132,6 +140,10 @@ class WaveformView(QWidget):
         for x, level in enumerate(levels):
             half = float(level) * (middle - 4)
             painter.drawLine(int(x), int(middle - half), int(x), int(middle + half))
+        if self.gap is not None:
+            gap_x = int(self._x(self.gap))
+            painter.setPen(QPen(QColor("#ff5a5a"), 2, Qt.PenStyle.DashLine))
+            painter.drawLine(gap_x, 0, gap_x, height)
         painter.setPen(QColor("#ffffff"))
         playhead = self._x(self.position)
         painter.drawLine(int(playhead), 0, int(playhead), height)

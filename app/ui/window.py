@@ -30,13 +30,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.triage import Gap, TriagePolicy
 from app.services.about import about
 from app.services.review import ReviewSession
 from app.services.worker_process import WorkerProcess
 from app.ui.about import about_html
 from app.ui.analysis_controller import AnalysisController
+from app.ui.evidence import EvidencePanel
 from app.ui.file_controller import FileController
-from app.ui.models import CueModel, SuggestionModel
+from app.ui.models import CueModel, GapModel
 from app.ui.review_controller import ReviewController
 from app.ui.shortcuts import (
     COMMANDS,
@@ -44,8 +46,11 @@ from app.ui.shortcuts import (
     HelpOverlay,
     LimitsDialog,
     ShortcutDialog,
+    TriagePolicyDialog,
+    save_policy,
     saved_keys,
     saved_limits,
+    saved_policy,
 )
 from app.ui.tasks import Worker
 from app.ui.widgets import MediaPanel, RichTextDelegate, WaveformView
@@ -79,7 +84,7 @@ class MainWindow(QMainWindow):
         self.use_audio = use_audio
         self.session: ReviewSession | None = None
         self.cue_model: CueModel | None = None
-        self.suggestion_model: SuggestionModel | None = None
+        self.gap_model: GapModel | None = None
         self.current_id: int | None = None
         self._cue_starts: list[int] = []
         self.last_error: str | None = None
@@ -141,14 +146,14 @@ class MainWindow(QMainWindow):
         self.media = MediaPanel(page)
         self.media.position_changed.connect(self._player_moved)
         self.media.failed.connect(lambda text: self.show_error("The media cannot be played", text))
-        self.suggestion_view = QTableView(page)
-        self.suggestion_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.suggestion_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.suggestion_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.suggestion_view.setSortingEnabled(True)
-        self.suggestion_view.verticalHeader().hide()
-        self.suggestion_view.verticalHeader().setDefaultSectionSize(22)
-        self.suggestion_view.clicked.connect(self.review.suggestion_clicked)
+        self.gap_view = QTableView(page)
+        self.gap_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.gap_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.gap_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.gap_view.verticalHeader().hide()
+        self.gap_view.verticalHeader().setDefaultSectionSize(22)
+        self.gap_view.clicked.connect(self.review.gap_clicked)
+        self.evidence = EvidencePanel(page)
         self.transcript = QTableView(page)
         self.transcript.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.transcript.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -166,7 +171,8 @@ class MainWindow(QMainWindow):
         self.waveform.seek_requested.connect(self._seek)
         left = QSplitter(Qt.Orientation.Vertical, page)
         left.addWidget(self.media)
-        left.addWidget(self.suggestion_view)
+        left.addWidget(self.gap_view)
+        left.addWidget(self.evidence)
         top = QSplitter(Qt.Orientation.Horizontal, page)
         top.addWidget(left)
         top.addWidget(self.transcript)
@@ -211,7 +217,10 @@ class MainWindow(QMainWindow):
             "accept_above": lambda: self.review.accept_above(),
             "suggest": self.analysis.make_suggestions,
             "lowest_first": self.review.toggle_order,
+            "show_all": self.review.toggle_queue,
             "play": self.review.play_current_cue,
+            "play_gap": self.review.play_gap,
+            "triage": self.edit_triage_policy,
             "shortcuts": self.edit_shortcuts,
             "limits": self.edit_limits,
             "help": lambda: self.help.show_keys(saved_keys(self.settings)),
@@ -233,6 +242,7 @@ class MainWindow(QMainWindow):
             if command.name == "open_project":
                 self.recent_menu = menus["File"].addMenu("Open &recent")
         self.actions_by_name["lowest_first"].setCheckable(True)
+        self.actions_by_name["show_all"].setCheckable(True)
         self.files.fill_recent()
 
     # --- opening --------------------------------------------------------------------------------
@@ -257,13 +267,15 @@ class MainWindow(QMainWindow):
         ):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, digits * characters + 12)
-        self.suggestion_model = SuggestionModel(session, self.cue_model.cue_of_word)
-        self.suggestion_view.setModel(self.suggestion_model)
-        self.suggestion_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.gap_model = GapModel(session, self.cue_model.cue_of_word)
+        self.gap_model.set_view(self.review.queue_only, self.review.lowest_first)
+        self.gap_view.setModel(self.gap_model)
+        self.gap_view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.waveform.set_cues([(cue.start, cue.end) for cue in session.document.cues])
         self._cue_starts = [cue.start for cue in session.document.cues]
         self.waveform.set_waveform(None, "No media" if not session.entry.media_path else "Reading the audio…")
         self.current_id = None
+        self.show_evidence(None)
         self.pages.setCurrentIndex(1)
         entry = session.entry
         self.setWindowTitle(f"{entry.captions_path.name} — Punctum")
@@ -339,9 +351,9 @@ class MainWindow(QMainWindow):
     # --- state shown ------------------------------------------------------------------------------
 
     def _reload_models(self) -> None:
-        if self.cue_model is not None and self.suggestion_model is not None:
+        if self.cue_model is not None and self.gap_model is not None:
             self.cue_model.reload()
-            self.suggestion_model.reload()
+            self.gap_model.reload()
         self._after_change()
 
     def _after_change(self) -> None:
@@ -374,6 +386,30 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"The project could not be read again: {error}", 10000)
         else:
             self._reload_models()
+
+    def show_evidence(self, gap: Gap | None) -> None:
+        """The evidence panel and the waveform's gap mark follow the gap under review."""
+        self.evidence.show_gap(self.session, gap)
+        measure = (
+            self.session.gap_measure(gap.index) if self.session is not None and gap is not None else None
+        )
+        self.waveform.set_gap(
+            measure.end_ms if measure is not None and gap is not None and gap.marks else None
+        )
+
+    def triage_policy(self) -> TriagePolicy:
+        """The policy chosen in Settings (the measured operating point unless changed)."""
+        return saved_policy(self.settings)
+
+    def set_triage_policy(self, policy: TriagePolicy) -> None:
+        """Keep ``policy`` and triage the open file again by it."""
+        save_policy(self.settings, policy)
+        self.review.settle(policy)
+
+    def edit_triage_policy(self) -> None:
+        dialog = TriagePolicyDialog(self.triage_policy(), self)
+        if dialog.exec():
+            self.set_triage_policy(dialog.policy())
 
     def show_error(self, title: str, text: str) -> None:
         """A dialog with the reason; it does not block, and the window stays usable."""

@@ -28,12 +28,12 @@ import numpy as np
 from app.align.transfer import transfer
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.model import Source, Suggestion
-from app.core.triage import TriagePolicy, triage
+from app.core.triage import TriagePolicy, gaps_of, triage
 from app.formats.corpora import read_iwslt_xml, read_token_tags
 from app.ml import data as corpora
 from app.ml.evaluate import predict_documents
 from app.services.punctuate import Punctuator
-from tests.conftest import ROOT, SHARED_DATA
+from tests.conftest import ROOT, SAMPLE, SHARED_DATA
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99, 1.01)  # 1.01: the model never alone
 TARGET_ACCURACY = 0.97
@@ -139,6 +139,30 @@ def iwslt_asr(punctuator: Punctuator, root: Path, with_reference: bool) -> dict[
     return {"set": name, "words": len(gold), "curve": rows, "operating_point": operating_point(rows)}
 
 
+def bundled_sample(punctuator: Punctuator, folder: Path = SAMPLE) -> dict[str, object]:
+    """The editor's queue for the bundled sample, predicted: its analysis (captions, reference,
+    audio, the recogniser's word times beside it), then the default policy of the triage rule.
+    The editor shows this count after opening the sample with its reference."""
+    from app.services.analysis import AnalysisRequest, analyse
+
+    request = AnalysisRequest.from_file(
+        folder / "sample.srt",
+        media=folder / "sample.mp4",
+        reference=folder / "reference.txt",
+        timings=folder / "sample.words.json",
+    )
+    suggestions = analyse(request, punctuator).suggestions
+    gaps = [g for g in gaps_of(suggestions) if g.pending]
+    result = triage(suggestions, TriagePolicy(), has_reference=True)
+    return {
+        "file": "resources/sample/sample.srt with reference.txt, sample.mp4 and sample.words.json",
+        "suggestions": len(suggestions),
+        "gaps_with_a_proposal": len(gaps),
+        "queue": len(result.queue),
+        "disagreements_in_queue": sum(g.disagreement for g in result.queue),
+    }
+
+
 def draw(results: list[dict[str, object]], target: Path) -> None:
     """Review load against residual error, one line per set, with Qt offscreen (no plotting
     library needed)."""
@@ -208,17 +232,25 @@ def main() -> int:
     parser.add_argument("--model", default=None)
     parser.add_argument("--png", type=Path, default=ROOT / "resources" / "docs" / "review-effort.png")
     args = parser.parse_args()
+    punctuator = Punctuator(args.model)
+    sample = bundled_sample(punctuator)
     if not (args.data / "earnings22").is_dir():
+        print(json.dumps({"bundled_sample": sample}, indent=2))
         print(f"review_effort: no shared data at {args.data}", file=sys.stderr)
         return 3
-    punctuator = Punctuator(args.model)
     results = [
         earnings(punctuator, args.data),
         iwslt_asr(punctuator, args.data, with_reference=True),
         iwslt_asr(punctuator, args.data, with_reference=False),
     ]
     draw(results, args.png)
-    print(json.dumps({"target_accuracy": TARGET_ACCURACY, "png": str(args.png), "sets": results}, indent=2))
+    report = {
+        "target_accuracy": TARGET_ACCURACY,
+        "png": str(args.png),
+        "bundled_sample": sample,
+        "sets": results,
+    }
+    print(json.dumps(report, indent=2))
     return 0
 
 

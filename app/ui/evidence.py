@@ -1,0 +1,81 @@
+"""The evidence beside the gap under review: the words on both sides, what the reference and the
+model proposed, and what the voice did there (the pause, the pitch over the last word)."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+from app.core.evidence import GapMeasure
+from app.core.model import Source
+from app.core.triage import Gap
+from app.services.review import ReviewSession
+from app.ui.models import proposal_text
+
+CONTEXT_WORDS = 6  # words shown on each side of the gap
+#: A slope this small (semitones per second) is heard as level.
+LEVEL_PITCH = 10.0
+
+
+def pause_text(measure: GapMeasure | None) -> str:
+    if measure is None or measure.pause_ms is None:
+        return "not measured"
+    return f"{measure.pause_ms} ms"
+
+
+def pitch_text(measure: GapMeasure | None) -> str:
+    if measure is None or measure.pitch_slope is None:
+        return "not measured"
+    slope = measure.pitch_slope
+    direction = "level" if abs(slope) < LEVEL_PITCH else "rising" if slope > 0 else "falling"
+    return f"{direction} ({slope:+.0f} semitones/s)"
+
+
+def evidence_html(session: ReviewSession, gap: Gap) -> str:
+    document = session.document
+    capital_row = not gap.marks
+    # A capital on its own is about the word itself; a mark about the gap after it.
+    last = gap.index - 1 if capital_row else gap.index
+    before = [document.word(i).rendered() for i in range(max(0, last - CONTEXT_WORDS + 1), last + 1)]
+    after = [
+        document.word(i).rendered()
+        for i in range(last + 1, min(document.word_count, last + 1 + CONTEXT_WORDS))
+    ]
+    measure = session.gap_measure(gap.index) if not capital_row else None
+    reference = proposal_text(gap, Source.REFERENCE) or (
+        "no mark here" if session.has_reference else "no reference"
+    )
+    model = proposal_text(gap, Source.MODEL) or "no proposal"
+    rows = [
+        ("Words", f"{html.escape(' '.join(before))} <b>‖</b> {html.escape(' '.join(after))}"),
+        ("Reference", html.escape(reference)),
+        ("Model", html.escape(model)),
+    ]
+    if not capital_row:
+        word = html.escape(document.word(gap.index).text)
+        rows += [("Pause", pause_text(measure)), (f"Pitch over “{word}”", pitch_text(measure))]
+    if gap.disagreement:
+        rows.append(("", "<span style='color:#a33'>The reference and the model disagree</span>"))
+    cells = "".join(f"<tr><td><b>{name}</b>&nbsp;</td><td>{value}</td></tr>" for name, value in rows)
+    return f"<table>{cells}</table><p style='color:#666'>P plays the 3 seconds around the gap</p>"
+
+
+class EvidencePanel(QLabel):
+    """What is known about the selected gap, in a person's units."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("evidencePanel")
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.setMargin(6)
+        self.show_gap(None, None)
+
+    def show_gap(self, session: ReviewSession | None, gap: Gap | None) -> None:
+        if session is None or gap is None:
+            self.setText("<p style='color:#666'>Select a gap to see its evidence.</p>")
+            return
+        self.setText(evidence_html(session, gap))

@@ -370,6 +370,9 @@ def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
         reference, model = gap.by(Source.REFERENCE), gap.by(Source.MODEL)
         assert gap.disagreement or reference is None or model is None
     assert [g.disagreement for g in queue] == sorted((g.disagreement for g in queue), reverse=True)
+    # No row asks for a capital that export gives anyway ("Hello" first, English days).
+    words = list(session.document.words())
+    assert not [g for g in queue if not g.marks and (g.index == 0 or words[g.index].text == "saturday")]
     # The rule's settlement is one recorded, undoable decision.
     assert window.actions_by_name["undo"].text().replace("&", "") == "Undo Settle by triage"
     decided_by = [row[0] for row in session.project.db.execute("SELECT decided_by FROM decisions")]

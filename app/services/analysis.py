@@ -100,7 +100,7 @@ def analyse(
     Safe on a worker thread or in another process. ``track`` is an already analysed
     ``AudioTrack`` of the media, to skip decoding it again.
     """
-    from app.services.punctuate import gap_evidence, suggest
+    from app.services.punctuate import drop_capitals_export_gives, gap_evidence, suggest
     from app.services.transfer import propose_from_reference, read_reference
 
     def stage(text: str, fraction: float = -1.0) -> None:
@@ -139,6 +139,7 @@ def analyse(
     suggestions, found = suggest(document, punctuator, language, evidence)
     report.language, report.evidence = found.language, found.evidence
     document.language = found.language
+    drop_capitals_export_gives(document, found.language)
     report.warnings += found.warnings
     stage("Done", 1.0)
     measures = evidence.measures if evidence is not None else None

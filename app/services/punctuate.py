@@ -10,7 +10,7 @@ import functools
 import json
 import sys
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -330,17 +330,16 @@ def suggest(
         next_id += 1
     for index, (word, probs) in enumerate(zip(words, casing_probs, strict=True)):
         capital = probs[1] + probs[2]
+        casing = head_casing(probs)
         if (
             word.casing is Casing.LOWER
             and word.casable
-            and capital > CAPITAL_PROBABILITY
-            and not _starts_sentence(words, index)
+            and casing is not None
             # Export gives these their capital anyway; a suggestion would only ask for a keystroke.
-            and not always_capitalised(word.text, language)
+            and not capitalised_on_export(words, index, language)
         ):
             if index + 1 < len(words) and words[index + 1].glued:
                 continue  # the model read a piece of a word split by tags, not the word
-            casing = Casing.UPPER if probs[2] > probs[1] else Casing.CAPITALISED
             suggestions.append(
                 Suggestion(
                     next_id,
@@ -356,8 +355,39 @@ def suggest(
     return suggestions, info
 
 
+def head_casing(probabilities: Sequence[float]) -> Casing | None:
+    """The capital the casing head asks for (lower, capitalised, upper probabilities), or None
+    when it is not sure enough of any."""
+    if probabilities[1] + probabilities[2] <= CAPITAL_PROBABILITY:
+        return None
+    return Casing.UPPER if probabilities[2] > probabilities[1] else Casing.CAPITALISED
+
+
 def _starts_sentence(words: list[Word], index: int) -> bool:
     return index == 0 or model_class(words[index - 1].mark) in SENTENCE_END_CLASSES
+
+
+def capitalised_on_export(words: list[Word], index: int, language: str | None) -> bool:
+    """Whether export gives word ``index`` its capital whatever is decided (``sentence_casing``):
+    it starts the text or follows a sentence mark the captions have, or the language always
+    spells it with one."""
+    return _starts_sentence(words, index) or always_capitalised(words[index].text, language)
+
+
+def drop_capitals_export_gives(document: Document, language: str | None) -> None:
+    """Take out the reference's capitals that export gives anyway (the first word, English days):
+    a row in the review for them would only ask for a keystroke."""
+    words = list(document.words())
+    document.suggestions[:] = [
+        s
+        for s in document.suggestions
+        if not (
+            s.source is Source.REFERENCE
+            and s.casing is Casing.CAPITALISED
+            and words[s.gap].casing is Casing.LOWER
+            and capitalised_on_export(words, s.gap, language)
+        )
+    ]
 
 
 def _open_gap(words: list[Word], index: int) -> bool:
@@ -385,7 +415,7 @@ def sentence_casing(document: Document, language: str | None = None) -> Step:
         if (
             word.casing is Casing.LOWER
             and word.casable
-            and (_starts_sentence(words, index) or always_capitalised(word.text, language))
+            and capitalised_on_export(words, index, language)
         ):
             edits.append(
                 WordEdit(index, word, replace(word, text=apply_casing(word.text, Casing.CAPITALISED)))
@@ -433,7 +463,8 @@ def punctuate_file(request: AnalysisRequest, punctuator: Punctuator, policy: App
 
     analysis = analyse(request, punctuator)
     document, report = analysis.document, analysis.report
-    document.add_suggestions(analysis.suggestions)
+    known = {s.id for s in document.suggestions}  # the reference's, there already
+    document.add_suggestions([s for s in analysis.suggestions if s.id not in known])
     history = History(document)
     applied = apply_suggestions(document, history, policy)
     if policy.how != "none":

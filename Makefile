@@ -74,8 +74,9 @@ typecheck: setup
 layers: setup
 	$(BIN)/lint-imports
 
+# loadgroup: the tests marked xdist_group (one Ray cluster per module) stay in one worker.
 unit: setup
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 test: lint typecheck layers unit
 

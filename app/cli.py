@@ -155,6 +155,12 @@ def _batch(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
+    if args.media_url is not None and args.ray is None:
+        raise UsageError("--media-url is for --ray: the local batch reads media where it is")
+    if args.ray is not None:
+        from app.services.cluster import check_ray
+
+        check_ray()  # before the project is touched
     args.min_confidence = _threshold(args, 0.9)
     settings = BatchSettings(
         model=args.model,
@@ -195,13 +201,33 @@ def _batch(args: argparse.Namespace) -> int:
                 if state == "failed":
                     progress.console.print(f"[red]failed[/red] {stem}")
 
-            summary = run_batch(project, settings, report)
+            if args.ray is None:
+                summary = run_batch(project, settings, report)
+            else:
+                from app.services.cluster import ClusterSettings, run_batch_on_ray
+
+                cluster = ClusterSettings(args.ray or None, args.media_url, folder)
+                summary = run_batch_on_ray(project, settings, cluster, report)
     print(
         f"{args.project}: {summary.done} processed, {summary.failed} failed, {summary.skipped} already done"
     )
     for stem, reason in summary.failures.items():
         print(f"punctum: {stem}: {reason}", file=sys.stderr)
+    _print_cluster_summary(summary)
     return EXIT_OK
+
+
+def _print_cluster_summary(summary: object) -> None:
+    """A Ray run's retries, model loads and per-node throughput (nothing for a local run)."""
+    from app.services.cluster import ClusterSummary
+
+    if not isinstance(summary, ClusterSummary) or not summary.nodes:
+        return
+    for stem in summary.retried:
+        print(f"punctum: {stem}: its worker died; Ray ran it again (recorded once)", file=sys.stderr)
+    print(f"{summary.seconds:.1f} s on the cluster, {summary.model_loads} model loads")
+    for line in summary.node_lines():
+        print(f"  {line}")
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -556,6 +582,20 @@ def _add_project_commands(commands: Commands) -> None:
     )
     batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
     batch.add_argument("--int8", action="store_true")
+    batch.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the files on a Ray cluster: 'auto' joins the one running here, HOST:PORT another;"
+        " no address starts one of this machine's cores (needs punctum[cluster])",
+    )
+    batch.add_argument(
+        "--media-url",
+        metavar="URL",
+        help="with --ray: the folder as workers read it (fsspec, e.g. s3://bucket/captions);"
+        " default: media at its path, which every node must see",
+    )
     batch.set_defaults(run=_batch)
 
     status = commands.add_parser("status", help="per file: state, pending/accepted/rejected, review time")

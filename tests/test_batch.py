@@ -311,3 +311,34 @@ def test_bad_project_files(tmp_path: Path) -> None:
         Project(tmp_path / "missing.punctum")
     result = punctum("status", str(not_a_project))
     assert result.returncode == 3 and "Traceback" not in result.stderr
+
+
+@requires_ffmpeg
+def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path: Path) -> None:
+    """`batch --apply triage` settles as the editor's rule does (recorded as the rule's, so a policy
+    changed in the editor reopens it), and keeps what was measured at each gap for the review."""
+    from app.core.triage import TriagePolicy
+    from app.services.punctuate import Punctuator
+    from app.services.review import ReviewSession
+    from tests.benchmarks.review_effort import bundled_sample
+
+    folder = tmp_path / "in"
+    shutil.copytree(SAMPLE, folder)
+    (folder / "README.md").unlink()
+    (folder / "sample.vtt").unlink()  # one captions file per stem
+    (folder / "reference.txt").rename(folder / "sample.ref.txt")  # paired by name
+    project = tmp_path / "p.punctum"
+    result = punctum("batch", str(folder), "--project", str(project), "--apply", "triage", "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    session = ReviewSession.open_project(project)
+    try:
+        assert sum(g.pending for g in session.queue()) == bundled_sample(Punctuator(), SAMPLE)["queue"]
+        settled = session.settled_by_rule()
+        assert settled
+        measure = session.gap_measure(8)  # "cafe", before the sentence's end
+        assert measure is not None and measure.pause_ms is not None and measure.end_ms is not None
+        session.settle(TriagePolicy(agreement=False, model_threshold=None))
+        assert session.settled_by_rule() == set()
+        assert all(session.document.suggestion(i).status is Status.PENDING for i in settled)
+    finally:
+        session.close()

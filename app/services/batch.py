@@ -22,6 +22,7 @@ from typing import Any
 
 from app.core.commands import ApplyPolicy, accept_confident
 from app.core.errors import PunctumError
+from app.core.evidence import GapMeasure
 from app.core.model import Status, Suggestion
 from app.core.triage import OPERATING_THRESHOLD
 from app.formats import WriteError, write_document
@@ -34,8 +35,8 @@ from app.services.projects import (
     reimport_caption_file,
     status_counts,
 )
-from app.services.punctuate import prepare_model
-from app.store.project import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, Project
+from app.services.punctuate import Punctuator, prepare_model
+from app.store.project import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, FileEntry, Project
 
 _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)", re.IGNORECASE)
 #: Seconds an editor spends on one suggestion, for the review estimate (a reading and a key press).
@@ -191,9 +192,8 @@ def run_batch(
 
     Ctrl+C stops the workers at once; files they were on go back to pending.
     """
-    project.reset_interrupted()
-    summary = BatchSummary(skipped=sum(1 for e in project.files() if e.state == DONE))
-    queue = [e for e in project.files() if e.state == PENDING]
+    summary = BatchSummary()
+    queue = pending_files(project, summary)
     if not queue:
         return summary
     workers = settings.workers or max(1, min(len(queue), os.cpu_count() or 1, 4))
@@ -230,17 +230,9 @@ def run_batch(
                 file_id, outcome = _next_outcome(finished, taken, running, on_worker)
                 worker_died = worker_died or outcome.worker_died
                 job, stem = running.pop(file_id)
-                if outcome.error is not None:
-                    project.fail(file_id, job, outcome.error)
-                    summary.failed += 1
-                    summary.failures[stem] = outcome.error
-                else:
-                    carried, settled = carried_decisions(project, file_id, outcome.suggestions)
-                    decisions = _batch_decisions(settled, settings)
-                    project.finish(file_id, job, outcome.suggestions, outcome.report, decisions, carried)
-                    summary.done += 1
+                state = record_outcome(project, settings, summary, (file_id, job, stem), outcome)
                 if on_progress:
-                    on_progress(stem, "failed" if outcome.error is not None else "done")
+                    on_progress(stem, state)
             # All done: let the workers exit on their own. Killed while idle, a worker can leave
             # the pool's semaphores registered, and Python then warns of leaks on the terminal.
             # A pool that lost a worker mid-task still counts that task and would wait for it.
@@ -269,6 +261,7 @@ class FileOutcome:
     report: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     worker_died: bool = False
+    measures: list[GapMeasure] | None = None  # what was measured at each gap, for the review
 
 
 def _next_outcome(
@@ -322,37 +315,86 @@ def _start_worker(settings: BatchSettings, threads: int, taken: Any = None) -> N
 
 
 def _process(job: BatchJob) -> FileOutcome:
-    """One file, in a worker: reference transfer, then the model (with audio when there is media)."""
+    """One file, in a worker process of the local pool."""
     if _WORKER.get("taken") is not None:
         _WORKER["taken"].put((os.getpid(), job.file_id))
-    try:
-        return _process_file(job)
-    except PunctumError as error:
-        return FileOutcome(error=str(error))
-    except (OSError, ValueError) as error:
-        return FileOutcome(error=f"{type(error).__name__}: {error}")
+    return process_job(job, _worker_punctuator)
 
 
-def _process_file(job: BatchJob) -> FileOutcome:
-    from app.services.analysis import analyse
-    from app.services.punctuate import Punctuator
-
+def _worker_punctuator() -> Punctuator:
+    """This worker process's model, loaded on its first file and kept for the others."""
     settings: BatchSettings = _WORKER.get("settings", BatchSettings())
     if "punctuator" not in _WORKER:
         _WORKER["punctuator"] = Punctuator(
             settings.model, quantize=settings.int8, threads=int(_WORKER.get("threads", 1))
         )
-    analysis = analyse(job.request, _WORKER["punctuator"])
+    punctuator: Punctuator = _WORKER["punctuator"]
+    return punctuator
+
+
+def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutcome:
+    """One file, wherever it runs (a local worker process, a Ray worker): reference transfer, then
+    the model (with audio when there is media). What the file or the model refuses is its outcome,
+    so that the other files go on."""
+    from app.services.analysis import analyse
+
+    try:
+        analysis = analyse(job.request, punctuator())
+    except PunctumError as error:
+        return FileOutcome(error=str(error))
+    except (OSError, ValueError) as error:
+        return FileOutcome(error=f"{type(error).__name__}: {error}")
     # Reference suggestions first; the model's ids follow theirs.
-    return FileOutcome(analysis.suggestions, analysis.report.as_json())
+    return FileOutcome(analysis.suggestions, analysis.report.as_json(), measures=analysis.measures)
+
+
+def pending_files(project: Project, summary: BatchSummary) -> list[FileEntry]:
+    """The files a run processes, in order: those pending, and those a run that died left running
+    (put back to pending first). ``summary`` counts the files done by earlier runs."""
+    project.reset_interrupted()
+    entries = project.files()
+    summary.skipped = sum(1 for e in entries if e.state == DONE)
+    return [e for e in entries if e.state == PENDING]
+
+
+def record_outcome(
+    project: Project,
+    settings: BatchSettings,
+    summary: BatchSummary,
+    running: tuple[int, int, str],
+    outcome: FileOutcome,
+) -> str:
+    """Commit one file's outcome (``running``: its file id, job id and stem) in one transaction:
+    its results and the decisions ``--apply`` makes, or its failure with the reason. Returns the
+    file's new state, "done" or "failed". Every batch backend writes through here, and only its
+    driver process does."""
+    file_id, job, stem = running
+    if outcome.error is not None:
+        project.fail(file_id, job, outcome.error)
+        summary.failed += 1
+        summary.failures[stem] = outcome.error
+        return FAILED
+    carried, settled = carried_decisions(project, file_id, outcome.suggestions)
+    decisions, by = _batch_decisions(settled, settings)
+    project.finish(
+        file_id, job, outcome.suggestions, outcome.report, decisions, carried, outcome.measures, by
+    )
+    summary.done += 1
+    return DONE
 
 
 def _batch_decisions(
     suggestions: list[Suggestion], settings: BatchSettings
-) -> list[tuple[str, dict[str, Any]]]:
-    """What ``--apply`` accepts (``commands.accept_confident``), as the decision to record."""
+) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """What ``--apply`` accepts (``commands.accept_confident``), as the decision to record, and who
+    decided: the triage rule's settlement is the editor's own (a policy changed there reopens it);
+    the other policies are the batch's."""
     chosen = accept_confident(suggestions, ApplyPolicy(settings.apply, settings.min_confidence))
-    return [("accept_many", {"suggestions": chosen})] if chosen else []
+    if not chosen:
+        return [], "batch"
+    if settings.apply == "triage":
+        return [("settle", {"reopen": [], "accept": chosen})], "rule"
+    return [("accept_many", {"suggestions": chosen})], "batch"
 
 
 # --- status and export -----------------------------------------------------------------------

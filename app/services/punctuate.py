@@ -412,11 +412,7 @@ def sentence_casing(document: Document, language: str | None = None) -> Step:
     words = list(document.words())
     edits = []
     for index, word in enumerate(words):
-        if (
-            word.casing is Casing.LOWER
-            and word.casable
-            and capitalised_on_export(words, index, language)
-        ):
+        if word.casing is Casing.LOWER and word.casable and capitalised_on_export(words, index, language):
             edits.append(
                 WordEdit(index, word, replace(word, text=apply_casing(word.text, Casing.CAPITALISED)))
             )

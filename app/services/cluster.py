@@ -1,0 +1,425 @@
+"""``punctum batch --ray``: the batch on a Ray cluster, for archives one machine cannot keep up with.
+
+Each file is a call on one of a pool of Ray actors, worker processes that load the model on their
+first file and keep it. Plain Ray tasks did as well on one machine (see the README's figures), but
+only because Ray happened to reuse their processes; an actor loads the model once by design, and
+is the worker Ray restarts and retries on. The driver, this process, stays the project's only
+writer: it commits each file's outcome as it arrives through ``batch.record_outcome``, as the
+local batch does, so everything the local batch promises holds here too: a driver stopped at any moment
+(Ctrl+C, kill -9, a lost cluster) leaves every file done or pending, and the next run does the
+pending ones only.
+
+A worker that dies mid-file (out of memory, its node lost) is started again and Ray runs the file
+again, ``WORKER_RETRIES`` times; the file is still recorded once, by the driver. Caption bytes
+travel in the call; media is read by the worker from a path every node sees, or from an fsspec
+URL (``--media-url``). Ray is imported here only, and only when a run asks for it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import PunctumError
+from app.services.analysis import AnalysisRequest
+from app.services.batch import (
+    BatchJob,
+    BatchSettings,
+    BatchSummary,
+    FileOutcome,
+    pending_files,
+    process_job,
+    record_outcome,
+)
+from app.services.punctuate import Punctuator, prepare_model
+from app.store.project import Project
+
+#: Further attempts at a file whose worker died on it before the file is marked failed.
+WORKER_RETRIES = 2
+#: How long a cluster that just lost a worker has to show it still runs work.
+PROBE_SECONDS = 30
+INSTALL_HINT = "install punctum[cluster] (pip install 'punctum[cluster]') to run batches on Ray"
+
+
+class ClusterError(PunctumError):
+    """No Ray, or no cluster where the user pointed: their setup, as a usage error is."""
+
+    exit_code = 2
+
+
+class ClusterLostError(PunctumError):
+    """The driver lost the cluster mid-run: the files done are kept, the others are pending."""
+
+    exit_code = 3
+
+
+class WorkerCannotReadError(PunctumError):
+    """A worker cannot read what the driver can (the media, the model): the cluster lacks shared
+    storage. The run stops and nothing is marked failed, so a rerun after the fix does it all."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    #: "auto" joins the cluster running on this machine, "HOST:PORT" (or "ray://HOST:10001") the
+    #: one there; None starts a cluster of this machine's cores for the run.
+    address: str | None = None
+    #: The batch folder as the workers read it, as an fsspec URL ("s3://bucket/captions"): media
+    #: at FOLDER/a/talk.mp4 is read from URL/a/talk.mp4. None: at the driver's path.
+    media_url: str | None = None
+    folder: Path | None = None  # the batch folder, which ``media_url`` stands for
+
+
+@dataclass
+class NodeThroughput:
+    """What one node did in a run."""
+
+    files: int = 0
+    words: int = 0
+    busy_seconds: float = 0.0  # summed over its workers
+    workers: set[int] = field(default_factory=set)  # their process ids
+
+
+@dataclass
+class ClusterSummary(BatchSummary):
+    seconds: float = 0.0  # from connecting to the last file's commit
+    commit_seconds: float = 0.0  # the driver's time writing results: what bounds a large cluster
+    model_loads: int = 0  # as the workers report them: one per worker process
+    #: Files whose worker died on them and which Ray ran again (each recorded once).
+    retried: list[str] = field(default_factory=list)
+    nodes: dict[str, NodeThroughput] = field(default_factory=dict)  # by node address
+
+    def node_lines(self) -> list[str]:
+        """Per node: files, words and files per hour over the run."""
+        lines = []
+        for node, done in sorted(self.nodes.items()):
+            hourly = done.files * 3600 / self.seconds if self.seconds else 0.0
+            lines.append(
+                f"{node}: {done.files} files, {done.words} words on {len(done.workers)} workers"
+                f" ({hourly:.0f} files/hour, {done.words / max(self.seconds, 1e-9):.0f} words/s)"
+            )
+        return lines
+
+
+@dataclass(frozen=True)
+class ClusterJob:
+    """One file for a Ray worker: the local batch's job, and where the worker reads its media."""
+
+    job: BatchJob
+    media_url: str | None = None
+    #: Whether the driver can read the media: then a worker that cannot stops the run (the
+    #: cluster's storage is at fault); otherwise the file fails as it would locally.
+    media_on_driver: bool = False
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """A worker's answer for one file, and what it says about the worker."""
+
+    outcome: FileOutcome
+    node: str = "?"
+    pid: int = 0
+    model_loads: int = 0  # this worker process's, so far
+    seconds: float = 0.0
+    retried: bool = False  # the file's first worker died on it
+    refusal: str | None = None  # why this worker cannot do any file (WorkerCannotReadError)
+
+
+def check_ray() -> None:
+    """Refuse a run on Ray, before anything is done, where Ray is not installed."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ClusterError(f"Ray is not installed: {INSTALL_HINT}")
+
+
+def run_batch_on_ray(
+    project: Project,
+    settings: BatchSettings,
+    cluster: ClusterSettings,
+    on_progress: Callable[[str, str], None] | None = None,
+) -> ClusterSummary:
+    """Process every pending file on a Ray cluster; ``on_progress(stem, state)`` as for ``run_batch``."""
+    summary = ClusterSummary()
+    queue = pending_files(project, summary)
+    if not queue:
+        return summary
+    # A malformed model is refused before the cluster starts, and its export made here, once.
+    prepare_model(settings.model, settings.int8)
+    to_do = len(queue)
+    ray = _connect(cluster.address)
+    began = time.perf_counter()
+    loads: dict[int, int] = {}
+    try:
+        count = settings.workers or int(ray.cluster_resources().get("CPU", 1))
+        options = {"num_cpus": 1, "max_restarts": -1, "max_task_retries": WORKER_RETRIES}
+        worker_class = ray.remote(**options)(FileWorker)
+        workers = [worker_class.remote(settings) for _ in range(max(1, min(count, len(queue))))]
+        # Each worker holds a second file in its queue, so it starts it the moment it is done with
+        # the first rather than when the driver has committed that one and sent another.
+        idle = [*workers, *workers]
+        running: dict[Any, tuple[tuple[int, int, str], Any]] = {}
+        while queue or running:
+            while queue and idle:
+                entry = queue.pop(0)
+                worker = idle.pop()
+                request = AnalysisRequest.from_project(project, entry.id, settings.use_audio)
+                call = worker.process.remote(_cluster_job(BatchJob(entry.id, request), cluster))
+                running[call] = ((entry.id, project.start_job(entry.id), entry.stem), worker)
+                if on_progress:
+                    on_progress(entry.stem, "started")
+            ready, _ = ray.wait(list(running), num_returns=1)
+            file, worker = running.pop(ready[0])
+            idle.append(worker)
+            report = _answer(ray, ready[0])
+            if report.refusal is not None:
+                raise WorkerCannotReadError(report.refusal)
+            committing = time.perf_counter()
+            state = record_outcome(project, settings, summary, file, report.outcome)
+            summary.commit_seconds += time.perf_counter() - committing
+            _count(summary, report, file[2], loads)
+            summary.seconds = time.perf_counter() - began
+            if on_progress:
+                on_progress(file[2], state)
+    except ClusterLostError:
+        project.reset_interrupted()  # the files still out go back to pending
+        where = f" at {cluster.address}" if cluster.address else ""
+        finished = summary.done + summary.failed
+        raise ClusterLostError(
+            f"lost the Ray cluster{where}: the {finished} files finished are kept, {to_do - finished}"
+            " go back to pending; run the same command again to do them"
+        ) from None
+    except BaseException:
+        project.reset_interrupted()  # the files still out go back to pending
+        raise
+    finally:
+        ray.shutdown()
+    return summary
+
+
+def _connect(address: str | None) -> Any:
+    """Ray, joined to the cluster at ``address`` (or a new one of this machine's cores)."""
+    import logging
+
+    # Ray never reports usage to its makers from here, and shows the user no start-up chatter.
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    if address is None:
+        # A cluster for this run alone listens on the loopback address only (Ray's switch for a
+        # machine that is no cluster node), not on the network. Read when Ray is imported.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    check_ray()
+    import ray
+
+    quiet: dict[str, Any] = {
+        "include_dashboard": False,
+        "logging_level": logging.ERROR,
+        "log_to_driver": False,
+    }
+    try:
+        if address is None:
+            ray.init(address="local", num_cpus=os.cpu_count() or 1, **quiet)
+        else:
+            _check_answers(address)
+            ray.init(address=address, **quiet)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        where = "start a local Ray cluster" if address is None else f"join the Ray cluster at {address}"
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ClusterError(f"cannot {where}: {reason}") from None
+    return ray
+
+
+def _check_answers(address: str) -> None:
+    """Refuse at once an address where no cluster listens: Ray itself would retry for a minute,
+    writing warnings to the terminal, before it gave up."""
+    import socket
+
+    if address.startswith("ray://"):
+        return  # a Ray client server: Ray's own check is quick
+    try:
+        # Ray 2.60's own reading of "auto" (RAY_ADDRESS, or the last `ray start` here).
+        from ray._private.services import canonicalize_bootstrap_address
+
+        found = canonicalize_bootstrap_address(address)
+    except (ImportError, AttributeError):  # another Ray than the pinned one: let it check
+        return
+    except ConnectionError:
+        found = None
+    if not found:
+        raise ClusterError(
+            f"no Ray cluster runs on this machine for --ray {address}; start one with ray start --head"
+        )
+    host, _, port = found.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+    except (OSError, ValueError):
+        hint = "it is not running (ray start --head starts one)" if address == "auto" else "check the address"
+        raise ClusterError(f"cannot join the Ray cluster at {found}: nothing answers there; {hint}") from None
+
+
+def _cluster_job(job: BatchJob, cluster: ClusterSettings) -> ClusterJob:
+    media = job.request.media if job.request.use_audio else None
+    if media is None:
+        return ClusterJob(job)
+    if cluster.media_url and cluster.folder and media.is_relative_to(cluster.folder.resolve()):
+        relative = media.relative_to(cluster.folder.resolve()).as_posix()
+        return ClusterJob(job, f"{cluster.media_url.rstrip('/')}/{relative}", media_on_driver=True)
+    return ClusterJob(job, media_on_driver=os.access(media, os.R_OK))
+
+
+def _answer(ray: Any, call: Any) -> WorkerReport:
+    """The worker's report, or the file's failure when its worker died on every attempt. A
+    worker that died because the cluster went away says nothing about the file: ClusterLostError."""
+    try:
+        report: WorkerReport = ray.get(call)
+        return report
+    except ray.exceptions.RayActorError:
+        if not _cluster_answers(ray):
+            raise ClusterLostError("lost the Ray cluster") from None
+        died = f"processing stopped: its worker process died {WORKER_RETRIES + 1} times (out of memory?)"
+        return WorkerReport(FileOutcome(error=died, worker_died=True))
+    except ray.exceptions.RayTaskError as error:
+        return WorkerReport(FileOutcome(error=f"processing crashed: {error.cause}"))
+    except ray.exceptions.RaySystemError:
+        raise ClusterLostError("lost the Ray cluster") from None
+
+
+def _cluster_answers(ray: Any) -> bool:
+    """Whether the cluster still runs work: a call that needs no CPU, so busy workers do not delay
+    it. A cluster draining or gone does not answer."""
+    try:
+        return bool(ray.get(ray.remote(num_cpus=0)(_alive).remote(), timeout=PROBE_SECONDS))
+    except ray.exceptions.RayError:
+        return False
+
+
+def _alive() -> bool:
+    return True
+
+
+def _count(summary: ClusterSummary, report: WorkerReport, stem: str, loads: dict[int, int]) -> None:
+    if report.retried:
+        summary.retried.append(stem)
+    if not report.pid:  # the worker died: nothing to say about it
+        return
+    node = summary.nodes.setdefault(report.node, NodeThroughput())
+    node.files += 1
+    node.words += int(report.outcome.report.get("words", 0))
+    node.busy_seconds += report.seconds
+    node.workers.add(report.pid)
+    loads[report.pid] = report.model_loads
+    summary.model_loads = sum(loads.values())
+
+
+# --- in the workers ---------------------------------------------------------------------------
+
+
+class FileWorker:
+    """One worker process of the pool, made a Ray actor by ``run_batch_on_ray``: it loads the
+    model on its first file and keeps it for the others."""
+
+    def __init__(self, settings: BatchSettings) -> None:
+        self.settings = settings
+        self.punctuator: Punctuator | None = None
+        self.model_loads = 0
+        self.calls = 0
+
+    def process(self, work: ClusterJob) -> WorkerReport:
+        import ray
+
+        began = time.perf_counter()
+        # Ray runs the calls a dead worker left again on the worker it starts in its place.
+        retried = self.calls == 0 and ray.get_runtime_context().was_current_actor_reconstructed
+        self.calls += 1
+        node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+
+        def report(outcome: FileOutcome, refusal: str | None = None) -> WorkerReport:
+            seconds = time.perf_counter() - began
+            return WorkerReport(outcome, node, os.getpid(), self.model_loads, seconds, retried, refusal)
+
+        try:
+            with _media_here(work) as request:
+                punctuator = self._punctuator()
+                return report(process_job(replace(work.job, request=request), lambda: punctuator))
+        except WorkerCannotReadError as error:
+            return report(FileOutcome(error=str(error)), f"node {node}: {error}")
+
+    def _punctuator(self) -> Punctuator:
+        if self.punctuator is None:
+            punctuator = Punctuator(self.settings.model, quantize=self.settings.int8, threads=1)
+            try:
+                # The first worker on a node without the model's export makes it in the node's
+                # cache; the others wait for it rather than make it again.
+                with _node_lock():
+                    punctuator.load()
+            except PunctumError as error:
+                raise WorkerCannotReadError(
+                    f"cannot load the model ({error}); give --model a path every node sees,"
+                    " or install the same punctum on every node"
+                ) from None
+            self.punctuator = punctuator
+            self.model_loads += 1
+        return self.punctuator
+
+
+@contextmanager
+def _media_here(work: ClusterJob) -> Iterator[AnalysisRequest]:
+    """The request with its media readable on this node: at its path, or fetched from its URL
+    to a temporary file for the file's time (the audio decoder reads files)."""
+    request = work.job.request
+    if request.media is None or not request.use_audio:
+        yield request
+        return
+    if work.media_url is None:
+        if work.media_on_driver and not os.access(request.media, os.R_OK):
+            raise WorkerCannotReadError(
+                f"cannot read the media {request.media}: put the media on storage every node"
+                " mounts at the same path, or give --media-url"
+            )
+        yield request
+        return
+    copy = _fetch(work.media_url, request.media.suffix)
+    try:
+        yield replace(request, media=copy)
+    finally:
+        copy.unlink(missing_ok=True)
+
+
+def _fetch(url: str, suffix: str) -> Path:
+    handle, name = tempfile.mkstemp(suffix=suffix, prefix="punctum-media-")
+    copy = Path(name)
+    try:
+        import fsspec
+
+        with fsspec.open(url, "rb") as source, os.fdopen(handle, "wb") as target:
+            shutil.copyfileobj(source, target, 1 << 20)
+    except (OSError, ValueError, ImportError) as error:
+        copy.unlink(missing_ok=True)
+        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        raise WorkerCannotReadError(
+            f"cannot read the media {url} ({reason}); check --media-url and this node's access to it"
+        ) from None
+    return copy
+
+
+@contextmanager
+def _node_lock() -> Iterator[None]:
+    import fcntl
+
+    from app.ml.base_encoder import cache_root
+
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with (cache_root() / ".cluster-prepare.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

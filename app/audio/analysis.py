@@ -54,6 +54,28 @@ class AudioTrack:
         return track[max(0, first) : max(0, stop)]
 
 
+def prepare_pitch_tracker() -> None:
+    """Compile the pitch and spectrum code ``analyse_media`` uses into numba's on-disk cache, here,
+    before several processes use it: two processes compiling the same generalised ufunc at once
+    can write cache files that do not match, and crash every later process that loads them
+    (numba issue #10128). Later processes load the cache."""
+    import librosa
+
+    noise = np.random.default_rng(0).standard_normal(PITCH_WINDOW * 4).astype(np.float32) * 0.1
+    librosa.feature.melspectrogram(
+        y=noise, sr=SAMPLE_RATE, n_fft=PITCH_WINDOW, hop_length=HOP, center=False, n_mels=MEL_BANDS
+    )
+    librosa.yin(
+        noise,
+        fmin=F0_MIN,
+        fmax=F0_MAX,
+        sr=SAMPLE_RATE,
+        frame_length=PITCH_WINDOW,
+        hop_length=HOP,
+        center=False,
+    )
+
+
 def analyse_media(
     path: Path,
     progress: Callable[[float], None] | None = None,
@@ -111,3 +133,7 @@ def analyse_media(
     f0 = np.where(voiced, f0, np.nan).astype(np.float32)
     mel = np.concatenate(mels) if mels else np.zeros((0, MEL_BANDS), dtype=np.float16)
     return AudioTrack(decoded / SAMPLE_RATE, energy, f0, speech, mel)
+
+
+if __name__ == "__main__":  # set-up: the cache is made once, before tests or batches run in parallel
+    prepare_pitch_tracker()

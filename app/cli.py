@@ -10,7 +10,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from app.core.errors import PunctumError
 from app.services.documents import format_duration, open_document, summarize
@@ -328,6 +328,25 @@ def _gui(args: argparse.Namespace) -> int:
     return run_editor(args.files, model=args.model, sample=args.sample)
 
 
+def _stream(args: argparse.Namespace) -> int:
+    from app.services.punctuate import Punctuator
+    from app.services.stream import StreamPunctuator, run_json_lines
+
+    language = _language(args.language)
+    punctuator = Punctuator(args.model)
+    punctuator.check()  # a malformed model is refused before any input is read
+    stream = StreamPunctuator(
+        punctuator, language, args.lookahead, fixed=args.fixed, max_delay_ms=args.max_delay
+    )
+    run_json_lines(
+        stream,
+        sys.stdin.buffer,
+        sys.stdout.buffer,
+        lambda message: print(f"punctum: {message}", file=sys.stderr, flush=True),
+    )
+    return EXIT_OK
+
+
 class UsageError(PunctumError):
     exit_code = EXIT_USAGE
 
@@ -426,6 +445,36 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _lookahead(text: str) -> int:
+    from app.services.stream import MAX_LOOKAHEAD
+
+    value = int(_number(text, int, "a whole number"))
+    if not 0 <= value <= MAX_LOOKAHEAD:
+        raise argparse.ArgumentTypeError(f"{value}: must be 0 to {MAX_LOOKAHEAD} words")
+    return value
+
+
+def _milliseconds(text: str) -> float:
+    value = _number(text, float, "a number of milliseconds")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: must be more than 0 milliseconds")
+    return value
+
+
+def _number(text: str, kind: type[int] | type[float], what: str) -> float:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as every other error of the command (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 class _VersionAction(argparse.Action):
     """``--version``: Punctum's version and its model's, read only when asked for."""
 
@@ -440,7 +489,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="punctum", description="Restore and review punctuation in ASR captions (SRT, WebVTT, text)."
     )
     parser.add_argument(
@@ -448,6 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_file_commands(commands)
+    _add_stream_command(commands)
     _add_model_commands(commands)
     _add_project_commands(commands)
     _add_editor_command(commands)
@@ -622,6 +672,33 @@ def _add_editor_command(commands: Commands) -> None:
     gui.add_argument("--model", metavar="DIR_OR_ID", help="punctuation model (default: the shipped one)")
     gui.add_argument("--sample", action="store_true", help="open the bundled sample")
     gui.set_defaults(run=_gui)
+
+
+def _add_stream_command(commands: Commands) -> None:
+    stream = commands.add_parser(
+        "stream",
+        help="live captions: JSON lines of words in (standard input), punctuated words out as decided",
+    )
+    stream.add_argument(
+        "--lookahead",
+        type=_lookahead,
+        default=4,
+        metavar="N",
+        help="decide a gap once N words follow it (default 4); earlier where the model is sure",
+    )
+    stream.add_argument(
+        "--fixed", action="store_true", help="always wait for the N words, even where the model is sure"
+    )
+    stream.add_argument(
+        "--max-delay",
+        type=_milliseconds,
+        metavar="MS",
+        help="decide a word at the latest MS milliseconds after it: by the word times when given,"
+        " by the clock otherwise and while no input comes",
+    )
+    stream.add_argument("--language", default="en", metavar="CODE", help="language of the words (default en)")
+    stream.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
+    stream.set_defaults(run=_stream)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,258 @@
+"""Streaming punctuation (``app.services.stream``) and ``punctum stream``, with the shipped model."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from app.audio.evidence import timed_gaps
+from app.formats import parse_document
+from app.services.punctuate import GapEvidence, Punctuator
+from app.services.stream import (
+    CONFIDENT,
+    DEADLINE,
+    END,
+    LOOKAHEAD,
+    StreamInputError,
+    StreamPunctuator,
+    StreamWord,
+    parse_line,
+)
+from tests.conftest import ROOT, SAMPLE
+
+#: The sample's recognised words with their times (milliseconds in the file, seconds here).
+TIMED = [
+    (item["word"], item["start"] / 1000, item["end"] / 1000)
+    for item in json.loads((SAMPLE / "sample.words.json").read_text(encoding="utf-8"))
+]
+
+
+def _stopped_clock() -> float:
+    return 0.0  # the wall clock never moves: only the word times can make a word due
+
+
+@pytest.fixture(scope="module")
+def punctuator() -> Punctuator:
+    loaded = Punctuator(threads=1)
+    loaded.load()
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def sample_stream(punctuator: Punctuator) -> tuple[list[str], list[StreamWord], StreamPunctuator]:
+    """The bundled sample's caption words streamed without times (default policy), and flushed."""
+    path = SAMPLE / "sample.srt"
+    words = [w.text for w in parse_document(path.read_bytes(), "srt", path).words()]
+    stream = StreamPunctuator(punctuator, clock=_stopped_clock)
+    out = [decided for word in words for decided in stream.feed(word)]
+    return words, out + stream.flush(), stream
+
+
+def test_the_sample_comes_back_in_order_each_word_once_with_marks(
+    sample_stream: tuple[list[str], list[StreamWord], StreamPunctuator],
+) -> None:
+    words, out, _ = sample_stream
+    assert [w.index for w in out] == list(range(len(words)))
+    # Only capitals change: the text of each word is the one given.
+    assert [w.word.lower() for w in out] == [w.lower() for w in words]
+    assert out[0].word == "Hello"
+    marks = [w.mark for w in out]
+    assert marks.count(".") + marks.count("?") >= 10 and marks.count(",") >= 5, marks
+    assert out[-1].mark in (".", "?", "!") and out[-1].decided == END
+    # After a full stop comes a capital.
+    assert all(b.word[0].isupper() for a, b in itertools.pairwise(out) if a.mark == "."), out
+    assert {w.decided for w in out} <= {LOOKAHEAD, CONFIDENT, END}
+    assert all(w.after <= 4 for w in out)
+
+
+def test_the_window_stays_bounded_however_long_the_stream(
+    sample_stream: tuple[list[str], list[StreamWord], StreamPunctuator],
+) -> None:
+    words, _, stream = sample_stream
+    assert stream.reading is not None
+    assert len(stream.reading.marks) < len(words) / 2  # the sample's 178 words are not all re-read
+    assert stream.waiting == 0
+
+
+def test_a_fixed_lookahead_decides_each_word_when_n_words_follow(punctuator: Punctuator) -> None:
+    stream = StreamPunctuator(punctuator, lookahead=3, fixed=True, clock=_stopped_clock)
+    fed = [stream.feed(word) for word, _, _ in TIMED[:8]]
+    assert [[w.index for w in out] for out in fed] == [[], [], [], [0], [1], [2], [3], [4]]
+    assert all(w.after == 3 and w.decided == LOOKAHEAD for out in fed for w in out)
+    rest = stream.flush()
+    assert [w.index for w in rest] == [5, 6, 7] and [w.after for w in rest] == [2, 1, 0]
+    assert stream.flush() == []  # nothing is given twice
+
+
+def test_max_delay_forces_a_decision_by_the_word_times(punctuator: Punctuator) -> None:
+    words = [("so", 0.0, 0.3), ("what", 0.4, 0.6), ("do", 0.7, 0.9), ("people", 0.95, 1.0)]
+    waiting = StreamPunctuator(punctuator, lookahead=8, fixed=True, clock=_stopped_clock)
+    assert [waiting.feed(*word) for word in words] == [[], [], [], []]
+    stream = StreamPunctuator(punctuator, lookahead=8, fixed=True, max_delay_ms=500, clock=_stopped_clock)
+    fed = [stream.feed(*word) for word in words]
+    # "do" ends 0.6 s after "so" ends: "so" is due; "what" (0.3 s, then 0.4 s) is not yet.
+    assert [[w.index for w in out] for out in fed] == [[], [], [0], []]
+    assert fed[2][0].decided == DEADLINE and fed[2][0].after == 2
+    assert fed[2][0].start == 0.0 and fed[2][0].end == 0.3
+
+
+def test_max_delay_without_times_goes_by_the_clock(punctuator: Punctuator) -> None:
+    now = [100.0]
+    stream = StreamPunctuator(punctuator, lookahead=8, fixed=True, max_delay_ms=1000, clock=lambda: now[0])
+    assert stream.feed("hello") == [] and stream.feed("and") == []
+    assert stream.next_deadline() == pytest.approx(1.0)
+    now[0] += 0.5
+    assert stream.expire() == []
+    now[0] += 0.6
+    assert [w.index for w in stream.expire()] == [0, 1]
+    assert stream.next_deadline() is None
+
+
+def test_timed_words_get_the_gap_evidence_of_batch_mode(punctuator: Punctuator) -> None:
+    seen: list[GapEvidence | None] = []
+
+    class Recording(Punctuator):
+        def probabilities(
+            self, words: list[str], language: str | None = None, evidence: GapEvidence | None = None
+        ) -> tuple[list[list[float]], list[list[float]]]:
+            seen.append(evidence)
+            return super().probabilities(words, language, evidence)
+
+    recording = Recording(threads=1)
+    recording._loaded = punctuator.load()
+    stream = StreamPunctuator(recording, lookahead=2, context_tokens=190, clock=_stopped_clock)
+    words = TIMED[:40]
+    for word in words:
+        stream.feed(*word)
+    batch = timed_gaps([w for w, _, _ in words], [s for _, s, _ in words], [e for _, _, e in words])
+    last = seen[-1]
+    assert last is not None and stream.reading is not None
+    first = stream.reading.first
+    # The newest word's pause is not known yet: batch mode has no next word either at its end.
+    assert last.vectors[:-1] == batch[first:-1] and last.vectors[-1] is None
+    assert any(v is not None for v in last.vectors)
+
+
+def test_a_long_pause_makes_a_sentence_end_likelier(punctuator: Punctuator) -> None:
+    def period_after_ten(pause: float) -> float:
+        stream = StreamPunctuator(punctuator, lookahead=3, fixed=True, clock=_stopped_clock)
+        text = ["we", "start", "at", "ten", "we", "will", "save", "you", "a", "seat"]
+        clock = 0.0
+        for word in text:
+            stream.feed(word, clock, clock + 0.3)
+            clock += 0.35 + (pause if word == "ten" else 0.0)
+        assert stream.reading is not None
+        return stream.reading.marks_of(3)[2]
+
+    assert period_after_ten(1.5) > period_after_ten(0.0) + 0.05
+
+
+def test_words_given_with_punctuation_keep_their_text() -> None:
+    assert parse_line('"we will"') == [("we", None, None), ("will", None, None)]
+    assert parse_line('{"word": " hi", "start": 1, "end": 1.5, "probability": 0.9}') == [(" hi", 1.0, 1.5)]
+    for bad in ("[1]", '{"word": "a", "start": true}', '{"word": "a", "end": -1}', '""', "{"):
+        with pytest.raises(StreamInputError):
+            parse_line(bad)
+
+
+def test_punctuation_given_with_a_word_is_replaced_and_quotes_stay(punctuator: Punctuator) -> None:
+    stream = StreamPunctuator(punctuator, lookahead=0, fixed=True, clock=_stopped_clock)
+    out = [w for word in ('"where', "are", 'you?"', "i", "wonder...") for w in stream.feed(word)]
+    assert [w.word.lower() for w in out] == ['"where', "are", "you", "i", "wonder"]
+    assert out[0].word == '"Where' and out[3].word == "I"  # a sentence start; English's "I"
+    assert out[2].mark[-1] == '"' and out[4].mark == "..."  # the quote and the ellipsis given stay
+    with pytest.raises(StreamInputError):
+        stream.feed("two words")
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def punctum_stream(*options: str, given: bytes) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", "stream", *options],
+        input=given,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+
+
+def _records(stdout: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.decode("utf-8").splitlines()]
+
+
+def test_the_command_reports_bad_lines_and_goes_on_and_flushes_at_the_end() -> None:
+    lines = [
+        b'{"word": "hello", "start": 0.0, "end": 0.5}',
+        b"hello there",  # not JSON
+        b'"and welcome"',
+        b'{"text": "to"}',
+        b'{"word": "to", "start": 2, "end": 1}',
+        b"\xff\xfe",
+        b"",
+        b'{"word": "the", "start": 1.2, "end": 1.4}',
+        b'"show"',
+    ]
+    result = punctum_stream("--lookahead", "8", given=b"\n".join(lines) + b"\n")
+    errors = result.stderr.decode("utf-8").splitlines()
+    assert result.returncode == 0, errors
+    assert "Traceback" not in result.stderr.decode("utf-8")
+    assert [e.split(":")[1] for e in errors] == [" line 2", " line 4", " line 5", " line 6"], errors
+    assert all(e.startswith("punctum: ") for e in errors)
+    assert "not JSON" in errors[0] and "before start" in errors[2] and "UTF-8" in errors[3]
+    out = _records(result.stdout)
+    # Eight words of lookahead never came: the end of the input decided every word.
+    assert [(r["index"], r["word"].lower()) for r in out] == list(
+        enumerate(["hello", "and", "welcome", "the", "show"])
+    )
+    assert {r["decided"] for r in out} == {END} and out[0]["word"] == "Hello"
+    assert out[0]["start"] == 0.0 and out[0]["end"] == 0.5 and "start" not in out[1]
+
+
+def test_the_command_writes_each_word_as_soon_as_it_is_decided() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "stream", "--lookahead", "1", "--fixed"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(b'"hello"\n"and"\n')
+        process.stdin.flush()  # the input stays open: nothing forces the output but the command
+        ready, _, _ = select.select([process.stdout], [], [], 90)
+        assert ready, "no word came out while the input stayed open"
+        assert json.loads(process.stdout.readline())["word"] == "Hello"
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--lookahead", "-1"], "must be 0 to 32"),
+        (["--lookahead", "four"], "'four' is not a whole number"),
+        (["--max-delay", "soon"], "not a number of milliseconds"),
+        (["--language", "klingon"], "'klingon'"),
+    ],
+)
+def test_bad_options_are_one_line_usage_errors(options: list[str], problem: str) -> None:
+    result = punctum_stream(*options, given=b"")
+    stderr = result.stderr.decode("utf-8")
+    assert result.returncode == 2, stderr
+    assert stderr.count("\n") == 1 and problem in stderr and "Traceback" not in stderr, stderr
+    assert result.stdout == b""

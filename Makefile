@@ -75,9 +75,8 @@ typecheck: setup
 layers: setup
 	$(BIN)/lint-imports
 
-# loadgroup: the tests marked xdist_group (one Ray cluster per module) stay in one worker.
 unit: setup
-	$(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto
 
 test: lint typecheck layers unit
 

@@ -73,23 +73,3 @@ def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(SAMPLE, folder)
     return folder
 
-
-#: Test modules whose tests share one costly resource (a Ray cluster per module) and so run in
-#: one pytest-xdist worker. They carry ``pytest.mark.xdist_group`` too, but xdist 3.8 marks a
-#: group by rewriting ``item._nodeid``, which pytest 9 no longer reads; this names them instead.
-ONE_WORKER_MODULES = ("tests/test_cluster.py",)
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """Under ``--dist loadgroup`` (``make test``), each of ``ONE_WORKER_MODULES`` is one unit of
-    work; every other test is scheduled on its own, as loadgroup does."""
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadGroupScheduling
-
-    class ModuleGroups(LoadGroupScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return module if module in ONE_WORKER_MODULES else str(super()._split_scope(nodeid))
-
-    return ModuleGroups(config, log)

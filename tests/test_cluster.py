@@ -15,7 +15,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +27,6 @@ from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
 from tests.test_batch import _folder, _states
 
 pytest.importorskip("ray", reason="the cluster extra (punctum[cluster]) is not installed")
-# One cluster for the module: under pytest-xdist every test here runs in one worker (the mark, and
-# ONE_WORKER_MODULES in conftest.py for the xdist and pytest versions that drop the mark).
-pytestmark = pytest.mark.xdist_group("ray-cluster")
 
 #: Ray stays on this machine: loopback addresses only (Ray's switch for a machine that is no
 #: cluster node), no usage reports, no token file written to the home folder.
@@ -51,8 +49,8 @@ class Cluster:
     head: int  # the ``ray start`` process: Ray's processes of this cluster descend from it
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+@contextmanager
+def local_cluster() -> Iterator[Cluster]:
     """A Ray head node of two CPUs on 127.0.0.1, stopped (its processes only) at the end."""
     port = _free_port()
     temp = Path(tempfile.mkdtemp(prefix="ray-"))  # short: Ray's socket paths live under it
@@ -152,8 +150,7 @@ def busy_workers(cluster: Cluster) -> list[int]:
     return found
 
 
-@requires_ffmpeg
-def test_ray_exports_equal_the_local_batch_byte_for_byte(cluster: Cluster, tmp_path: Path) -> None:
+def exports_equal_the_local_batch_byte_for_byte(cluster: Cluster, tmp_path: Path) -> None:
     folder = _folder(tmp_path)  # real captions and media, broken captions and broken media among them
     options = ("--apply", "all")
     # Side by side: each mostly waits for its workers to start.
@@ -191,8 +188,7 @@ def test_ray_exports_equal_the_local_batch_byte_for_byte(cluster: Cluster, tmp_p
     assert exported["ray"]["good3.en.srt"] != (folder / "good3.en.srt").read_bytes()
 
 
-@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="finds the worker through /proc")
-def test_a_worker_killed_mid_file_leaves_every_file_done_once(cluster: Cluster, tmp_path: Path) -> None:
+def a_worker_killed_mid_file_leaves_every_file_done_once(cluster: Cluster, tmp_path: Path) -> None:
     folder = talks_folder(tmp_path / "in", 6)
     project = tmp_path / "work.punctum"
     command = batch_command(folder, project, "--ray", cluster.address, "--no-audio")
@@ -214,7 +210,7 @@ def test_a_worker_killed_mid_file_leaves_every_file_done_once(cluster: Cluster, 
         assert connection.execute("SELECT COUNT(*) FROM jobs").fetchone()[0] == 6  # not one started twice
 
 
-def test_a_driver_killed_and_run_again_redoes_no_finished_file(cluster: Cluster, tmp_path: Path) -> None:
+def a_driver_killed_and_run_again_redoes_no_finished_file(cluster: Cluster, tmp_path: Path) -> None:
     folder = talks_folder(tmp_path / "in", 6)
     project = tmp_path / "work.punctum"
     command = batch_command(folder, project, "--ray", cluster.address, "--no-audio", "--apply", "all")
@@ -247,8 +243,7 @@ def test_a_driver_killed_and_run_again_redoes_no_finished_file(cluster: Cluster,
     assert decided == {f"talk{index}": 1 for index in range(6)}  # "--apply all": one decision per file
 
 
-@requires_ffmpeg
-def test_media_from_a_url_and_a_worker_that_cannot_read_it(cluster: Cluster, tmp_path: Path) -> None:
+def media_from_a_url_and_a_worker_that_cannot_read_it(cluster: Cluster, tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
     shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
@@ -269,6 +264,26 @@ def test_media_from_a_url_and_a_worker_that_cannot_read_it(cluster: Cluster, tmp
     with sqlite3.connect(project) as connection:
         report = json.loads(connection.execute("SELECT report FROM files").fetchone()[0])
     assert report["evidence"] == "audio"  # the media fetched from the URL was heard
+
+
+CHECKS: tuple[Callable[[Cluster, Path], None], ...] = (
+    exports_equal_the_local_batch_byte_for_byte,
+    a_worker_killed_mid_file_leaves_every_file_done_once,
+    a_driver_killed_and_run_again_redoes_no_finished_file,
+    media_from_a_url_and_a_worker_that_cannot_read_it,
+)
+
+
+@requires_ffmpeg
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="finds Ray's workers through /proc")
+def test_batch_on_a_local_ray_cluster(tmp_path: Path) -> None:
+    """The checks above on one cluster, in one test: a test is what pytest-xdist hands a worker, so
+    the cluster is never shared by two workers at once (nor a killed Ray worker another run's)."""
+    with local_cluster() as cluster:
+        for check in CHECKS:
+            scratch = tmp_path / check.__name__
+            scratch.mkdir()
+            check(cluster, scratch)
 
 
 def test_without_ray_the_batch_says_what_to_install(tmp_path: Path) -> None:

@@ -72,4 +72,3 @@ def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "sample"
     shutil.copytree(SAMPLE, folder)
     return folder
-

@@ -59,14 +59,19 @@ def prepare_pitch_tracker() -> None:
     before several processes use it: two processes compiling the same generalised ufunc at once
     can write cache files that do not match, and crash every later process that loads them
     (numba issue #10128). Later processes load the cache."""
+    noise = np.random.default_rng(0).standard_normal(PITCH_WINDOW * 4).astype(np.float32) * 0.1
+    _spectrum_and_pitch(noise)
+
+
+def _spectrum_and_pitch(framed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mel spectrum (bands x frames) and the pitch (Hz per frame) of samples cut to whole frames."""
     import librosa
 
-    noise = np.random.default_rng(0).standard_normal(PITCH_WINDOW * 4).astype(np.float32) * 0.1
-    librosa.feature.melspectrogram(
-        y=noise, sr=SAMPLE_RATE, n_fft=PITCH_WINDOW, hop_length=HOP, center=False, n_mels=MEL_BANDS
+    spectrum = librosa.feature.melspectrogram(
+        y=framed, sr=SAMPLE_RATE, n_fft=PITCH_WINDOW, hop_length=HOP, center=False, n_mels=MEL_BANDS
     )
-    librosa.yin(
-        noise,
+    pitch = librosa.yin(
+        framed,
         fmin=F0_MIN,
         fmax=F0_MAX,
         sr=SAMPLE_RATE,
@@ -74,6 +79,7 @@ def prepare_pitch_tracker() -> None:
         hop_length=HOP,
         center=False,
     )
+    return spectrum, pitch
 
 
 def analyse_media(
@@ -82,7 +88,6 @@ def analyse_media(
     cancelled: Callable[[], bool] | None = None,
 ) -> AudioTrack:
     """Decode ``path`` once and measure it; ``progress`` gets the fraction done, when the length is known."""
-    import librosa
 
     info = probe(path)
     detector = SpeechDetector()
@@ -105,19 +110,8 @@ def analyse_media(
         rms = np.sqrt(np.mean(frames.astype(np.float64) ** 2, axis=1))
         energies.append((20 * np.log10(np.maximum(rms, 1e-5))).astype(np.float32))
         framed = samples[: (count - 1) * HOP + PITCH_WINDOW]
-        spectrum = librosa.feature.melspectrogram(
-            y=framed, sr=SAMPLE_RATE, n_fft=PITCH_WINDOW, hop_length=HOP, center=False, n_mels=MEL_BANDS
-        )
+        spectrum, pitch = _spectrum_and_pitch(framed)
         mels.append(np.log(spectrum[:, :count].T + 1e-8).astype(np.float16))
-        pitch = librosa.yin(
-            framed,
-            fmin=F0_MIN,
-            fmax=F0_MAX,
-            sr=SAMPLE_RATE,
-            frame_length=PITCH_WINDOW,
-            hop_length=HOP,
-            center=False,
-        )
         pitches.append(pitch[:count].astype(np.float32))
         tail = samples[count * HOP :]
         if progress is not None and info.duration:

@@ -39,16 +39,24 @@ class Gap:
     def pending(self) -> bool:
         return any(s.status is Status.PENDING for s in self.suggestions)
 
-    def by(self, source: Source) -> Suggestion | None:
-        """The surest pending candidate of ``source`` (marks first; capitals for a capital row)."""
-        own = [s for s in (self.marks or self.capitals) if s.source is source and s.status is Status.PENDING]
+    def by(self, source: Source, pending: bool = True) -> Suggestion | None:
+        """The surest candidate of ``source`` (marks first; capitals for a capital row), among the
+        pending ones or, with ``pending`` False, whatever has been decided since."""
+        own = [
+            s
+            for s in (self.marks or self.capitals)
+            if s.source is source and (not pending or s.status is Status.PENDING)
+        ]
         return max(own, key=lambda s: s.confidence, default=None)
+
+    def _disagree(self, pending: bool) -> bool:
+        reference, model = self.by(Source.REFERENCE, pending), self.by(Source.MODEL, pending)
+        return reference is not None and model is not None and not _same(reference, model)
 
     @property
     def disagreement(self) -> bool:
         """The reference and the model both proposed something here, and not the same thing."""
-        reference, model = self.by(Source.REFERENCE), self.by(Source.MODEL)
-        return reference is not None and model is not None and not _same(reference, model)
+        return self._disagree(pending=True)
 
     @property
     def confidence(self) -> float:
@@ -69,12 +77,7 @@ class Gap:
     def queue_key(self) -> tuple[bool, float, int]:
         """Where the gap stands in the review queue, whatever has been decided since: disagreements
         first, then the least sure first (over every candidate the reference and model made)."""
-        candidates = [s for s in (self.marks or self.capitals) if s.source is not Source.EDITOR]
-        reference = [s for s in candidates if s.source is Source.REFERENCE]
-        model = [s for s in candidates if s.source is Source.MODEL]
-        disagree = bool(reference and model) and not _same(
-            max(reference, key=lambda s: s.confidence), max(model, key=lambda s: s.confidence)
-        )
+        disagree = self._disagree(pending=False)
         confidence = max(
             (s.confidence for s in self.suggestions if s.source is not Source.EDITOR), default=1.0
         )
@@ -168,16 +171,17 @@ def _settled_by(gap: Gap, policy: TriagePolicy, has_reference: bool) -> Suggesti
     return None
 
 
+def proposed_gaps(suggestions: Iterable[Suggestion]) -> list[Gap]:
+    """The gaps with a candidate from the reference or the model, in reading order (a mark the
+    editor set on their own is no row of review)."""
+    return [g for g in gaps_of(suggestions) if any(s.source is not Source.EDITOR for s in g.suggestions)]
+
+
 def review_queue(suggestions: Sequence[Suggestion], settled_by_rule: set[int]) -> list[Gap]:
-    """The gaps a person goes through, in queue order: every gap with a candidate from the
-    reference or the model, except those a rule settled (``settled_by_rule``: ids it accepted that
-    still stand). Gaps decided already stay in it, so that a person can step back to them."""
-    rows = [
-        gap
-        for gap in gaps_of(suggestions)
-        if any(s.source is not Source.EDITOR for s in gap.suggestions)
-        and not any(s.id in settled_by_rule for s in gap.suggestions)
-    ]
+    """The gaps a person goes through, in queue order: every gap with a proposal, except those a
+    rule settled (``settled_by_rule``: ids it accepted that still stand). Gaps decided already stay
+    in it, so that a person can step back to them."""
+    rows = [g for g in proposed_gaps(suggestions) if not any(s.id in settled_by_rule for s in g.suggestions)]
     return sorted(rows, key=lambda g: g.queue_key)
 
 

@@ -27,7 +27,15 @@ from app.core.evidence import GapMeasure
 from app.core.history import History, Step, SuggestionEdit
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
-from app.core.triage import Gap, TriagePolicy, gaps_of, gaps_to_review, review_queue, triage
+from app.core.triage import (
+    Gap,
+    TriagePolicy,
+    gaps_of,
+    gaps_to_review,
+    proposed_gaps,
+    review_queue,
+    triage,
+)
 from app.formats import format_of, parse_document, write_document
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.projects import add_caption_file, load_document
@@ -222,17 +230,14 @@ class ReviewSession:
         step = commands.settle(self.document, reopen, accept)
         return self._do(step, "settle", {"reopen": reopen, "accept": accept}, by="rule")
 
-    def queue(self) -> list[Gap]:
-        """The gaps for a person, in the order to review them (``app.core.triage.review_queue``)."""
-        return review_queue(self.document.suggestions, self.settled_by_rule())
+    def queue(self, settled: set[int] | None = None) -> list[Gap]:
+        """The gaps for a person, in the order to review them (``app.core.triage.review_queue``);
+        ``settled``: ``settled_by_rule()`` when the caller has it already."""
+        return review_queue(self.document.suggestions, self.settled_by_rule() if settled is None else settled)
 
     def gaps(self) -> list[Gap]:
         """Every gap with a proposal, in reading order."""
-        return [
-            g
-            for g in gaps_of(self.document.suggestions)
-            if any(s.source is not Source.EDITOR for s in g.suggestions)
-        ]
+        return proposed_gaps(self.document.suggestions)
 
     def gap_of(self, suggestion_id: int) -> Gap:
         """The review row a suggestion belongs to."""
@@ -247,11 +252,9 @@ class ReviewSession:
             self._measures = self.project.gap_measures(self.file_id) or []
         return self._measures[word] if word < len(self._measures) else None
 
-    def review_order(self, lowest_confidence_first: bool = False) -> list[Suggestion]:
-        """Suggestions the editor steps through: in reading order, or least sure first."""
+    def review_order(self) -> list[Suggestion]:
+        """The reference's and the model's suggestions in reading order."""
         suggestions = [s for s in self.document.suggestions if s.source is not Source.EDITOR]
-        if lowest_confidence_first:
-            return sorted(suggestions, key=lambda s: (s.confidence, s.gap, s.id))
         return sorted(suggestions, key=lambda s: (s.gap, s.casing is not None, s.id))
 
     # --- analysis ---------------------------------------------------------------------------

@@ -243,7 +243,9 @@ class GapModel(_Table):
         self.reload()
 
     def _gaps(self) -> list[Gap]:
-        gaps = self.session.queue() if self.queue_only else self.session.gaps()
+        """The rows of the chosen view; the rule's settlement (a walk of the history) read once."""
+        self._settled = self.session.settled_by_rule()
+        gaps = self.session.queue(self._settled) if self.queue_only else self.session.gaps()
         if self.lowest_first:
             gaps.sort(key=lambda g: (g.queue_key[1], g.index))
         return gaps
@@ -256,7 +258,6 @@ class GapModel(_Table):
 
     def _index(self) -> None:
         self._row_of = {s.id: row for row, gap in enumerate(self._rows) for s in gap.suggestions}
-        self._settled = self.session.settled_by_rule()
 
     def set_view(self, queue_only: bool, lowest_first: bool) -> None:
         self.queue_only, self.lowest_first = queue_only, lowest_first

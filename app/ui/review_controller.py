@@ -33,18 +33,17 @@ class ReviewController:
         model = self.window.gap_model
         return model.gaps if model is not None else []
 
-    def _position(self, rows: list[Gap]) -> int | None:
-        current = self.window.current_id
-        if current is None:
-            return None
-        return next((n for n, gap in enumerate(rows) if any(s.id == current for s in gap.suggestions)), None)
+    def _position(self) -> int | None:
+        """The list row of the current suggestion's gap, when it is in the list."""
+        model, current = self.window.gap_model, self.window.current_id
+        return model.row_of(current) if model is not None and current is not None else None
 
     def next_suggestion(self) -> None:
         """The next gap still to decide after the current one, in the list's order."""
         if self.window.session is None:
             return
         rows = self._rows()
-        position = self._position(rows)
+        position = self._position()
         for gap in rows[(position + 1 if position is not None else 0) :]:
             if gap.pending:
                 self.select(gap.lead.id)
@@ -57,7 +56,7 @@ class ReviewController:
         rows = self._rows()
         if not rows:
             return
-        position = self._position(rows)
+        position = self._position()
         if position is None:
             self.select(rows[0].lead.id)
         elif position > 0:

@@ -336,7 +336,12 @@ def _stream(args: argparse.Namespace) -> int:
     punctuator = Punctuator(args.model)
     punctuator.check()  # a malformed model is refused before any input is read
     stream = StreamPunctuator(
-        punctuator, language, args.lookahead, fixed=args.fixed, max_delay_ms=args.max_delay
+        punctuator,
+        language,
+        args.lookahead,
+        fixed=args.fixed,
+        max_delay_ms=args.max_delay,
+        **({} if args.context is None else {"context_tokens": args.context}),
     )
     run_json_lines(
         stream,
@@ -451,6 +456,15 @@ def _lookahead(text: str) -> int:
     value = int(_number(text, int, "a whole number"))
     if not 0 <= value <= MAX_LOOKAHEAD:
         raise argparse.ArgumentTypeError(f"{value}: must be 0 to {MAX_LOOKAHEAD} words")
+    return value
+
+
+def _context_tokens(text: str) -> int:
+    from app.services.stream import MIN_CONTEXT_TOKENS
+
+    value = int(_number(text, int, "a whole number"))
+    if value < MIN_CONTEXT_TOKENS:
+        raise argparse.ArgumentTypeError(f"{value}: must be {MIN_CONTEXT_TOKENS} sub-tokens or more")
     return value
 
 
@@ -695,6 +709,13 @@ def _add_stream_command(commands: Commands) -> None:
         metavar="MS",
         help="decide a word at the latest MS milliseconds after it: by the word times when given,"
         " by the clock otherwise and while no input comes",
+    )
+    stream.add_argument(
+        "--context",
+        type=_context_tokens,
+        metavar="TOKENS",
+        help="sub-tokens of the stream the model reads per new word (default and most: the model's"
+        " window, 190 for the bundled one); fewer is faster and less accurate",
     )
     stream.add_argument("--language", default="en", metavar="CODE", help="language of the words (default en)")
     stream.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")

@@ -77,7 +77,8 @@ def test_the_window_stays_bounded_however_long_the_stream(
 ) -> None:
     words, _, stream = sample_stream
     assert stream.reading is not None
-    assert len(stream.reading.marks) < len(words) / 2  # the sample's 178 words are not all re-read
+    # The sample's first words are no longer re-read: the window ends at its sub-token budget.
+    assert stream.reading.first > 0 and len(stream.reading.marks) < len(words)
     assert stream.waiting == 0
 
 
@@ -115,29 +116,56 @@ def test_max_delay_without_times_goes_by_the_clock(punctuator: Punctuator) -> No
     assert stream.next_deadline() is None
 
 
+class Recording(Punctuator):
+    """The shipped model, with a record of the evidence of every model run."""
+
+    def __init__(self, loaded: Punctuator) -> None:
+        super().__init__(threads=1)
+        self._loaded = loaded.load()
+        self.seen: list[GapEvidence | None] = []
+
+    def probabilities(
+        self, words: list[str], language: str | None = None, evidence: GapEvidence | None = None
+    ) -> tuple[list[list[float]], list[list[float]]]:
+        self.seen.append(evidence)
+        return super().probabilities(words, language, evidence)
+
+
 def test_timed_words_get_the_gap_evidence_of_batch_mode(punctuator: Punctuator) -> None:
-    seen: list[GapEvidence | None] = []
-
-    class Recording(Punctuator):
-        def probabilities(
-            self, words: list[str], language: str | None = None, evidence: GapEvidence | None = None
-        ) -> tuple[list[list[float]], list[list[float]]]:
-            seen.append(evidence)
-            return super().probabilities(words, language, evidence)
-
-    recording = Recording(threads=1)
-    recording._loaded = punctuator.load()
-    stream = StreamPunctuator(recording, lookahead=2, context_tokens=190, clock=_stopped_clock)
+    recording = Recording(punctuator)
+    stream = StreamPunctuator(recording, lookahead=2, clock=_stopped_clock)
     words = TIMED[:40]
     for word in words:
         stream.feed(*word)
     batch = timed_gaps([w for w, _, _ in words], [s for _, s, _ in words], [e for _, _, e in words])
-    last = seen[-1]
+    last = recording.seen[-1]
     assert last is not None and stream.reading is not None
     first = stream.reading.first
     # The newest word's pause is not known yet: batch mode has no next word either at its end.
     assert last.vectors[:-1] == batch[first:-1] and last.vectors[-1] is None
     assert any(v is not None for v in last.vectors)
+
+
+def test_words_that_arrive_together_are_read_in_one_model_run(
+    punctuator: Punctuator, sample_stream: tuple[list[str], list[StreamWord], StreamPunctuator]
+) -> None:
+    words, alone, _ = sample_stream
+    recording = Recording(punctuator)
+    stream = StreamPunctuator(recording, clock=_stopped_clock)
+    segments = [[(word, None, None) for word in words[n : n + 10]] for n in range(0, len(words), 10)]
+    together = [w for segment in segments for w in stream.feed_many(segment)] + stream.flush()
+    assert len(recording.seen) == len(segments)  # one model run per segment, not per word
+    assert [w.index for w in together] == list(range(len(words)))
+    assert [w.word.lower() for w in together] == [w.lower() for w in words]
+    # Read with more words after them, the marks are mostly the ones given word by word.
+    same = sum(a.mark == b.mark for a, b in zip(alone, together, strict=True))
+    assert same >= 0.9 * len(words), [(a.word, a.mark, b.mark) for a, b in zip(alone, together, strict=True)]
+    # A segment with a word that cannot be read is refused whole; the stream goes on.
+    waiting = stream.waiting
+    with pytest.raises(StreamInputError):
+        stream.feed_many([("fine", None, None), ("two words", None, None)])
+    assert stream.waiting == waiting and stream.feed_many([]) == []
+    assert [w.index for w in stream.feed("next") + stream.flush()] == [len(words)]
 
 
 def test_a_long_pause_makes_a_sentence_end_likelier(punctuator: Punctuator) -> None:
@@ -157,7 +185,17 @@ def test_a_long_pause_makes_a_sentence_end_likelier(punctuator: Punctuator) -> N
 def test_words_given_with_punctuation_keep_their_text() -> None:
     assert parse_line('"we will"') == [("we", None, None), ("will", None, None)]
     assert parse_line('{"word": " hi", "start": 1, "end": 1.5, "probability": 0.9}') == [(" hi", 1.0, 1.5)]
-    for bad in ("[1]", '{"word": "a", "start": true}', '{"word": "a", "end": -1}', '""', "{"):
+    segment = '[{"word": "we", "start": 0, "end": 0.2}, {"word": "will", "start": 0.3, "end": 0.5}]'
+    assert parse_line(segment) == [("we", 0.0, 0.2), ("will", 0.3, 0.5)]
+    for bad in (
+        "[1]",
+        "[]",
+        '[{"word": "a"}, "b"]',
+        '{"word": "a", "start": true}',
+        '{"word": "a", "end": -1}',
+        '""',
+        "{",
+    ):
         with pytest.raises(StreamInputError):
             parse_line(bad)
 
@@ -247,6 +285,7 @@ def test_the_command_writes_each_word_as_soon_as_it_is_decided() -> None:
         (["--lookahead", "-1"], "must be 0 to 32"),
         (["--lookahead", "four"], "'four' is not a whole number"),
         (["--max-delay", "soon"], "not a number of milliseconds"),
+        (["--context", "4"], "must be 8 sub-tokens or more"),
         (["--language", "klingon"], "'klingon'"),
     ],
 )

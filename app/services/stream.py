@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -37,10 +37,13 @@ from app.services.punctuate import GapEvidence, Punctuator, head_casing, model_w
 DEFAULT_LOOKAHEAD = 4
 #: The longest lookahead accepted: the waiting words must fit one model window.
 MAX_LOOKAHEAD = 32
-#: Sub-tokens of the window read per new word (some 35 words). Measured on the dev sets
-#: (``bench_stream --tune``), F1 at lookahead 4 for compute per word: 61.7 here, 62.1 with 96
-#: (1.5 times the compute), 63.1 with the model's whole window of 190 (3 times).
-CONTEXT_TOKENS = 48
+#: Sub-tokens of the window read per new word: the model's whole window (some 140 words). On
+#: the dev sets (``bench_stream --tune``) F1 at lookahead 4 is 63.1 with it, 62.1 with 96 and
+#: 61.7 with 48 (half and a third of the compute); on the TED test talks only the whole window
+#: brings lookahead 4 within 3 F1 of whole documents (the README's table).
+CONTEXT_TOKENS = 190
+#: The smallest window accepted: a few words of context.
+MIN_CONTEXT_TOKENS = 8
 #: Mark entropy (nats) under which the dynamic policy decides a gap before ``lookahead`` words
 #: follow it: the largest tried on the dev sets (``bench_stream --tune``); it costs 0.1 F1 at
 #: lookahead 4 and cuts the mean wait from 3.4 words to 2.3.
@@ -145,6 +148,8 @@ class StreamPunctuator:
     ) -> None:
         if not 0 <= lookahead <= MAX_LOOKAHEAD:
             raise ValueError(f"lookahead {lookahead}: must be 0 to {MAX_LOOKAHEAD}")
+        if context_tokens < MIN_CONTEXT_TOKENS:
+            raise ValueError(f"context of {context_tokens} sub-tokens: must be {MIN_CONTEXT_TOKENS} or more")
         self.punctuator = punctuator or Punctuator()
         model = self.punctuator.load()
         self.language = language
@@ -168,14 +173,25 @@ class StreamPunctuator:
 
     def feed(self, word: str, start: float | None = None, end: float | None = None) -> list[StreamWord]:
         """Add the next word (times in seconds, if known); the words this decides, in order."""
-        entry = self._entry(word, start, end)
-        if self._entries:
-            _settle_gap(self._entries, entry)
-        self._entries.append(entry)
-        self._count += 1
-        for given in (start, end):
-            if given is not None:
-                self._stream_time = given if self._stream_time is None else max(self._stream_time, given)
+        return self.feed_many([(word, start, end)])
+
+    def feed_many(self, words: Sequence[tuple[str, float | None, float | None]]) -> list[StreamWord]:
+        """Add words that arrived together (a recogniser's segment): one model run reads them all,
+        rather than one per word, and each is decided as if they had come one by one and been
+        read only at the last. A word that cannot be read refuses them all."""
+        entries = [
+            self._entry(word, start, end, self._count + n) for n, (word, start, end) in enumerate(words)
+        ]
+        if not entries:
+            return []
+        for entry in entries:
+            if self._entries:
+                _settle_gap(self._entries, entry)
+            self._entries.append(entry)
+            self._count += 1
+            for given in (entry.start, entry.end):
+                if given is not None:
+                    self._stream_time = given if self._stream_time is None else max(self._stream_time, given)
         self.reading = self._read_window()
         decided = self._decide(self._why_now)
         self._forget_old()
@@ -204,7 +220,7 @@ class StreamPunctuator:
 
     # --- one word in ------------------------------------------------------------------------
 
-    def _entry(self, word: str, start: float | None, end: float | None) -> _Entry:
+    def _entry(self, word: str, start: float | None, end: float | None, index: int) -> _Entry:
         token = word.strip()
         if not token or any(c.isspace() for c in token):
             raise StreamInputError(f"{word!r}: give one word at a time")
@@ -213,7 +229,7 @@ class StreamPunctuator:
             prefix, text, trailing = "", token, ""
         model_text = model_word(Word(text))
         ids = self._token_count(model_text)
-        return _Entry(self._count, prefix, text, trailing, model_text, ids, start, end, self.clock())
+        return _Entry(index, prefix, text, trailing, model_text, ids, start, end, self.clock())
 
     def _token_count(self, text: str) -> int:
         from app.ml.windows import encode_words
@@ -333,8 +349,9 @@ def _settle_gap(entries: deque[_Entry], newest: _Entry) -> None:
 
 
 def parse_line(line: str) -> list[tuple[str, float | None, float | None]]:
-    """The words of one input line: ``{"word": ..., "start": s, "end": s}`` (times in seconds,
-    optional) or a JSON string of words without times."""
+    """The words of one input line, which are read together: ``{"word": ..., "start": s, "end":
+    s}`` (times in seconds, optional), a JSON list of those (a recogniser's segment), or a JSON
+    string of words without times."""
     try:
         item = json.loads(line)
     except json.JSONDecodeError as error:
@@ -344,8 +361,16 @@ def parse_line(line: str) -> list[tuple[str, float | None, float | None]]:
         if not words:
             raise StreamInputError("an empty string: no word")
         return [(word, None, None) for word in words]
+    if isinstance(item, list) and item:
+        return [word for element in item for word in _timed_word(element)]
+    return _timed_word(item)
+
+
+def _timed_word(item: Any) -> list[tuple[str, float | None, float | None]]:
     if not isinstance(item, dict) or not isinstance(item.get("word"), str):
-        raise StreamInputError('give {"word": "...", "start": seconds, "end": seconds} or a JSON string')
+        raise StreamInputError(
+            'give {"word": "...", "start": seconds, "end": seconds}, a list of them or a JSON string'
+        )
     start, end = _seconds(item, "start"), _seconds(item, "end")
     if start is not None and end is not None and end < start:
         raise StreamInputError(f"end {end} is before start {start}")
@@ -401,8 +426,7 @@ def run_json_lines(
             text = raw.decode("utf-8").lstrip("\ufeff").strip()
             if not text:
                 continue
-            for word, start, end in parse_line(text):
-                write(stream.feed(word, start, end))
+            write(stream.feed_many(parse_line(text)))
         except UnicodeDecodeError:
             skipped += 1
             warn(f"line {number}: not UTF-8 text; skipped")

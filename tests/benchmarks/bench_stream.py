@@ -199,10 +199,10 @@ def memory_words(root: Path) -> Iterator[corpora.LabelledText]:
         yield from calls
 
 
-def benchmark(root: Path, punctuator: Punctuator) -> dict[str, object]:
+def benchmark(root: Path, punctuator: Punctuator, context_tokens: int) -> dict[str, object]:
     punctuator.load()
     memory: dict[str, object] = {"rss_mb_model_loaded": current_rss_mb()}
-    stream = StreamPunctuator(punctuator)
+    stream = StreamPunctuator(punctuator, context_tokens=context_tokens)
     iwslt = [corpora.read_iwslt_tags(root / "iwslt2011" / "test2011")]
     split = corpora.earnings_split(root / "earnings22" / "force_aligned_nlp_references")
     earnings = [corpora.read_rev(p) for p in split["test"]]
@@ -303,6 +303,9 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--model")
     parser.add_argument("--threads", type=int, default=1, help="model threads (default 1)")
+    parser.add_argument(
+        "--context-tokens", type=int, default=CONTEXT_TOKENS, help="window size (default: the stream's)"
+    )
     parser.add_argument("--tune", action="store_true", help="the dev-set sweep behind the constants")
     parser.add_argument("--budgets", type=int, nargs="*", default=[48, CONTEXT_TOKENS, 190])
     args = parser.parse_args()
@@ -313,7 +316,7 @@ def main() -> int:
     if args.tune:
         print(json.dumps(tune(args.data, punctuator, args.budgets), indent=2))
     else:
-        print(json.dumps(benchmark(args.data, punctuator), indent=2))
+        print(json.dumps(benchmark(args.data, punctuator, args.context_tokens), indent=2))
     return 0
 
 

@@ -17,8 +17,9 @@ eval``). Overall = micro-average over comma, period and question, as ``eval_mode
 calls, 3,000 words each) for window sizes and entropy thresholds of the dynamic policy: where the
 constants of ``app.services.stream`` come from. The test sets are never used to choose them.
 
-Run: `OMP_NUM_THREADS=1 .venv/bin/python -m tests.benchmarks.bench_stream [--data DIR] [--tune]`
-(exit 3 without the shared data).
+Run: `OMP_NUM_THREADS=2 .venv/bin/python -m tests.benchmarks.bench_stream --threads 2 [--data DIR]
+[--context-tokens N] [--tune [--budgets N ...]]` (exit 3 without the shared data; about an hour
+with the default window on a 2-core machine, the README's figures).
 """
 
 from __future__ import annotations

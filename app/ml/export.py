@@ -12,6 +12,7 @@ checked against the torch model on inputs of other sizes than it was traced with
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sys
@@ -202,9 +203,20 @@ def _quantize_graph(source: Path, target: Path) -> None:
         for node in graph.graph.node
         if node.op_type == "MatMul" and "/output/dense/" in node.name and "/attention/" not in node.name
     ]
-    quantize_dynamic(
-        str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep_float
-    )
+    # ONNX Runtime advises graph pre-processing on the root logger at every run; a user of
+    # ``--int8`` can do nothing with that line, so it is kept off their terminal.
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        quantize_dynamic(
+            str(source),
+            str(target),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            nodes_to_exclude=keep_float,
+        )
+    finally:
+        logging.disable(previous)
 
 
 def _check_export(network: PunctuationModel, model_dir: Path, int8: bool) -> float:

@@ -18,7 +18,7 @@ calls, 3,000 words each) for window sizes and entropy thresholds of the dynamic 
 constants of ``app.services.stream`` come from. The test sets are never used to choose them.
 
 Run: `OMP_NUM_THREADS=2 .venv/bin/python -m tests.benchmarks.bench_stream --threads 2 [--data DIR]
-[--context-tokens N] [--tune [--budgets N ...]]` (exit 3 without the shared data; about an hour
+[--context-tokens N] [--int8] [--tune [--budgets N ...]]` (exit 3 without the shared data; about an hour
 with the default window on a 2-core machine, the README's figures).
 """
 
@@ -214,6 +214,7 @@ def benchmark(root: Path, punctuator: Punctuator, context_tokens: int) -> dict[s
             "entropy_threshold": ENTROPY_THRESHOLD,
             "context_tokens": stream.context_tokens,
             "threads": punctuator.threads,
+            "int8": punctuator.quantize,
         },
         "earnings22_test_calls_used": [d.name for d in earnings],
     }
@@ -304,6 +305,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--model")
     parser.add_argument("--threads", type=int, default=1, help="model threads (default 1)")
+    parser.add_argument("--int8", action="store_true", help="the int8 model, as `punctum stream --int8`")
     parser.add_argument(
         "--context-tokens", type=int, default=CONTEXT_TOKENS, help="window size (default: the stream's)"
     )
@@ -313,7 +315,7 @@ def main() -> int:
     if not (args.data / "iwslt2011").is_dir() or not (args.data / "earnings22").is_dir():
         print(f"bench_stream: no shared data at {args.data} (set PUNCTUM_DATA); skipped", file=sys.stderr)
         return 3
-    punctuator = Punctuator(args.model, threads=args.threads)
+    punctuator = Punctuator(args.model, quantize=args.int8, threads=args.threads)
     if args.tune:
         print(json.dumps(tune(args.data, punctuator, args.budgets), indent=2))
     else:

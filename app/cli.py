@@ -330,18 +330,19 @@ def _gui(args: argparse.Namespace) -> int:
 
 def _stream(args: argparse.Namespace) -> int:
     from app.services.punctuate import Punctuator
-    from app.services.stream import StreamPunctuator, run_json_lines
+    from app.services.stream import CONTEXT_TOKENS, DEFAULT_LOOKAHEAD, StreamPunctuator, run_json_lines
 
     language = _language(args.language)
     punctuator = Punctuator(args.model, quantize=args.int8)
     punctuator.check()  # a malformed model is refused before any input is read
+    # The defaults are the stream's own, so the options leave them unset.
     stream = StreamPunctuator(
         punctuator,
         language,
-        args.lookahead,
+        DEFAULT_LOOKAHEAD if args.lookahead is None else args.lookahead,
         fixed=args.fixed,
         max_delay_ms=args.max_delay,
-        **({} if args.context is None else {"context_tokens": args.context}),
+        context_tokens=CONTEXT_TOKENS if args.context is None else args.context,
     )
     run_json_lines(
         stream,
@@ -696,7 +697,6 @@ def _add_stream_command(commands: Commands) -> None:
     stream.add_argument(
         "--lookahead",
         type=_lookahead,
-        default=4,
         metavar="N",
         help="decide a gap once N words follow it (default 4); earlier where the model is sure",
     )

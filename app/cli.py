@@ -60,6 +60,13 @@ def _transfer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: Listening is opt-in: on real speech the acoustic branch lowered F1 (model card, "Audio").
+LISTEN_HELP = (
+    "the model hears the media too (its acoustic branch, word times estimated from speech);"
+    " experimental: on real speech it has lowered accuracy"
+)
+
+
 def _punctuate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -72,6 +79,8 @@ def _punctuate(args: argparse.Namespace) -> int:
         raise UsageError("--media and --no-audio contradict each other")
     if args.timings and args.no_audio:
         raise UsageError("--timings and --no-audio contradict each other")
+    if args.listen and not args.media:
+        raise UsageError("--listen needs --media: there is nothing to listen to")
     _check_outputs(
         [args.input, args.media, args.timings],
         [("-o", args.output, CAPTIONS), ("--suggestions", args.suggestions, JSON)],
@@ -86,6 +95,7 @@ def _punctuate(args: argparse.Namespace) -> int:
         timings=Path(args.timings) if args.timings else None,
         language=args.language,
         use_audio=not args.no_audio,
+        listen=args.listen,
     )
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
     for warning in outcome.report.warnings:
@@ -168,6 +178,7 @@ def _batch(args: argparse.Namespace) -> int:
         min_confidence=args.min_confidence,
         workers=args.workers,
         use_audio=not args.no_audio,
+        listen=args.listen,
         int8=args.int8,
     )
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
@@ -561,8 +572,9 @@ def _add_file_commands(commands: Commands) -> None:
     punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
     punctuate.add_argument("--language", metavar="CODE", help="language of the text (detected if omitted)")
     punctuate.add_argument(
-        "--media", metavar="FILE", help="the video or audio: pauses and intonation inform the model"
+        "--media", metavar="FILE", help="the video or audio: its pauses and pitch are measured for review"
     )
+    punctuate.add_argument("--listen", action="store_true", help=LISTEN_HELP)
     punctuate.add_argument(
         "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
     )
@@ -646,6 +658,7 @@ def _add_project_commands(commands: Commands) -> None:
         "--workers", type=_positive_int, metavar="N", help="worker processes (default: by CPU count)"
     )
     batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
+    batch.add_argument("--listen", action="store_true", help=LISTEN_HELP)
     batch.add_argument("--int8", action="store_true")
     batch.add_argument(
         "--ray",

@@ -258,7 +258,9 @@ def media_from_a_url_and_a_worker_that_cannot_read_it(cluster: Cluster, tmp_path
 
     bucket = tmp_path / "bucket"  # the folder as the workers see it, by URL
     shutil.copytree(folder, bucket)
-    done = run(batch_command(folder, project, "--ray", cluster.address, "--media-url", bucket.as_uri()))
+    done = run(
+        batch_command(folder, project, "--ray", cluster.address, "--media-url", bucket.as_uri(), "--listen")
+    )
     assert done.returncode == 0, done.stderr
     assert _states(project) == {"talk": "done"}
     with sqlite3.connect(project) as connection:

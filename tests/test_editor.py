@@ -149,8 +149,10 @@ def test_media_gives_a_waveform_with_pauses(qtbot, window: MainWindow, sample: P
     # The sample's voice pauses 0.8 s between paragraphs; the longest pauses are found.
     assert max(end - start for start, end in waveform.pauses) >= 0.6
     assert window.media.path is not None
+    # The audio is measured for the editor (waveform, pauses); the model reads the captions' own
+    # timings, since hearing the audio lowered its accuracy on real speech (model card).
     evidence = {s.evidence for s in window.session.document.suggestions if s.source is Source.MODEL}
-    assert "audio" in evidence
+    assert "timing" in evidence and "audio" not in evidence
 
 
 def test_caption_checks_flag_fast_cues(qtbot, window: MainWindow, sample: Path) -> None:

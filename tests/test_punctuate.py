@@ -221,25 +221,45 @@ def hearing_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
 
 
 @requires_ffmpeg
-def test_media_informs_a_model_that_listens(hearing_model: Path, tmp_path: Path) -> None:
-    def run(*extra: str) -> dict:  # type: ignore[type-arg]
-        out = tmp_path / f"s{len(extra)}.json"
-        result = punctum(
-            "punctuate", str(SAMPLE / "sample.srt"), "--apply", "none", "--language", "en",
-            "--model", str(hearing_model), "--suggestions", str(out), *extra,
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-        return json.loads(out.read_text())
+def test_the_model_hears_media_only_when_asked_and_never_noise(hearing_model: Path, tmp_path: Path) -> None:
+    import numpy as np
+    import soundfile
 
-    heard = run("--media", str(SAMPLE / "sample.mp4"))
-    read = run("--no-audio")
-    assert heard["evidence"] == "audio" and read["evidence"] == "text"
-    assert {s["evidence"] for s in read["suggestions"]} == {"text"}
-    assert "audio" in {s["evidence"] for s in heard["suggestions"]}
-    by_gap = {s["word_index"]: s["probabilities"] for s in read["suggestions"] if s["casing"] is None}
-    assert any(
-        s["probabilities"] != by_gap.get(s["word_index"]) for s in heard["suggestions"] if s["casing"] is None
+    from app.services.analysis import AnalysisRequest, analyse
+
+    punctuator = Punctuator(hearing_model)
+
+    def run(**known: object) -> tuple[dict, str]:  # type: ignore[type-arg]
+        request = AnalysisRequest.from_file(SAMPLE / "sample.srt", language="en", **known)  # type: ignore[arg-type]
+        analysis = analyse(request, punctuator)
+        marks = {s.gap: s.probabilities for s in analysis.suggestions if s.casing is None}
+        return marks, analysis.report.evidence
+
+    captions, captions_evidence = run()
+    media, media_evidence = run(media=SAMPLE / "sample.mp4")
+    heard, heard_evidence = run(media=SAMPLE / "sample.mp4", listen=True)
+    read, read_evidence = run(use_audio=False)
+    # By default the media is measured for the editor, but the model reads what the captions'
+    # own timings say, exactly as without the media.
+    assert media == captions and media_evidence == captions_evidence != "audio"
+    assert heard_evidence == "audio" and read_evidence == "text"
+    assert any(p != read.get(gap) for gap, p in heard.items())
+
+    # Noise where the speech was: nothing is heard from it, and the user is told in one line.
+    noise = tmp_path / "noise.wav"
+    soundfile.write(noise, np.random.default_rng(1).normal(0, 0.1, 16_000 * 62).astype(np.float32), 16_000)
+    noisy, noisy_evidence = run(media=noise, listen=True)
+    assert noisy == captions and noisy_evidence == captions_evidence
+    told = punctum(
+        "punctuate", str(SAMPLE / "sample.srt"), "--model", str(hearing_model), "--media", str(noise), "--listen"
+    )  # fmt: skip
+    assert told.returncode == 0
+    assert told.stderr.strip() == (
+        "punctum: warning: speech found in only 0% of the captions' time (noise, music or silence?):"
+        " the audio was not listened to"
     )
+    alone = punctum("punctuate", str(SAMPLE / "sample.srt"), "--listen")
+    assert alone.returncode == 2 and "--listen needs --media" in alone.stderr
 
 
 def test_plain_text_is_reported_as_read_from_text(hearing_model: Path, tmp_path: Path) -> None:
@@ -274,7 +294,7 @@ def test_frame_features_are_computed_only_for_a_model_that_listens(
 
     document = read_document(SAMPLE / "sample.srt")
     words = [w.text for w in document.words()]
-    evidence = gap_evidence(document, SAMPLE / "sample.mp4")
+    evidence = gap_evidence(document, SAMPLE / "sample.mp4", listen=True)
     assert evidence.ends is not None and "audio" in evidence.kinds
     Punctuator(tiny_model).probabilities(words, "en", evidence)  # reads text only
     assert "frames" not in vars(evidence)  # never computed

@@ -40,6 +40,13 @@ class AudioTrack:
         first, stop = int(start / step), int(np.ceil(end / step))
         return self.speech[max(0, first) : max(0, stop)] >= SPEECH_THRESHOLD
 
+    def speech_share(self, spans: list[tuple[float, float]]) -> float:
+        """The share of the 32 ms frames inside ``spans`` (seconds) where someone speaks; 1.0 when
+        the spans hold no frame."""
+        flags = [self.speaking(start, end) for start, end in spans if end > start]
+        frames = sum(f.size for f in flags)
+        return float(sum(int(f.sum()) for f in flags) / frames) if frames else 1.0
+
     def silence_between(self, start: float, end: float) -> float:
         """Seconds of non-speech between two times."""
         if end <= start:

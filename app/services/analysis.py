@@ -38,6 +38,7 @@ class AnalysisRequest:
     timings: Path | None = None  # a recogniser's word times (.ctm, .words.json)
     language: str | None = None  # detected from the text when None
     use_audio: bool = True  # False: text alone, ignoring media and word timings
+    listen: bool = False  # True: the model hears the media's audio too (``gap_evidence``)
 
     @classmethod
     def from_file(cls, path: Path, **known: Any) -> AnalysisRequest:
@@ -47,7 +48,9 @@ class AnalysisRequest:
         return cls(read_bytes(path), format_of(path), path, **known)
 
     @classmethod
-    def from_project(cls, project: Project, file_id: int, use_audio: bool = True) -> AnalysisRequest:
+    def from_project(
+        cls, project: Project, file_id: int, use_audio: bool = True, listen: bool = False
+    ) -> AnalysisRequest:
         """A request for a project's file, read here so that ``analyse`` never touches the project."""
         entry = project.file(file_id)
         return cls(
@@ -59,6 +62,7 @@ class AnalysisRequest:
             timings=entry.timings_path,
             language=entry.language,
             use_audio=use_audio,
+            listen=listen,
         )
 
 
@@ -132,7 +136,7 @@ def analyse(
         stage("Listening to the audio", 0.0)
         track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
     stage("Measuring pauses")
-    evidence = gap_evidence(document, media, track) if request.use_audio else None
+    evidence = gap_evidence(document, media, track, request.listen) if request.use_audio else None
     stage("Loading the punctuation model")
     punctuator.load()
     stage("Suggesting punctuation")

@@ -134,6 +134,7 @@ class BatchSettings:
     min_confidence: float = 0.9
     workers: int | None = None
     use_audio: bool = True
+    listen: bool = False  # the model hears the media too (``gap_evidence``)
     int8: bool = False
 
 
@@ -223,7 +224,10 @@ def run_batch(
                         _process,
                         (
                             BatchJob(
-                                entry.id, AnalysisRequest.from_project(project, entry.id, settings.use_audio)
+                                entry.id,
+                                AnalysisRequest.from_project(
+                                    project, entry.id, settings.use_audio, settings.listen
+                                ),
                             ),
                         ),
                         callback=partial(_deliver, finished, entry.id),

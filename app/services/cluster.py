@@ -175,7 +175,7 @@ def run_batch_on_ray(
             while queue and idle:
                 entry = queue.pop(0)
                 worker = idle.pop()
-                request = AnalysisRequest.from_project(project, entry.id, settings.use_audio)
+                request = AnalysisRequest.from_project(project, entry.id, settings.use_audio, settings.listen)
                 call = worker.process.remote(_cluster_job(BatchJob(entry.id, request), cluster))
                 running[call] = ((entry.id, project.start_job(entry.id), entry.stem), worker)
                 if on_progress:

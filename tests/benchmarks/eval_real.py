@@ -8,6 +8,11 @@ for a user's video; text only, the same captions without media. Scored twice: ev
 the gaps inside clips. At a clip's end the reader's pause was cut away when the corpus was clipped,
 and the join puts back a fixed 150 ms, so there the audio shows a pause nobody made.
 
+Four readings of the same captions: text only; with the media as Punctum reads it by default (the
+captions' own timings; the audio only measured for people); listening (``--listen``: the acoustic
+branch and word times estimated from speech); and listening to white noise of the same length in
+place of the speech (which the poor-audio check must refuse, leaving the text path's answer).
+
 This is small (about 220 seconds, some 600 words): read it as a sign of direction on a real voice,
 not as a figure to compare to a tenth of a point.
 Run: `.venv/bin/python -m tests.benchmarks.eval_real [--model DIR]`
@@ -28,9 +33,9 @@ from app.audio.decode import SAMPLE_RATE, decode_audio
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.model import Document
 from app.ml.data import from_punctuated_text
+from app.ml.evaluate import punctuation_scores
 from app.ml.speech_corpus import CUE_GAP_SECONDS, bare_cue
 from app.services.punctuate import Punctuator, gap_evidence
-from tests.benchmarks.eval_synth import audio_against_text
 from tests.conftest import SHARED_DATA
 
 
@@ -67,15 +72,23 @@ def main() -> int:
         clock += audio.size / SAMPLE_RATE + CUE_GAP_SECONDS
     document = Document(cues, "srt")
     words = [w.text for w in document.words()]
+    speech = np.concatenate(pieces)
+    noise = np.random.default_rng(0).normal(0, 0.1, speech.size).astype(np.float32)
+    readings: dict[str, list[list[float]]] = {"text_only": punctuator.probabilities(words, "en")[0]}
     with tempfile.TemporaryDirectory() as scratch:
-        media = Path(scratch) / "ljspeech.wav"
-        soundfile.write(media, np.concatenate(pieces), SAMPLE_RATE)
-        evidence = gap_evidence(document, media)
-    heard, _ = punctuator.probabilities(words, "en", evidence)
-    plain, _ = punctuator.probabilities(words, "en")
+        for name, samples, listen in (
+            ("media_default", speech, False),
+            ("listening", speech, True),
+            ("listening_to_noise", noise, True),
+        ):
+            media = Path(scratch) / f"{name}.wav"
+            soundfile.write(media, samples, SAMPLE_RATE)
+            evidence = gap_evidence(document, media, listen=listen)
+            readings[name] = punctuator.probabilities(words, "en", evidence)[0]
     truth = [mark_class(MODEL_MARKS[label]) for label in gold]
-    with_audio = [mark_class(MODEL_MARKS[int(np.argmax(p))]) for p in heard]
-    text_only = [mark_class(MODEL_MARKS[int(np.argmax(p))]) for p in plain]
+    found = {
+        name: [mark_class(MODEL_MARKS[int(np.argmax(p))]) for p in probs] for name, probs in readings.items()
+    }
     result: dict[str, object] = {
         "data": "LJSpeech clips in the shared data, joined in order, one cue per clip",
         "words": len(words),
@@ -84,9 +97,18 @@ def main() -> int:
     }
     for name, keep in (("all_gaps", [True] * len(truth)), ("gaps_inside_clips", inside)):
         chosen = [i for i, kept in enumerate(keep) if kept]
-        result[name] = audio_against_text(
-            [truth[i] for i in chosen], [with_audio[i] for i in chosen], [text_only[i] for i in chosen]
-        )
+        scores = {
+            reading: punctuation_scores([truth[i] for i in chosen], [marks[i] for i in chosen])
+            for reading, marks in found.items()
+        }
+        result[name] = {
+            **scores,
+            "gain_over_text_only_f1": {
+                reading: round(score["overall"]["f1"] - scores["text_only"]["overall"]["f1"], 1)  # type: ignore[index]
+                for reading, score in scores.items()
+                if reading != "text_only"
+            },
+        }
     print(json.dumps(result, indent=2))
     return 0
 

@@ -230,6 +230,66 @@ def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> 
     load_model(tmp_path / "stage2" / "best")  # the partly frozen model saves everything it needs
 
 
+def test_a_stage_whose_encoder_matrices_learn_saves_them_as_adapters_and_resumes(
+    encoder_dir: Path, tmp_path: Path
+) -> None:
+    from app.ml.train import train
+
+    corpus = tmp_path / "data" / "en"
+    corpus.mkdir(parents=True)
+    text = "Hello there, how are you? I am fine, thank you. It is a nice day, is it not? Yes. " * 40
+    (corpus / "a.txt").write_text(text)
+    sources = [{"name": "toy", "kind": "text", "path": "en", "language": "en", "max_words": 600}]
+    adapters = toy_run(tmp_path / "lora", encoder_dir, steps=2, eval_every=2, sources=sources)
+    train(adapters, log=lambda _: None)
+    start = load_file(str(tmp_path / "lora" / "last" / "weights.safetensors"))
+
+    # The tiny encoder's matrices are at most 64 wide: rank 64 keeps their whole change.
+    full = toy_run(
+        tmp_path / "full",
+        encoder_dir,
+        steps=4,
+        eval_every=4,
+        checkpoint_every=2,
+        sources=sources,
+        init_from=tmp_path / "lora" / "last",
+        full_layers=True,
+        frozen_layers=1,
+        lr_encoder=1e-2,
+        saved_rank=64,
+    )
+    messages: list[str] = []
+    paused = train(full, log=lambda _: None, stop_after_steps=2)
+    assert paused["steps"] == 2
+    resumed = train(full, log=messages.append)
+    assert resumed["steps"] == 4
+    assert any("rank 64 keeps 1.0000" in m for m in messages)
+    saved = load_file(str(tmp_path / "full" / "last" / "weights.safetensors"))
+    settings = json.loads((tmp_path / "full" / "last" / "punctum-model.json").read_text())
+    assert settings["lora"]["rank"] == settings["lora"]["alpha"] == 64
+
+    def difference(weights: dict[str, torch.Tensor], module: str) -> torch.Tensor:
+        prefix = f"encoder.base_model.model.{module}"
+        scale = 64 / 64 if weights is saved else 4 / 2  # alpha / rank
+        return scale * weights[f"{prefix}.lora_B.default.weight"] @ weights[f"{prefix}.lora_A.default.weight"]
+
+    frozen, learning = "encoder.layer.0.attention.self.query", "encoder.layer.1.attention.self.query"
+    # The frozen layer keeps the adapters' change exactly; the layer above has learned more.
+    assert torch.allclose(difference(saved, frozen), difference(start, frozen), atol=1e-5)
+    assert not torch.allclose(difference(saved, learning), difference(start, learning), atol=1e-3)
+
+    # Loaded (adapters merged), the saved folder has the very matrices the run trained, which
+    # its checkpoint holds whole; a smaller rank keeps less of the change.
+    network, _, _ = load_model(tmp_path / "full" / "last")
+    checkpoint = load_file(str(tmp_path / "full" / "checkpoint" / "checkpoint.safetensors"))
+    trained = checkpoint[f"model.encoder.{learning}.weight"]
+    assert torch.allclose(network.encoder.get_submodule(learning).weight, trained, atol=1e-5)
+    from app.ml.packaging import base_matrices, low_rank_state
+
+    _, kept = low_rank_state(network, base_matrices(str(encoder_dir)), 1)
+    assert kept < 0.999
+
+
 def test_a_casing_stage_learns_only_mid_sentence_capitals_and_leaves_marks_alone(
     encoder_dir: Path, tmp_path: Path
 ) -> None:

@@ -158,12 +158,19 @@ def load_part(model: nn.Module, directory: Path, part: str) -> None:
     model.load_state_dict(weights, strict=False)
 
 
-def save_model(model: nn.Module, config: dict[str, Any], directory: Path) -> None:
-    """Write the model folder atomically (a temporary sibling, then a rename)."""
+def save_model(
+    model: nn.Module,
+    config: dict[str, Any],
+    directory: Path,
+    weights: dict[str, torch.Tensor] | None = None,
+) -> None:
+    """Write the model folder atomically (a temporary sibling, then a rename); ``weights`` in place
+    of the model's own adapters and heads (``low_rank_state``)."""
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    state = trainable_state(model) if weights is None else weights
     try:
-        save_file(trainable_state(model), str(staging / WEIGHTS_NAME), metadata={"format": str(FORMAT)})
+        save_file(state, str(staging / WEIGHTS_NAME), metadata={"format": str(FORMAT)})
         (staging / CONFIG_NAME).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
         staging.chmod(0o755)
         for item in staging.iterdir():
@@ -259,6 +266,61 @@ def combine_acoustic_branch(text_dir: Path, acoustic_dir: Path, output: Path) ->
     load_part(model, acoustic_dir, "acoustic_branch.")
     save_model(model, settings, output)
     return settings
+
+
+#: Where peft puts a LoRA-wrapped encoder's layers, as the saved weights name them.
+ADAPTER_PREFIX = "encoder.base_model.model."
+
+
+def adapted_matrices(encoder: nn.Module) -> dict[str, nn.Linear]:
+    """The encoder's linear layers that LoRA adapts (``LORA_TARGETS``), by module name."""
+    return {
+        name: module
+        for name, module in encoder.named_modules()
+        if isinstance(module, nn.Linear)
+        and name.rsplit(".", 1)[-1] in LORA_TARGETS
+        and ".layer." in f".{name}"
+    }
+
+
+def base_matrices(encoder_name: str | None) -> dict[str, torch.Tensor]:
+    """The base encoder's own weights of the matrices LoRA adapts, by module name."""
+    from transformers import AutoModel
+
+    base = AutoModel.from_pretrained(
+        resolve_encoder(encoder_name), use_safetensors=True, add_pooling_layer=False
+    )
+    return {name: module.weight.detach().clone() for name, module in adapted_matrices(base).items()}
+
+
+def low_rank_state(
+    model: PunctuationModel, base: dict[str, torch.Tensor], rank: int
+) -> tuple[dict[str, torch.Tensor], float]:
+    """A model whose encoder matrices were trained themselves, as LoRA adapters of ``rank`` (alpha
+    equal to the rank, so B @ A is the difference) over the base, plus its other trained parts.
+
+    Each matrix's difference from the base keeps its ``rank`` largest singular directions; the
+    second value is the share of the differences' squared norm that this keeps, over all matrices.
+    Saved so, a fully fine-tuned model loads, exports and runs exactly as an adapter model does."""
+    state = {
+        name: p.detach().clone().contiguous()
+        for name, p in model.named_parameters()
+        if not name.startswith("encoder.")
+    }
+    kept = total = 0.0
+    for name, module in adapted_matrices(model.encoder).items():
+        difference = module.weight.detach().float() - base[name]
+        left, values, right = torch.linalg.svd(difference, full_matrices=False)
+        root = values[:rank].sqrt()
+        down = torch.zeros(rank, difference.shape[1])  # zero rows where a matrix has fewer directions
+        up = torch.zeros(difference.shape[0], rank)
+        down[: root.numel()] = root[:, None] * right[:rank]
+        up[:, : root.numel()] = left[:, :rank] * root[None, :]
+        prefix = f"{ADAPTER_PREFIX}{name}"
+        state[f"{prefix}.lora_A.default.weight"], state[f"{prefix}.lora_B.default.weight"] = down, up
+        kept += float((values[:rank] ** 2).sum())
+        total += float((values**2).sum())
+    return state, kept / total if total else 1.0
 
 
 def quantized_layers(encoder: nn.Module) -> set[str]:

@@ -36,7 +36,18 @@ from app.ml import data as corpora
 from app.ml import gaps
 from app.ml.evaluate import evaluate_documents
 from app.ml.model import GapBranch, PunctuationModel, batch_tensors
-from app.ml.packaging import TorchModel, build_model, load_part, load_weights, save_model, trainable_state
+from app.ml.packaging import (
+    LORA_TARGETS,
+    TorchModel,
+    adapted_matrices,
+    base_matrices,
+    build_model,
+    load_part,
+    load_weights,
+    low_rank_state,
+    save_model,
+    trainable_state,
+)
 from app.ml.windows import AudioEvidence, Encoded, SpecialTokens, encode_words, make_batch, window_end
 
 
@@ -89,6 +100,13 @@ class TrainConfig:
     # frozen parts) instead of from zero; it adds to the mark logits, so it carries over.
     acoustic_branch_from: Path | None = None
     frozen_layers: int = 0
+    # The encoder's matrices above ``frozen_layers`` learn themselves, at ``lr_encoder`` (the
+    # adapters of ``init_from`` merged into them first), instead of through adapters; the model
+    # is saved as their difference from the base, cut to ``saved_rank`` singular directions in
+    # LoRA form, so it loads and runs as an adapter model does. Biases and norms stay as they are.
+    full_layers: bool = False
+    lr_encoder: float | None = None
+    saved_rank: int = 64
     # The gap branch learns from word timings where a corpus has them (dropped at random so the
     # same model also learns to do without); with only_branches, only the branches that read
     # timings and audio learn and everything else stays as it is.
@@ -298,7 +316,8 @@ def _parameter_groups(model: nn.Module, config: TrainConfig, layers: int) -> lis
         if name.startswith("encoder."):
             layer = _layer_number(name)
             depth = layers - 1 - (layer if layer is not None else 0)
-            rate = config.lr_adapters * config.layer_decay**depth
+            top = config.lr_encoder if config.full_layers and config.lr_encoder else config.lr_adapters
+            rate = top * config.layer_decay**depth
         else:
             rate = config.lr_head
         groups.setdefault(rate, []).append(parameter)
@@ -308,8 +327,12 @@ def _parameter_groups(model: nn.Module, config: TrainConfig, layers: int) -> lis
 def choose_trainable(model: nn.Module, config: TrainConfig) -> None:
     """Freeze what the config keeps as it is (built models start with adapters and heads trainable)."""
     evidence_parts = tuple(f"gap_branch.{part}" for part in GapBranch.EVIDENCE_PARTS)
+    encoder: Any = model.encoder
+    learning_matrices = {f"encoder.{name}.weight" for name in adapted_matrices(encoder)}
     for name, parameter in model.named_parameters():
         layer = _layer_number(name)
+        if config.full_layers and name.startswith("encoder."):
+            parameter.requires_grad = name in learning_matrices
         if name.startswith("encoder.") and layer is not None and layer < config.frozen_layers:
             parameter.requires_grad = False
         if config.only_branches and not name.startswith(("gap_branch.", "acoustic_branch.")):
@@ -351,7 +374,7 @@ def _checkpoint(
     random state and the run's history as JSON in its metadata (so the two never disagree).
     ``checkpoint.json`` beside it is the same state for people to read."""
     path.mkdir(parents=True, exist_ok=True)
-    tensors = {f"model.{k}": v.contiguous() for k, v in trainable_state(model).items()}
+    tensors = {f"model.{k}": v.contiguous() for k, v in run_weights(model).items()}
     for index, moments in optimizer.state_dict()["state"].items():
         for key, value in moments.items():
             tensors[f"optim.{index}.{key}"] = torch.as_tensor(value).contiguous()
@@ -362,6 +385,21 @@ def _checkpoint(
     readable = path / "checkpoint.tmp.json"
     readable.write_text(json.dumps(state, indent=2))
     readable.replace(path / "checkpoint.json")
+
+
+def run_weights(model: nn.Module) -> dict[str, torch.Tensor]:
+    """What a checkpoint keeps of the model: its adapters and heads, and, once the encoder's own
+    matrices learn (``full_layers``), every adapted matrix, trained or not."""
+    state = trainable_state(model)
+    encoder: Any = model.encoder
+    if not hasattr(encoder, "peft_config"):
+        state.update(
+            {
+                f"encoder.{name}.weight": m.weight.detach().clone()
+                for name, m in adapted_matrices(encoder).items()
+            }
+        )
+    return state
 
 
 def checkpoint_folder(output: Path) -> Path:
@@ -478,6 +516,7 @@ def _train(
     segment_started = time.monotonic()
     config.output.mkdir(parents=True, exist_ok=True)
     step_once = _Stepper(model, tokenizer, optimizer, sampler, config)
+    save = _model_saver(config, model, packaging_config, log)
     progress = tqdm(
         total=config.steps, initial=state["step"], desc="training", unit="step", dynamic_ncols=True
     )
@@ -495,7 +534,7 @@ def _train(
 
         out_of_time = time.monotonic() - started > config.time_budget_seconds
         if state["step"] % config.eval_every == 0 or state["step"] == config.steps or out_of_time:
-            run = _RunParts(model, tokenizer, packaging_config, dev_documents, gap_inputs)
+            run = _RunParts(model, tokenizer, packaging_config, dev_documents, gap_inputs, save)
             _evaluate_and_keep_best(run, config, state, time.monotonic() - started, log)
             # Out of patience; at the last step (or out of time) the run ends for that reason instead.
             if state["bad_evals"] >= config.patience and state["step"] < config.steps and not out_of_time:
@@ -514,7 +553,7 @@ def _train(
             break
     progress.close()
     # The final state too: the early-stopping pick is not always the one to keep or build on.
-    save_model(model, packaging_config, config.output / "last")
+    save(config.output / "last")
     summary = {
         "stop_reason": stop_reason,
         "steps": state["step"],
@@ -570,6 +609,16 @@ def _run_model(
     if config.acoustic_branch_from is not None and not resuming:
         load_part(model, config.acoustic_branch_from, "acoustic_branch.")
         log(f"acoustic branch from {config.acoustic_branch_from}")
+    if config.full_layers:
+        # The adapters' work goes into the matrices, which learn from here on (a resumed run's
+        # checkpoint then puts every matrix back).
+        encoder: Any = model.encoder
+        model.encoder = encoder.merge_and_unload()
+        packaging_config["lora"] = {
+            "rank": config.saved_rank,
+            "alpha": config.saved_rank,
+            "targets": list(LORA_TARGETS),
+        }
     choose_trainable(model, config)
     return model, tokenizer, packaging_config
 
@@ -698,6 +747,24 @@ class _RunParts:
     settings: dict[str, Any]
     dev_documents: list[corpora.LabelledText]
     gap_inputs: Any
+    save: Callable[[Path], None]
+
+
+def _model_saver(
+    config: TrainConfig, model: PunctuationModel, settings: dict[str, Any], log: Callable[[str], None]
+) -> Callable[[Path], None]:
+    """How the run writes a model folder: as it is, or, with ``full_layers``, its matrices' change
+    from the base cut to ``saved_rank`` (``low_rank_state``; the share of the change kept is logged)."""
+    if not config.full_layers:
+        return lambda directory: save_model(model, settings, directory)
+    base = base_matrices(config.encoder)
+
+    def save(directory: Path) -> None:
+        weights, kept = low_rank_state(model, base, config.saved_rank)
+        save_model(model, settings, directory, weights)
+        log(f"{directory.name}: rank {config.saved_rank} keeps {kept:.4f} of the matrices' change")
+
+    return save
 
 
 def _evaluate_and_keep_best(
@@ -721,7 +788,7 @@ def _evaluate_and_keep_best(
     log(f"step {state['step']}: dev SER {ser:.1f}, F1 {scores['overall']['overall']['f1']}")
     if state["best_ser"] is None or ser < state["best_ser"]:
         state.update(best_ser=ser, best_step=state["step"], bad_evals=0)
-        save_model(run.model, run.settings, config.output / "best")
+        run.save(config.output / "best")
     else:
         state["bad_evals"] += 1
 

@@ -24,7 +24,7 @@ from app.ml.validation import CONFIG_NAME, WEIGHTS_NAME
 from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
 
 #: Bump when the export's graph or files change: older exports are then built again.
-EXPORT_FORMAT = 1
+EXPORT_FORMAT = 2
 RUNTIME_NAME = "runtime.json"
 TOKENIZER_NAME = "tokenizer.json"
 #: Settings fitted after training and applied to the graph's outputs (app.ml.inference).

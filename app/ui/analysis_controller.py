@@ -11,6 +11,7 @@ from app.services.analysis import Analysis
 from app.services.review import Waveform, store_results
 from app.store.project import Project
 from app.ui import startup_log
+from app.ui.shortcuts import saved_listening
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QProgressDialog
@@ -58,6 +59,7 @@ class AnalysisController:
         session = self.window.session
         assert session is not None
         request = session.analysis_request(self.window.use_audio)
+        request = dataclasses.replace(request, listen=saved_listening(self.window.settings))
         if not with_audio:
             request = dataclasses.replace(request, media=None)
         process, model, project_path, file_id = (

@@ -64,6 +64,7 @@ COMMANDS = (
     Command("shortcuts", "&Keyboard shortcuts…", "", "Settings"),
     Command("limits", "Caption &limits…", "", "Settings"),
     Command("triage", "&Triage policy…", "", "Settings"),
+    Command("listen", "Let the model &hear the audio (experimental)", "", "Settings"),
     Command("help", "&Help: keys", "F1", "Help"),
     Command("about", "&About Punctum", "", "Help"),
 )
@@ -208,6 +209,12 @@ class LimitsDialog(QDialog):
 
     def limits(self) -> CaptionLimits:
         return CaptionLimits(self.cps.value(), self.line.value(), self.lines.value())
+
+
+def saved_listening(settings: QSettings) -> bool:
+    """Whether the model hears the media itself (off unless chosen: on real speech it lowered
+    accuracy; the model card's "Audio")."""
+    return str(settings.value("model/listen", "false")).lower() == "true"
 
 
 def saved_policy(settings: QSettings) -> TriagePolicy:

@@ -50,6 +50,7 @@ from app.ui.shortcuts import (
     save_policy,
     saved_keys,
     saved_limits,
+    saved_listening,
     saved_policy,
 )
 from app.ui.tasks import Worker
@@ -221,6 +222,7 @@ class MainWindow(QMainWindow):
             "play": self.review.play_current_cue,
             "play_gap": self.review.play_gap,
             "triage": self.edit_triage_policy,
+            "listen": self.set_listening,
             "shortcuts": self.edit_shortcuts,
             "limits": self.edit_limits,
             "help": lambda: self.help.show_keys(saved_keys(self.settings)),
@@ -243,6 +245,8 @@ class MainWindow(QMainWindow):
                 self.recent_menu = menus["File"].addMenu("Open &recent")
         self.actions_by_name["lowest_first"].setCheckable(True)
         self.actions_by_name["show_all"].setCheckable(True)
+        self.actions_by_name["listen"].setCheckable(True)
+        self.actions_by_name["listen"].setChecked(saved_listening(self.settings))
         self.files.fill_recent()
 
     # --- opening --------------------------------------------------------------------------------
@@ -405,6 +409,16 @@ class MainWindow(QMainWindow):
         """Keep ``policy`` and triage the open file again by it."""
         save_policy(self.settings, policy)
         self.review.settle(policy)
+
+    def set_listening(self, listen: bool) -> None:
+        """Keep the choice; it applies to the files opened from now on."""
+        self.settings.setValue("model/listen", "true" if listen else "false")
+        self.statusBar().showMessage(
+            "The model will hear the audio of the files opened from now on"
+            if listen
+            else "The model will read the captions' timings, not the audio, of the files opened from now on",
+            8000,
+        )
 
     def edit_triage_policy(self) -> None:
         dialog = TriagePolicyDialog(self.triage_policy(), self)

@@ -42,7 +42,18 @@ def test_folder_pairing(tmp_path: Path) -> None:
     outside = tmp_path / "outside.srt"
     outside.write_text("x")
     (folder / "linked.srt").symlink_to(outside)
+    (folder / "self.srt").symlink_to("self.srt")  # links that loop, alone or in a pair
+    (folder / "one.srt").symlink_to("two.srt")
+    (folder / "two.srt").symlink_to("one.srt")
+    (folder / "gone.srt").symlink_to("nowhere.srt")
     pairing = pair_folder(folder)
+    assert {p.name: why for p, why in pairing.skipped_links.items()} == {
+        "linked.srt": "a link out of the folder",
+        "self.srt": "a link that loops",
+        "one.srt": "a link that loops",
+        "two.srt": "a link that loops",
+        "gone.srt": "a link to nothing",
+    }
     groups = {g.stem: g for g in pairing.groups}
     assert set(groups) == {"a/talk", "b/other"}
     talk, other = groups["a/talk"], groups["b/other"]

@@ -9,6 +9,7 @@ imported again as a new version, and ``export`` refuses to write them until they
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import re
@@ -68,6 +69,8 @@ class Pairing:
     ambiguous: dict[str, list[Path]] = field(default_factory=dict)
     #: Files whose captions changed on disk since they were imported: what became of each.
     reimported: dict[str, str] = field(default_factory=dict)
+    #: Links that were not followed, and why (out of the folder, a loop, pointing nowhere).
+    skipped_links: dict[Path, str] = field(default_factory=dict)
 
 
 def pair_folder(folder: Path) -> Pairing:
@@ -78,7 +81,8 @@ def pair_folder(folder: Path) -> Pairing:
     references: dict[str, list[Path]] = {}
     timings: dict[str, list[Path]] = {}
     tables = {FileKind.MEDIA: media, FileKind.REFERENCE: references, FileKind.TIMINGS: timings}
-    for path in _walk(root):
+    pairing = Pairing()
+    for path in _walk(root, pairing.skipped_links):
         role = classify(path)
         if role is None:
             continue
@@ -87,7 +91,6 @@ def pair_folder(folder: Path) -> Pairing:
             captions.setdefault(stem, []).append((path, role.language))
         elif role.kind in tables:
             tables[role.kind].setdefault(stem, []).append(path)
-    pairing = Pairing()
     for stem in sorted(captions):
         found = captions[stem]
         if len(found) > 1:
@@ -110,16 +113,28 @@ def pair_folder(folder: Path) -> Pairing:
     return pairing
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    """Regular files under ``root``: no hidden or temporary files, no links leading outside."""
+def _walk(root: Path, skipped_links: dict[Path, str]) -> Iterator[Path]:
+    """Regular files under ``root``: no hidden or temporary files; links that lead outside, loop
+    or lead nowhere go into ``skipped_links`` with the reason."""
     for directory, folders, files in os.walk(root, followlinks=False):
         folders[:] = sorted(f for f in folders if not f.startswith("."))
         for name in sorted(files):
             if name.startswith(".") or _TEMPORARY.search(name):
                 continue
             path = Path(directory) / name
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
-                continue
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except RuntimeError:  # pathlib's word for a loop of links (before Python 3.13)
+                    skipped_links[path] = "a link that loops"
+                    continue
+                except OSError as error:
+                    looping = error.errno == errno.ELOOP
+                    skipped_links[path] = "a link that loops" if looping else "a link to nothing"
+                    continue
+                if not target.is_relative_to(root):
+                    skipped_links[path] = "a link out of the folder"
+                    continue
             if path.is_file():
                 yield path
 

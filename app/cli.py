@@ -221,6 +221,9 @@ def _batch(args: argparse.Namespace) -> int:
 
                 cluster = ClusterSettings(args.ray or None, args.media_url, folder)
                 summary = run_batch_on_ray(project, settings, cluster, report)
+    # Files that could not even be imported failed in this run too.
+    summary.failed += len(pairing.failed_imports)
+    summary.failures = {**pairing.failed_imports, **summary.failures}
     print(
         f"{args.project}: {summary.done} processed, {summary.failed} failed, {summary.skipped} already done"
     )

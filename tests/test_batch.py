@@ -80,6 +80,25 @@ def test_the_editor_and_folder_pairing_agree_on_what_each_file_is(tmp_path: Path
     assert dropped["reference"].name == "talk.ref.srt"  # a reference may be captions too
 
 
+def test_the_summary_counts_and_names_files_that_fail_at_import(tiny_model: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "good.srt")
+    (folder / "garbage.srt").write_bytes(bytes(range(256)) * 12)
+    (folder / "loop.srt").symlink_to("loop.srt")
+    project = tmp_path / "work.punctum"
+    result = punctum(
+        "batch", str(folder), "--project", str(project), "--model", str(tiny_model), "--workers", "1", "--no-audio"
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"{project}: 1 processed, 1 failed, 0 already done" in result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert any(line.startswith("punctum: garbage: ") and "garbage.srt" in line for line in lines), lines
+    assert f"punctum: skipped {folder / 'loop.srt'}: a link that loops" in lines
+    assert "Traceback" not in result.stderr
+    assert _states(project) == {"good": "done", "garbage": "failed"}
+
+
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "in"
     folder.mkdir()

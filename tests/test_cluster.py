@@ -162,7 +162,9 @@ def exports_equal_the_local_batch_byte_for_byte(cluster: Cluster, tmp_path: Path
     assert on_ray.returncode == 0, ray_stderr
     # Punctum's own lines only: none of Ray's start-up chatter, no traceback.
     assert all(line.startswith("punctum: ") for line in ray_stderr.splitlines() if line.strip()), ray_stderr
-    assert "3 processed, 1 failed" in ray_stdout
+    # The unreadable captions fail at import, the broken media in processing: both are counted.
+    assert "3 processed, 2 failed" in ray_stdout
+    assert "punctum: brokencaptions: " in ray_stderr and "punctum: brokenmedia: " in ray_stderr
     assert "2 model loads" in ray_stdout and "127.0.0.1: 4 files" in ray_stdout, ray_stdout
 
     def reasons(project: Path) -> dict[str, str]:

@@ -71,6 +71,8 @@ class Pairing:
     reimported: dict[str, str] = field(default_factory=dict)
     #: Links that were not followed, and why (out of the folder, a loop, pointing nowhere).
     skipped_links: dict[Path, str] = field(default_factory=dict)
+    #: Files this import could not read, by stem: failed before any processing, with the reason.
+    failed_imports: dict[str, str] = field(default_factory=dict)
 
 
 def pair_folder(folder: Path) -> Pairing:
@@ -184,6 +186,7 @@ def import_folder(folder: Path, project: Project) -> Pairing:
             )
         except PunctumError as error:
             project.add_file_failed(group.stem, group.captions, str(error))
+            pairing.failed_imports[group.stem] = str(error)
     return pairing
 
 

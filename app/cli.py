@@ -229,6 +229,8 @@ def _batch(args: argparse.Namespace) -> int:
     )
     for stem, reason in summary.failures.items():
         print(f"punctum: {stem}: {reason}", file=sys.stderr)
+    if summary.workers_lowered:
+        print(f"punctum: {summary.workers_lowered}", file=sys.stderr)
     _print_cluster_summary(summary)
     return EXIT_OK
 

@@ -80,7 +80,9 @@ def test_the_editor_and_folder_pairing_agree_on_what_each_file_is(tmp_path: Path
     assert dropped["reference"].name == "talk.ref.srt"  # a reference may be captions too
 
 
-def test_the_summary_counts_and_names_files_that_fail_at_import(tiny_model: Path, tmp_path: Path) -> None:
+def test_the_summary_counts_files_that_fail_at_import_and_workers_are_capped(
+    tiny_model: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
     shutil.copy(SAMPLE / "sample.srt", folder / "good.srt")
@@ -88,13 +90,16 @@ def test_the_summary_counts_and_names_files_that_fail_at_import(tiny_model: Path
     (folder / "loop.srt").symlink_to("loop.srt")
     project = tmp_path / "work.punctum"
     result = punctum(
-        "batch", str(folder), "--project", str(project), "--model", str(tiny_model), "--workers", "1", "--no-audio"
+        "batch", str(folder), "--project", str(project), "--model", str(tiny_model), "--workers", "1000",
+        "--no-audio",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert f"{project}: 1 processed, 1 failed, 0 already done" in result.stdout
     lines = result.stderr.strip().splitlines()
     assert any(line.startswith("punctum: garbage: ") and "garbage.srt" in line for line in lines), lines
     assert f"punctum: skipped {folder / 'loop.srt'}: a link that loops" in lines
+    # A worker per file to do at most (each loads a model): one here, and the run says so.
+    assert any(line.startswith("punctum: --workers 1000 lowered to 1: one per CPU") for line in lines), lines
     assert "Traceback" not in result.stderr
     assert _states(project) == {"good": "done", "garbage": "failed"}
 

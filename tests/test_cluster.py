@@ -155,7 +155,9 @@ def exports_equal_the_local_batch_byte_for_byte(cluster: Cluster, tmp_path: Path
     options = ("--apply", "all")
     # Side by side: each mostly waits for its workers to start.
     local = start(batch_command(folder, tmp_path / "local.punctum", *options, "--workers", "2"))
-    on_ray = start(batch_command(folder, tmp_path / "ray.punctum", *options, "--ray", cluster.address))
+    # More workers than the cluster's 2 CPUs: lowered to 2, not waiting for a third CPU for ever.
+    ray_options = ("--ray", cluster.address, "--workers", "3")
+    on_ray = start(batch_command(folder, tmp_path / "ray.punctum", *options, *ray_options))
     _, local_stderr = local.communicate(timeout=120)
     ray_stdout, ray_stderr = on_ray.communicate(timeout=120)
     assert local.returncode == 0, local_stderr
@@ -165,6 +167,7 @@ def exports_equal_the_local_batch_byte_for_byte(cluster: Cluster, tmp_path: Path
     # The unreadable captions fail at import, the broken media in processing: both are counted.
     assert "3 processed, 2 failed" in ray_stdout
     assert "punctum: brokencaptions: " in ray_stderr and "punctum: brokenmedia: " in ray_stderr
+    assert "punctum: --workers 3 lowered to 2: one per CPU (2)" in ray_stderr
     assert "2 model loads" in ray_stdout and "127.0.0.1: 4 files" in ray_stdout, ray_stdout
 
     def reasons(project: Path) -> dict[str, str]:

@@ -161,6 +161,20 @@ class BatchSummary:
     failed: int = 0
     skipped: int = 0  # already done by an earlier run
     failures: dict[str, str] = field(default_factory=dict)
+    workers_lowered: str | None = None  # why fewer workers ran than --workers asked for
+
+
+def worker_count(asked: int | None, files: int, cores: int, summary: BatchSummary) -> int:
+    """Workers for ``files`` files on ``cores`` CPUs: as many as asked (by default up to 4), but
+    never more than cores or files, since each worker loads its own model; lowering what was asked
+    is recorded in ``summary``."""
+    wanted = asked or 4
+    count = max(1, min(wanted, files, cores))
+    if asked and count < asked:
+        summary.workers_lowered = (
+            f"--workers {asked} lowered to {count}: one per CPU ({cores}) and file to do ({files})"
+        )
+    return count
 
 
 def import_folder(folder: Path, project: Project) -> Pairing:
@@ -215,7 +229,7 @@ def run_batch(
     queue = pending_files(project, summary)
     if not queue:
         return summary
-    workers = settings.workers or max(1, min(len(queue), os.cpu_count() or 1, 4))
+    workers = worker_count(settings.workers, len(queue), os.cpu_count() or 1, summary)
     threads = max(1, (os.cpu_count() or 1) // workers)
     # A model without an export gets it here, once, rather than in every worker at the same time.
     prepare_model(settings.model, settings.int8)

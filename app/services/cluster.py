@@ -37,6 +37,7 @@ from app.services.batch import (
     pending_files,
     process_job,
     record_outcome,
+    worker_count,
 )
 from app.services.punctuate import Punctuator, prepare_model
 from app.store.project import Project
@@ -163,10 +164,14 @@ def run_batch_on_ray(
     began = time.perf_counter()
     loads: dict[int, int] = {}
     try:
-        count = settings.workers or int(ray.cluster_resources().get("CPU", 1))
+        # Each worker takes a CPU: more than the cluster has would wait for one for ever.
+        cores = int(ray.cluster_resources().get("CPU", 1))
+        count = worker_count(settings.workers or cores, len(queue), cores, summary)
+        if not settings.workers:
+            summary.workers_lowered = None  # the cluster's own size: nothing was asked
         options = {"num_cpus": 1, "max_restarts": -1, "max_task_retries": WORKER_RETRIES}
         worker_class = ray.remote(**options)(FileWorker)
-        workers = [worker_class.remote(settings) for _ in range(max(1, min(count, len(queue))))]
+        workers = [worker_class.remote(settings) for _ in range(count)]
         # Each worker holds a second file in its queue, so it starts it the moment it is done with
         # the first rather than when the driver has committed that one and sent another.
         idle = [*workers, *workers]

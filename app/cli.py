@@ -6,6 +6,7 @@ Exit status: 0 done, 2 usage error, 3 bad input (one line on stderr, never a tra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import warnings
@@ -351,6 +352,11 @@ def _stream(args: argparse.Namespace) -> int:
     from app.services.stream import CONTEXT_TOKENS, DEFAULT_LOOKAHEAD, StreamPunctuator, run_json_lines
 
     language = _language(args.language)
+    if sys.stdin is None or sys.stdout is None:
+        closed = "standard input" if sys.stdin is None else "standard output"
+        raise UsageError(
+            f"stream reads JSON lines on standard input and writes them on standard output: {closed} is closed"
+        )
     punctuator = Punctuator(args.model, quantize=args.int8)
     punctuator.check()  # a malformed model is refused before any input is read
     # The defaults are the stream's own, so the options leave them unset.
@@ -362,13 +368,32 @@ def _stream(args: argparse.Namespace) -> int:
         max_delay_ms=args.max_delay,
         context_tokens=CONTEXT_TOKENS if args.context is None else args.context,
     )
-    run_json_lines(
-        stream,
-        sys.stdin.buffer,
-        sys.stdout.buffer,
-        lambda message: print(f"punctum: {message}", file=sys.stderr, flush=True),
-    )
+    try:
+        run_json_lines(
+            stream,
+            sys.stdin.buffer,
+            sys.stdout.buffer,
+            lambda message: print(f"punctum: {message}", file=sys.stderr, flush=True),
+        )
+    except KeyboardInterrupt:
+        _leave(130, "interrupted; the words still waiting were written as decided at the end")
+    except BrokenPipeError:
+        _leave(EXIT_OK)  # the reader went away: nobody is left to tell
+    except OSError as error:
+        _leave(EXIT_BAD_INPUT, f"cannot write the output: {error.strerror or error}")
     return EXIT_OK
+
+
+def _leave(code: int, message: str | None = None) -> NoReturn:
+    """End the stream now: its input thread may be blocked reading, and an interpreter shutting
+    down around it aborts (exit 134, a thread dump), so the process ends without waiting for it."""
+    import os
+
+    if message:
+        print(f"punctum: {message}", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(code)
 
 
 class UsageError(PunctumError):

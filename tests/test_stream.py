@@ -6,8 +6,10 @@ import itertools
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -255,6 +257,104 @@ def test_the_command_reports_bad_lines_and_goes_on_and_flushes_at_the_end() -> N
     )
     assert {r["decided"] for r in out} == {END} and out[0]["word"] == "Hello"
     assert out[0]["start"] == 0.0 and out[0]["end"] == 0.5 and "start" not in out[1]
+
+
+def test_hostile_lines_are_one_warning_each_and_never_end_the_stream() -> None:
+    words = ["one", "two", "three", "four", "five"]
+    hostile = [
+        b"[" * 1_000 + b"]" * 1_000,  # deeper than the JSON parser's recursion
+        b'{"a":' * 50_000 + b"1" + b"}" * 50_000,  # deeper than the C stack
+        b'{"word": "x", "end": 1' + b"0" * 310 + b"}",  # an integer beyond any float
+        b'{"word": "x", "end": 1' + b"0" * 5_000 + b"}",  # beyond Python's integer digits
+        b'{"word": "\\ud800"}',  # a lone surrogate
+        b'"' + b"word " * 250_000 + b'"',  # more bytes than a line may have
+        b'"' + b"w " * 10_001 + b'"',  # more words than a line may have
+    ]
+    lines = [json.dumps(words[0]).encode()] + hostile + [json.dumps(w).encode() for w in words[1:]]
+    result = punctum_stream("--lookahead", "2", given=b"\n".join(lines) + b"\n")
+    errors = result.stderr.decode("utf-8").splitlines()
+    assert result.returncode == 0, errors
+    assert [int(e.split(":")[1].split()[1]) for e in errors] == list(range(2, 2 + len(hostile))), errors
+    assert "nested more than" in errors[0] and "nested more than" in errors[1]
+    assert '"end" must be a number of seconds' in errors[2] and "digits" in errors[3]
+    assert "lone surrogate" in errors[4] and "bytes" in errors[5] and "10,000" in errors[6]
+    assert [r["word"].lower().strip(",.?!") for r in _records(result.stdout)] == words
+
+
+def _stream_process(*options: str, **popen: Any) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", "stream", *options],
+        stdin=popen.pop("stdin", subprocess.PIPE),
+        stdout=popen.pop("stdout", subprocess.PIPE),
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        **popen,
+    )
+
+
+def _read_words(process: subprocess.Popen[bytes], count: int) -> list[dict[str, Any]]:
+    assert process.stdout is not None
+    records = []
+    for _ in range(count):
+        ready, _, _ = select.select([process.stdout], [], [], 90)
+        assert ready, "no word came out"
+        records.append(json.loads(process.stdout.readline()))
+    return records
+
+
+def test_ctrl_c_writes_the_waiting_words_and_exits_130_in_one_line() -> None:
+    process = _stream_process("--lookahead", "1", "--fixed")
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    try:
+        process.stdin.write(b'"so"\n"we"\n"are"\n"going"\n')
+        process.stdin.flush()  # and kept open, as a live recogniser's pipe is
+        first = _read_words(process, 3)
+        process.send_signal(signal.SIGINT)
+        rest = [json.loads(line) for line in process.stdout.read().splitlines()]
+        assert process.wait(timeout=60) == 130
+        stderr = process.stderr.read().decode("utf-8")
+    finally:
+        process.kill()
+        process.wait()
+    assert [r["word"].lower().strip(",.?") for r in first + rest] == ["so", "we", "are", "going"]
+    assert rest[-1]["decided"] == END
+    assert stderr.startswith("punctum: interrupted") and stderr.count("\n") == 1, stderr
+
+
+def test_a_reader_that_goes_away_ends_the_stream_quietly() -> None:
+    process = _stream_process("--lookahead", "1", "--fixed")
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    try:
+        for word in ("one", "two", "three", "four", "five", "six", "seven"):
+            process.stdin.write(json.dumps(word).encode() + b"\n")
+        process.stdin.flush()  # kept open: the stream must end by itself
+        _read_words(process, 1)
+        process.stdout.close()  # as `| head -1` does
+        assert process.wait(timeout=60) == 0
+        assert process.stderr.read() == b""
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_closed_or_full_standard_streams_are_one_line() -> None:
+    closed_in = _stream_process(stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    closed_out = _stream_process(stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    with Path("/dev/full").open("wb") as full:  # every write fails: no space left
+        on_full = _stream_process(stdout=full)
+        assert on_full.stdin is not None
+        on_full.stdin.write(b'"hello"\n"there"\n')
+        on_full.stdin.close()
+    for process, code, problem in (
+        (closed_in, 2, "standard input is closed"),
+        (closed_out, 2, "standard output is closed"),
+        (on_full, 3, "cannot write the output"),
+    ):
+        assert process.wait(timeout=90) == code
+        assert process.stderr is not None
+        stderr = process.stderr.read().decode("utf-8")
+        assert stderr.count("\n") == 1 and problem in stderr and "Traceback" not in stderr, stderr
 
 
 def test_the_command_writes_each_word_as_soon_as_it_is_decided() -> None:

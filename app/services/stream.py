@@ -14,9 +14,11 @@ on it feeds the model.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import queue
+import re
 import threading
 import time
 from collections import deque
@@ -215,6 +217,10 @@ class StreamPunctuator:
 
     def flush(self) -> list[StreamWord]:
         """The end of the stream: every waiting word, decided."""
+        reading, last = self.reading, self._entries[-1].index if self._entries else None
+        if last is not None and (reading is None or last >= reading.first + len(reading.marks)):
+            # Words fed without a reading (a read cut short by Ctrl+C): read them now.
+            self.reading = self._read_window()
         decided = self._decide(lambda e: END)
         self._forget_old()
         return decided
@@ -339,7 +345,8 @@ class StreamPunctuator:
 def _settle_gap(entries: deque[_Entry], newest: _Entry) -> None:
     """The evidence of the gap before ``newest``, known now that its start is, from the words
     batch mode uses for it (the speaking rate of the words before, and the pause)."""
-    span = [*list(entries)[-(RATE_CONTEXT + 1) :], newest]
+    # The last few entries only: the same work per word however long the queue.
+    span = [*reversed(list(itertools.islice(reversed(entries), RATE_CONTEXT + 1))), newest]
     if span[-2].end is None or newest.start is None:
         return
     vectors = timed_gaps([e.model_text for e in span], [e.start for e in span], [e.end for e in span])
@@ -349,22 +356,61 @@ def _settle_gap(entries: deque[_Entry], newest: _Entry) -> None:
 # --- JSON lines ------------------------------------------------------------------------------
 
 
+#: The most one input line may hold: a recogniser's segment is a few dozen words. Longer lines are
+#: refused (one warning) rather than read: their words would all wait for one model run.
+MAX_LINE_BYTES = 1_000_000
+MAX_LINE_WORDS = 10_000
+#: JSON nested deeper than this is refused before it is parsed (a word needs two levels).
+MAX_NESTING = 32
+
+
 def parse_line(line: str) -> list[tuple[str, float | None, float | None]]:
     """The words of one input line, which are read together: ``{"word": ..., "start": s, "end":
     s}`` (times in seconds, optional), a JSON list of those (a recogniser's segment), or a JSON
     string of words without times."""
+    if _nesting(line) > MAX_NESTING:
+        raise StreamInputError(f"JSON nested more than {MAX_NESTING} deep")
     try:
         item = json.loads(line)
     except json.JSONDecodeError as error:
         raise StreamInputError(f"not JSON ({error.msg})") from None
+    except (ValueError, RecursionError) as error:  # e.g. an integer of thousands of digits
+        raise StreamInputError(f"not readable JSON ({str(error).split(';')[0]})") from None
+    words: list[tuple[str, float | None, float | None]]
     if isinstance(item, str):
-        words = item.split()
+        words = [(_text(word), None, None) for word in item.split()]
         if not words:
             raise StreamInputError("an empty string: no word")
-        return [(word, None, None) for word in words]
-    if isinstance(item, list) and item:
-        return [word for element in item for word in _timed_word(element)]
-    return _timed_word(item)
+    elif isinstance(item, list) and item:
+        words = [word for element in item for word in _timed_word(element)]
+    else:
+        words = _timed_word(item)
+    if len(words) > MAX_LINE_WORDS:
+        raise StreamInputError(
+            f"{len(words):,} words in one line, more than {MAX_LINE_WORDS:,}; send a segment per line"
+        )
+    return words
+
+
+def _nesting(line: str) -> int:
+    """How deep the line's brackets go, strings left out: cheap, and safe on any input."""
+    depth = deepest = 0
+    for bracket in re.findall(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', line):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif bracket in "]}":
+            depth -= 1
+    return deepest
+
+
+def _text(word: str) -> str:
+    """A word that can be written out again: text with a lone surrogate (JSON "\\ud800") cannot."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StreamInputError(f"{json.dumps(word)} is not valid Unicode (a lone surrogate)") from None
+    return word
 
 
 def _timed_word(item: Any) -> list[tuple[str, float | None, float | None]]:
@@ -375,16 +421,33 @@ def _timed_word(item: Any) -> list[tuple[str, float | None, float | None]]:
     start, end = _seconds(item, "start"), _seconds(item, "end")
     if start is not None and end is not None and end < start:
         raise StreamInputError(f"end {end} is before start {start}")
-    return [(item["word"], start, end)]
+    return [(_text(item["word"]), start, end)]
 
 
 def _seconds(item: dict[str, Any], key: str) -> float | None:
     value = item.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise StreamInputError(f'"{key}" must be a number of seconds (0 or more), not {json.dumps(value)}')
-    return float(value)
+    refused = StreamInputError(f'"{key}" must be a number of seconds (0 or more), not {_shown(value)}')
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise refused
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer beyond any float
+        raise refused from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise refused
+    return seconds
+
+
+def _shown(value: Any) -> str:
+    """A refused value as the message shows it: JSON, cut short."""
+    text = str(value) if isinstance(value, int) else json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+#: What the input thread puts in place of a line longer than ``MAX_LINE_BYTES``.
+OVERLONG = b"\x00overlong line"
 
 
 def run_json_lines(
@@ -401,7 +464,12 @@ def run_json_lines(
     def read() -> None:
         # An input that fails (a closed or broken pipe) ends the stream like its end does.
         with contextlib.suppress(OSError, ValueError):
-            for line in source:
+            while line := source.readline(MAX_LINE_BYTES + 1):
+                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                    # The rest of an overlong line is read and dropped, never held whole.
+                    while (rest := source.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                        pass
+                    line = OVERLONG
                 lines.put(line)
         lines.put(None)
 
@@ -414,25 +482,32 @@ def run_json_lines(
 
     skipped = 0
     number = 0
-    while True:
-        try:
-            raw = lines.get(timeout=stream.next_deadline())
-        except queue.Empty:  # the input was silent until a waiting word's deadline
-            write(stream.expire())
-            continue
-        if raw is None:
-            break
-        number += 1
-        try:
-            text = raw.decode("utf-8").lstrip("\ufeff").strip()
-            if not text:
+    try:
+        while True:
+            try:
+                raw = lines.get(timeout=stream.next_deadline())
+            except queue.Empty:  # the input was silent until a waiting word's deadline
+                write(stream.expire())
                 continue
-            write(stream.feed_many(parse_line(text)))
-        except UnicodeDecodeError:
-            skipped += 1
-            warn(f"line {number}: not UTF-8 text; skipped")
-        except StreamInputError as error:
-            skipped += 1
-            warn(f"line {number}: {error}; skipped")
+            if raw is None:
+                break
+            number += 1
+            try:
+                if raw is OVERLONG:
+                    raise StreamInputError(f"longer than {MAX_LINE_BYTES:,} bytes")
+                text = raw.decode("utf-8").lstrip("\ufeff").strip()
+                if not text:
+                    continue
+                write(stream.feed_many(parse_line(text)))
+            except UnicodeDecodeError:
+                skipped += 1
+                warn(f"line {number}: not UTF-8 text; skipped")
+            except StreamInputError as error:
+                skipped += 1
+                warn(f"line {number}: {error}; skipped")
+    except KeyboardInterrupt:
+        # Ctrl+C: what waits is written as decided at the end, then the caller says so.
+        write(stream.flush())
+        raise
     write(stream.flush())
     return skipped

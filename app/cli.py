@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sqlite3
 import sys
 import warnings
 from collections.abc import Sequence
@@ -785,6 +786,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except sqlite3.DatabaseError as error:  # a project file damaged while it was in use
+        print(
+            f"punctum: the project file cannot be read ({error}); nothing more was written", file=sys.stderr
+        )
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -69,6 +69,42 @@ def _processed_project(tmp_path: Path) -> Path:
     return path
 
 
+def test_a_damaged_project_is_refused_in_one_line_and_left_as_it_was(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    path = _processed_project(tmp_path)
+    damaged = bytearray(path.read_bytes())
+    middle = len(damaged) // 2 // 4096 * 4096
+    damaged[middle : middle + 8192] = bytes(8192)  # 8 KB zeroed, as a disk error leaves them
+    path.write_bytes(damaged)
+    out = tmp_path / "out"
+    for command in (
+        ["status", str(path)],
+        ["export", str(path), "--out", str(out)],
+        _batch_command(path.parent, path, tiny_model)[3:],
+    ):
+        stderr = _one_line_error(punctum(*command), 3)
+        assert f"{path}: the project file is damaged" in stderr, stderr
+    assert path.read_bytes() == bytes(damaged)  # nothing written into it
+    assert not out.exists()
+
+
+def test_stored_captions_changed_outside_punctum_are_never_exported(tmp_path: Path) -> None:
+    path = _processed_project(tmp_path)
+    shutil.copy(SAMPLE / "sample.srt", path.parent / "second.srt")
+    with Project(path) as project:
+        second = add_caption_file(project, "second", path.parent / "second.srt")
+        project.finish(second, project.start_job(second), [], {"language": "en"})
+    with contextlib.closing(sqlite3.connect(path)) as connection, connection:
+        stored = connection.execute("SELECT captions_bytes FROM files WHERE stem = 'second'").fetchone()[0]
+        changed = stored.replace(b"maple", b"mapla").replace(b"00:00:01,", b"00:00:02,")
+        connection.execute("UPDATE files SET captions_bytes = ? WHERE stem = 'second'", [changed])
+    out = tmp_path / "out"
+    stderr = _one_line_error(punctum("export", str(path), "--out", str(out)), 3)
+    assert "the stored captions of second do not match their checksum" in stderr
+    assert not out.exists()  # not even the intact file: an export is all or nothing
+
+
 def _states(project: Path) -> dict[str, str]:
     try:
         with contextlib.closing(sqlite3.connect(f"file:{project}?mode=ro", uri=True)) as connection:

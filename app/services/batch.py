@@ -525,7 +525,8 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
             f"{project.path}: captions changed on disk since they were imported: {names};"
             " punctum batch imports them again (nothing exported)"
         )
-    written = []
+    # Every file is read and checked before the first is written: all or nothing.
+    ready = []
     for entry in entries:
         document, history = load_document(project, entry.id)
         history.do(sentence_casing(document, project.language(entry.id)))
@@ -534,13 +535,14 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
         target = out / relative
         if target.resolve() in inputs:
             raise WriteError(f"{target}: is an input file of this project; export to another folder")
+        ready.append((document, target, target_format))
+    for document, target, target_format in ready:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise WriteError(f"{target.parent}: cannot make the folder ({error.strerror or error})") from None
         write_document(document, target, format=target_format)
-        written.append(target)
-    return written
+    return [target for _, target, _ in ready]
 
 
 # --- projects, for the command line ----------------------------------------------------------

@@ -201,6 +201,7 @@ class Project:
             self._locked = True
         try:
             self.db = Database(self._connect())
+            self._check_intact()
             if read_only:
                 self._check_readable()
             else:
@@ -244,6 +245,15 @@ class Project:
         if self._locked:
             lock.release(self.path)
             self._locked = False
+
+    def _check_intact(self) -> None:
+        """Refuse a damaged file (a disk error, a copy cut short) before anything reads or writes
+        it: SQLite's quick check, which reads every page once."""
+        problems = [str(row[0]) for row in self.db.execute("PRAGMA quick_check(1)").fetchall()]
+        if problems != ["ok"]:
+            # SQLite's report spans lines ("*** in database main ***" first): its last one says what.
+            what = problems[0].strip().splitlines()[-1]
+            raise ProjectError(f"{self.path}: the project file is damaged ({what}); nothing was changed")
 
     def _check_ours(self) -> None:
         """Refuse another program's SQLite file before anything is written into it."""
@@ -545,11 +555,8 @@ class Project:
         raise ProjectError(f"{self.path}: no file {file_id}")
 
     def captions_bytes(self, file_id: int) -> bytes:
-        """The captions as they were added, byte for byte."""
-        row = self.db.execute("SELECT captions_bytes FROM files WHERE id = ?", [file_id]).fetchone()
-        if row is None:
-            raise ProjectError(f"{self.path}: no file {file_id}")
-        return bytes(row[0])
+        """The captions as they were added, byte for byte (checked against their SHA-256)."""
+        return self.stored_captions(file_id)[0]
 
     def language(self, file_id: int) -> str:
         """The file's language as given, or as its analysis detected it ("en" if neither says)."""
@@ -704,13 +711,22 @@ class Project:
     # --- documents --------------------------------------------------------------------------
 
     def stored_captions(self, file_id: int) -> tuple[bytes, str, Path]:
-        """The captions as added: their bytes, their format and where they came from."""
+        """The captions as added: their bytes, their format and where they came from. Bytes that
+        no longer match the SHA-256 kept with them are refused: they were changed outside Punctum,
+        and exporting them would write what nobody reviewed."""
         row = self.db.execute(
-            "SELECT captions_bytes, captions_format, captions_path FROM files WHERE id = ?", [file_id]
+            "SELECT captions_bytes, captions_format, captions_path, captions_sha256, stem FROM files WHERE id = ?",
+            [file_id],
         ).fetchone()
         if row is None:
             raise ProjectError(f"{self.path}: no file {file_id}")
-        return bytes(row[0]), str(row[1]), self._resolved(row[2])
+        data = bytes(row[0])
+        if row[3] and hashlib.sha256(data).hexdigest() != row[3]:
+            raise ProjectError(
+                f"{self.path}: the stored captions of {row[4]} do not match their checksum"
+                " (the project file was changed outside Punctum)"
+            )
+        return data, str(row[1]), self._resolved(row[2])
 
     def suggestions(self, file_id: int) -> list[Suggestion]:
         """The file's suggestions as stored, in id order (their statuses come from the decisions)."""

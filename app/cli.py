@@ -560,6 +560,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_commands(commands)
     _add_project_commands(commands)
     _add_editor_command(commands)
+    # Each command's --help opens with what the command is for.
+    for choice in commands._choices_actions:
+        summary = str(choice.help or "")
+        commands.choices[choice.dest].description = summary[:1].upper() + summary[1:] + "."
     return parser
 
 
@@ -571,11 +575,11 @@ def _add_file_commands(commands: Commands) -> None:
     info = commands.add_parser(
         "info", help="describe a caption file: format, encoding, cues, words, warnings"
     )
-    info.add_argument("file", metavar="FILE")
+    info.add_argument("file", metavar="FILE", help="an .srt, .vtt or .txt file")
     info.add_argument("--json", action="store_true", help="print the description as JSON")
     info.set_defaults(run=_info)
     show = commands.add_parser("show", help="print the cues of a caption file with their timings")
-    show.add_argument("file", metavar="FILE")
+    show.add_argument("file", metavar="FILE", help="an .srt, .vtt or .txt file")
     show.set_defaults(run=_show)
     transfer = commands.add_parser(
         "transfer", help="carry the punctuation of a reference transcript onto ASR captions"
@@ -621,7 +625,7 @@ def _add_file_commands(commands: Commands) -> None:
     check = commands.add_parser(
         "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
     )
-    check.add_argument("file", metavar="FILE")
+    check.add_argument("file", metavar="FILE", help="an .srt or .vtt file")
     check.add_argument("--max-cps", type=float, default=17.0, help="characters per second (default 17)")
     check.add_argument("--max-line", type=int, default=42, help="characters per line (default 42)")
     check.add_argument("--max-lines", type=int, default=2, help="lines per cue (default 2)")
@@ -633,22 +637,34 @@ def _add_model_commands(commands: Commands) -> None:
     evaluate = commands.add_parser("eval", help="score the model on punctuated data")
     evaluate.add_argument("data", metavar="DATA", help="a file or folder")
     evaluate.add_argument(
-        "--format", required=True, choices=["iwslt", "rev", "conllu", "xml", "text", "jsonl"]
+        "--format",
+        required=True,
+        choices=["iwslt", "rev", "conllu", "xml", "text", "jsonl"],
+        help="how DATA is written: IWSLT word/label lines, Rev NLP (Earnings-22), CoNLL-U, IWSLT XML,"
+        " punctuated text or JSON lines",
     )
-    evaluate.add_argument("--model", metavar="DIR_OR_ID")
-    evaluate.add_argument("--language", default="en", metavar="CODE")
-    evaluate.add_argument("--int8", action="store_true")
+    evaluate.add_argument(
+        "--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id (default: the shipped one)"
+    )
+    evaluate.add_argument(
+        "--language", default="en", metavar="CODE", help="language of the data (default en)"
+    )
+    evaluate.add_argument(
+        "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
+    )
     evaluate.add_argument(
         "--engine", choices=["onnx", "torch"], default="onnx", help="run the ONNX export (default) or torch"
     )
     evaluate.add_argument(
         "--no-timings", action="store_true", help="ignore word timings the data carries (rev)"
     )
-    evaluate.add_argument("--json", action="store_true")
+    evaluate.add_argument("--json", action="store_true", help="print the scores as JSON")
     evaluate.set_defaults(run=_eval)
 
     training = commands.add_parser("train", help="train a punctuation model")
-    training.add_argument("--config", required=True, metavar="FILE.toml")
+    training.add_argument(
+        "--config", required=True, metavar="FILE.toml", help="the run's settings and data sources"
+    )
     training.add_argument("--data", metavar="DIR", help="folder of the corpora (overrides the config)")
     training.add_argument("--output", metavar="DIR", help="the run's folder (overrides the config)")
     training.add_argument("--resume", action="store_true", help="continue the run from its checkpoint")
@@ -680,19 +696,31 @@ def _add_model_commands(commands: Commands) -> None:
 def _add_project_commands(commands: Commands) -> None:
     """Commands on folders and projects: batch, status, export, relink."""
     batch = commands.add_parser("batch", help="process a folder of captions, media and references")
-    batch.add_argument("folder", metavar="FOLDER")
+    batch.add_argument(
+        "folder", metavar="FOLDER", help="captions, with media, references and timings of the same name"
+    )
     batch.add_argument("--project", required=True, metavar="P.punctum", help="project file (created if new)")
-    batch.add_argument("--apply", choices=["all", "confident", "none", "triage"], default="none")
+    batch.add_argument(
+        "--apply",
+        choices=["all", "confident", "none", "triage"],
+        default="none",
+        help="which suggestions to accept: none (default; all wait for review), those at least"
+        " --min-confidence sure, all, or triage (agreement, or the model alone that sure)",
+    )
     batch.add_argument(
         "--min-confidence", type=float, metavar="P", help="0.9 for confident, 0.98 for triage unless given"
     )
-    batch.add_argument("--model", metavar="DIR_OR_ID")
+    batch.add_argument(
+        "--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id (default: the shipped one)"
+    )
     batch.add_argument(
         "--workers", type=_positive_int, metavar="N", help="worker processes (default: by CPU count)"
     )
     batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
     batch.add_argument("--listen", action="store_true", help=LISTEN_HELP)
-    batch.add_argument("--int8", action="store_true")
+    batch.add_argument(
+        "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
+    )
     batch.add_argument(
         "--ray",
         nargs="?",
@@ -710,26 +738,33 @@ def _add_project_commands(commands: Commands) -> None:
     batch.set_defaults(run=_batch)
 
     status = commands.add_parser("status", help="per file: state, pending/accepted/rejected, review time")
-    status.add_argument("project", metavar="P.punctum")
-    status.add_argument("--json", action="store_true")
+    status.add_argument("project", metavar="P.punctum", help="the project file")
+    status.add_argument("--json", action="store_true", help="print the rows as JSON")
     status.set_defaults(run=_status)
 
     export = commands.add_parser("export", help="write every processed file of a project")
-    export.add_argument("project", metavar="P.punctum")
-    export.add_argument("--out", required=True, metavar="DIR")
+    export.add_argument("project", metavar="P.punctum", help="the project file")
+    export.add_argument(
+        "--out", required=True, metavar="DIR", help="folder to write into (made if its parent exists)"
+    )
     export.add_argument("--format", choices=["srt", "vtt"], help="default: each file's own format")
     export.set_defaults(run=_export)
 
     relink = commands.add_parser("relink", help="point a project's file at its media in a new place")
-    relink.add_argument("project", metavar="P.punctum")
+    relink.add_argument("project", metavar="P.punctum", help="the project file")
     relink.add_argument("file", metavar="FILE", help="the file's name as punctum status lists it")
-    relink.add_argument("media", metavar="MEDIA")
+    relink.add_argument("media", metavar="MEDIA", help="the video or audio where it is now")
     relink.set_defaults(run=_relink)
 
 
 def _add_editor_command(commands: Commands) -> None:
     gui = commands.add_parser("gui", help="open the editor, on the files given (captions, media, transcript)")
-    gui.add_argument("files", nargs="*", metavar="FILE")
+    gui.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="captions to open, with their media and reference, or a project",
+    )
     gui.add_argument("--model", metavar="DIR_OR_ID", help="punctuation model (default: the shipped one)")
     gui.add_argument("--sample", action="store_true", help="open the bundled sample")
     gui.set_defaults(run=_gui)
@@ -775,7 +810,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Libraries' deprecation notices are for developers; a caption editor sees results and errors.
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    given = list(sys.argv[1:] if argv is None else argv)
+    if "--version" in given and len(given) > 1:
+        parser.error("--version takes nothing else")
+    args = parser.parse_args(given)
     try:
         return int(args.run(args))
     except PunctumError as error:

@@ -164,3 +164,27 @@ def test_console_script_is_installed() -> None:
     result = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=False)
     assert result.returncode == 0
     assert "info" in result.stdout
+
+
+def test_every_command_and_option_says_what_it_is_for() -> None:
+    import argparse
+
+    from app.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    unexplained = [
+        f"{name} {' '.join(action.option_strings) or action.dest}"
+        for name, command in commands.choices.items()
+        for action in command._actions
+        if not isinstance(action, argparse._HelpAction) and not action.help
+    ]
+    assert unexplained == []
+    assert all(command.description for command in commands.choices.values())
+    assert "JSON lines" in punctum("stream", "--help").stdout
+    extra = punctum("--version", "extra")
+    assert (
+        extra.returncode == 2
+        and extra.stderr.count("\n") == 1
+        and "--version takes nothing else" in extra.stderr
+    )

@@ -26,6 +26,7 @@ from app.services.stream import (
     StreamPunctuator,
     StreamWord,
     parse_line,
+    run_json_lines,
 )
 from tests.conftest import ROOT, SAMPLE
 
@@ -279,6 +280,66 @@ def test_hostile_lines_are_one_warning_each_and_never_end_the_stream() -> None:
     assert '"end" must be a number of seconds' in errors[2] and "digits" in errors[3]
     assert "lone surrogate" in errors[4] and "bytes" in errors[5] and "10,000" in errors[6]
     assert [r["word"].lower().strip(",.?!") for r in _records(result.stdout)] == words
+
+
+#: Words a valid line may carry; anything else the fuzz test sends must be refused.
+FUZZ_WORDS = ["one", "two", "three", "so", "we", "go", "here"]
+
+
+def _json_values() -> Any:
+    """Any JSON value but a string or an object with a "word": none of them is a word."""
+    from hypothesis import strategies as st
+
+    leaves = st.none() | st.booleans() | st.integers(-(10**400), 10**400) | st.floats()
+    keys = st.text(max_size=6).filter(lambda key: key != "word")
+    return st.recursive(
+        leaves,
+        lambda inner: (
+            st.lists(inner | st.text(max_size=8), max_size=4)
+            | st.dictionaries(keys, inner | st.text(max_size=8), max_size=3)
+        ),
+        max_leaves=12,
+    )
+
+
+def _fuzz_lines() -> Any:
+    """(line, its words if valid): valid words (plain or timed) mixed with hostile lines."""
+    from hypothesis import strategies as st
+
+    word = st.sampled_from(FUZZ_WORDS)
+    valid = word.map(lambda w: (json.dumps(w).encode(), [w])) | word.map(
+        lambda w: (json.dumps({"word": w, "start": 1.0, "end": 1.25}).encode(), [w])
+    )
+    surrogate = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+    hostile = st.one_of(
+        _json_values().map(lambda v: json.dumps(v, allow_nan=True).encode()),
+        st.tuples(st.text(max_size=10), surrogate).map(lambda t: json.dumps(t[0] + " " + t[1]).encode()),
+        st.binary(max_size=40).map(lambda b: b"\xff" + b.replace(b"\n", b"")),
+        st.text(max_size=40).map(lambda t: ("#" + t.replace("\n", " ")).encode("utf-8", "surrogatepass")),
+        st.integers(33, 3_000).map(lambda n: b"[" * n + b"]" * n),
+        st.sampled_from([b'{"word": 7}', b'{"word": "a", "end": -1}', b'{"word": "a b"}', b"[]", b'""']),
+    ).map(lambda line: (line, []))
+    return st.lists(valid | hostile, min_size=1, max_size=12)
+
+
+def test_fuzzed_input_never_ends_the_stream_and_every_word_comes_out_once(punctuator: Punctuator) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_fuzz_lines())
+    def check(lines: list[tuple[bytes, list[str]]]) -> None:
+        import io
+
+        sink = io.BytesIO()
+        warnings: list[str] = []
+        stream = StreamPunctuator(punctuator, lookahead=2, clock=_stopped_clock)
+        source = io.BytesIO(b"\n".join(line for line, _ in lines) + b"\n")
+        run_json_lines(stream, source, sink, warnings.append)
+        out = [r["word"].lower().strip(",.?!:") for r in _records(sink.getvalue())]
+        assert out == [w for _, words in lines for w in words]
+        assert len(warnings) <= len(lines) and all(w.startswith("line ") for w in warnings)
+
+    check()
 
 
 def _stream_process(*options: str, **popen: Any) -> subprocess.Popen[bytes]:

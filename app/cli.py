@@ -170,9 +170,10 @@ def _batch(args: argparse.Namespace) -> int:
     if args.media_url is not None and args.ray is None:
         raise UsageError("--media-url is for --ray: the local batch reads media where it is")
     if args.ray is not None:
-        from app.services.cluster import check_ray
+        from app.services.cluster import check_address, check_ray
 
-        check_ray()  # before the project is touched
+        check_address(args.ray or None)  # before the project is touched
+        check_ray()
     args.min_confidence = _threshold(args, 0.9)
     settings = BatchSettings(
         model=args.model,

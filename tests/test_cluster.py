@@ -322,3 +322,8 @@ def test_an_address_where_no_cluster_runs_is_one_line(tmp_path: Path) -> None:
         result.stderr.strip()
         == f"punctum: cannot join the Ray cluster at {address}: nothing answers there; check the address"
     )
+    for unreadable in (":6379", "10.0.0.5:99999", "10.0.0.5"):
+        result = run(batch_command(tmp_path / "in", tmp_path / "q.punctum", "--ray", unreadable), timeout=30)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr.startswith(f"punctum: --ray {unreadable}: give HOST:PORT"), result.stderr
+    assert not (tmp_path / "q.punctum").exists()

@@ -245,11 +245,25 @@ def _connect(address: str | None) -> Any:
     return ray
 
 
+def check_address(address: str | None) -> None:
+    """Refuse, before anything is done, a ``--ray`` address Ray could not read (":6379", a port
+    out of range): Ray itself logs an error and a traceback for them."""
+    if address is None or address == "auto" or address.startswith("ray://"):
+        return
+    host, _, port = address.rpartition(":")
+    if not host.strip() or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ClusterError(
+            f"--ray {address}: give HOST:PORT (such as 10.0.0.5:6379), auto for the cluster running"
+            " here, or no address for a cluster of this machine's cores"
+        )
+
+
 def _check_answers(address: str) -> None:
     """Refuse at once an address where no cluster listens: Ray itself would retry for a minute,
     writing warnings to the terminal, before it gave up."""
     import socket
 
+    check_address(address)
     if address.startswith("ray://"):
         return  # a Ray client server: Ray's own check is quick
     try:
@@ -270,7 +284,9 @@ def _check_answers(address: str) -> None:
         socket.create_connection((host, int(port)), timeout=3).close()
     except (OSError, ValueError):
         hint = "it is not running (ray start --head starts one)" if address == "auto" else "check the address"
-        raise ClusterError(f"cannot join the Ray cluster at {found}: nothing answers there; {hint}") from None
+        # The address as given: Ray may have rewritten it (127.0.0.1 as this machine's own address).
+        given = found if address == "auto" else address
+        raise ClusterError(f"cannot join the Ray cluster at {given}: nothing answers there; {hint}") from None
 
 
 def _cluster_job(job: BatchJob, cluster: ClusterSettings) -> ClusterJob:

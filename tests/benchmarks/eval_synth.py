@@ -87,7 +87,7 @@ def main() -> int:
             seconds += document.duration / 1000
             spoken_words += len(labelled)
             words = [w.text for w in document.words()]
-            evidence = gap_evidence(document, media)
+            evidence = gap_evidence(document, media, listen=True)  # the acoustic branch is what it measures
             heard, _ = punctuator.probabilities(words, "en", evidence)
             plain, _ = punctuator.probabilities(words, "en")
             gold += [mark_class(MODEL_MARKS[label]) for label in labelled.labels]

@@ -4,6 +4,7 @@ from a URL, and a run refused where a worker cannot read the media."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -291,6 +292,47 @@ def test_batch_on_a_local_ray_cluster(tmp_path: Path) -> None:
             scratch = tmp_path / check.__name__
             scratch.mkdir()
             check(cluster, scratch)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="follows the processes through /proc")
+def test_a_cluster_started_for_one_run_ends_with_its_driver_killed(tmp_path: Path) -> None:
+    from app.services.reaper import _started, descendants
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for number in range(8):
+        shutil.copy(SAMPLE / "sample.srt", folder / f"talk{number}.srt")
+    driver = start(batch_command(folder, tmp_path / "p.punctum", "--ray", "--no-audio"))
+
+    def named() -> dict[int, str]:
+        found = {}
+        for pid in descendants(driver.pid):
+            with contextlib.suppress(OSError):
+                found[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        return found
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and driver.poll() is None:
+        running = " ".join(named().values())
+        if "raylet" in running and "DashboardAgent" in running and "RuntimeEnvAgent" in running:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail(f"the run's cluster did not start (driver exit {driver.poll()})")
+    cluster = {pid: _started(pid) for pid, line in named().items() if "app.services.reaper" not in line}
+    watcher = [pid for pid, line in named().items() if "app.services.reaper" in line]
+    assert len(watcher) == 1
+    driver.kill()
+    driver.communicate(timeout=30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(_started(p) == t for p, t in cluster.items()):
+        time.sleep(0.5)
+    left = [pid for pid, started in cluster.items() if _started(pid) == started]
+    assert left == [], [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in left]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _started(watcher[0]) is not None:
+        time.sleep(0.5)
+    assert _started(watcher[0]) is None  # and the watcher itself is gone
 
 
 def test_without_ray_the_batch_says_what_to_install(tmp_path: Path) -> None:

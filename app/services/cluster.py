@@ -40,6 +40,7 @@ from app.services.batch import (
     worker_count,
 )
 from app.services.punctuate import Punctuator, prepare_model
+from app.services.reaper import start_watching
 from app.store.project import Project
 
 #: Further attempts at a file whose worker died on it before the file is marked failed.
@@ -214,6 +215,10 @@ def run_batch_on_ray(
     return summary
 
 
+#: The watcher that ends a cluster started for this run once the run has ended (``app.services.reaper``).
+_WATCHER: object | None = None
+
+
 def _connect(address: str | None) -> Any:
     """Ray, joined to the cluster at ``address`` (or a new one of this machine's cores)."""
     import logging
@@ -234,6 +239,9 @@ def _connect(address: str | None) -> Any:
     }
     try:
         if address is None:
+            global _WATCHER
+            # The cluster is this run's: it must end with the run, even one killed with -9.
+            _WATCHER = _WATCHER or start_watching()
             ray.init(address="local", num_cpus=os.cpu_count() or 1, **quiet)
         else:
             _check_answers(address)

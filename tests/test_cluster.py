@@ -220,6 +220,25 @@ def a_driver_killed_and_run_again_redoes_no_finished_file(cluster: Cluster, tmp_
     folder = talks_folder(tmp_path / "in", 6)
     project = tmp_path / "work.punctum"
     command = batch_command(folder, project, "--ray", cluster.address, "--no-audio", "--apply", "all")
+    # Ctrl+C first: one line of Punctum's, none of Ray's, and the files not done stay pending.
+    interrupted = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, **RAY_ENV},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A shell that starts the tests in the background leaves SIGINT ignored; a terminal does not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        wait_until(lambda: project.exists() and "done" in _states(project).values())
+        interrupted.send_signal(signal.SIGINT)
+        _, stderr = interrupted.communicate(timeout=60)
+    finally:
+        interrupted.kill()
+    assert interrupted.returncode == 130 and stderr == "punctum: interrupted\n", stderr
+    assert "running" not in _states(project).values()
     driver = start(command)
     try:
         wait_until(lambda: project.exists() and "done" in _states(project).values())

@@ -211,8 +211,32 @@ def run_batch_on_ray(
         project.reset_interrupted()  # the files still out go back to pending
         raise
     finally:
-        ray.shutdown()
+        with _native_lines_discarded():
+            ray.shutdown()
     return summary
+
+
+@contextmanager
+def _native_lines_discarded() -> Iterator[None]:
+    """Ray's C++ core writing straight to file descriptor 2 is sent to /dev/null meanwhile: on
+    Ctrl+C its shutdown logs "task_manager.cc: Failed to push error to driver" for each file still
+    out, where Punctum says what happened in one line of its own."""
+    import sys
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no descriptor 2 to protect
+        yield
+        return
+    discard = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(discard, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(discard)
 
 
 #: The watcher that ends a cluster started for this run once the run has ended (``app.services.reaper``).

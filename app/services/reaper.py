@@ -25,15 +25,19 @@ from pathlib import Path
 
 #: Seconds given to Ray's own shutdown after a normal end, and to SIGTERM before SIGKILL.
 GRACE = 3.0
+#: Seconds between looks at the driver's descendants.
+POLL = 0.25
 
 
 def _started(pid: int) -> str | None:
-    """The process's start time (clock ticks after boot), or None once it is gone."""
+    """The process's start time (clock ticks after boot), or None once it is gone (a zombie, which
+    only waits for its parent to collect it, counts as gone)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[-1].split()[19]
+    fields = stat.rsplit(")", 1)[-1].split()
+    return None if fields[0] == "Z" else fields[19]
 
 
 def descendants(pid: int) -> dict[int, str]:
@@ -69,11 +73,16 @@ def watch(driver: int) -> None:
     seen: dict[int, str] = {}
     me = os.getpid()
     while True:
-        ready, _, _ = select.select([sys.stdin], [], [], 1.0)
+        ready, _, _ = select.select([sys.stdin], [], [], POLL)
         if ready and not os.read(sys.stdin.fileno(), 4096):
             break  # the driver's end of the pipe closed: it has ended
         seen.update({pid: started for pid, started in descendants(driver).items() if pid != me})
+    # What the last look missed was started by what it saw: their children, while they live.
+    for pid in list(seen):
+        seen.update(descendants(pid))
     time.sleep(GRACE)  # after a normal end, Ray's own shutdown goes first
+    for pid in list(seen):
+        seen.update(descendants(pid))
     _end(seen)
 
 

@@ -164,12 +164,11 @@ class BatchSummary:
     workers_lowered: str | None = None  # why fewer workers ran than --workers asked for
 
 
-def worker_count(asked: int | None, files: int, cores: int, summary: BatchSummary) -> int:
-    """Workers for ``files`` files on ``cores`` CPUs: as many as asked (by default up to 4), but
-    never more than cores or files, since each worker loads its own model; lowering what was asked
-    is recorded in ``summary``."""
-    wanted = asked or 4
-    count = max(1, min(wanted, files, cores))
+def worker_count(asked: int | None, files: int, cores: int, summary: BatchSummary, default: int = 4) -> int:
+    """Workers for ``files`` files on ``cores`` CPUs: as many as asked (``default`` when nothing
+    was), but never more than cores or files, since each worker loads its own model; lowering what
+    was asked is recorded in ``summary``."""
+    count = max(1, min(asked or default, files, cores))
     if asked and count < asked:
         summary.workers_lowered = (
             f"--workers {asked} lowered to {count}: one per CPU ({cores}) and file to do ({files})"

@@ -167,9 +167,7 @@ def run_batch_on_ray(
     try:
         # Each worker takes a CPU: more than the cluster has would wait for one for ever.
         cores = int(ray.cluster_resources().get("CPU", 1))
-        count = worker_count(settings.workers or cores, len(queue), cores, summary)
-        if not settings.workers:
-            summary.workers_lowered = None  # the cluster's own size: nothing was asked
+        count = worker_count(settings.workers, len(queue), cores, summary, default=cores)
         options = {"num_cpus": 1, "max_restarts": -1, "max_task_retries": WORKER_RETRIES}
         worker_class = ray.remote(**options)(FileWorker)
         workers = [worker_class.remote(settings) for _ in range(count)]

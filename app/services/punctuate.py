@@ -275,9 +275,9 @@ def gap_evidence(
                     "silence?): the audio was not listened to"
                 )
     measured_vectors, measured, measured_timings = caption_gaps(document, heard)
-    if listen and heard is not None:
+    if listen or heard is None:  # the model reads what was measured
         vectors, gaps, timings = measured_vectors, measured, measured_timings
-    else:
+    else:  # the audio was measured for people only: the model reads the captions' timings
         heard = None
         vectors, gaps, timings = caption_gaps(document, None)
     kinds = [

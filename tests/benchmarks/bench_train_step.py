@@ -39,7 +39,7 @@ def cpu_flags() -> list[str]:
     return sorted(set(re.findall(r"\bavx[0-9a-z_]*", text)))
 
 
-def stepper(mode: dict[str, bool], text: corpora.LabelledText) -> tuple[_Stepper, list[EncodedDocument]]:
+def stepper(mode: dict[str, bool], text: corpora.LabelledText) -> _Stepper:
     config = TrainConfig(
         output=Path("unused"),
         data_root=Path("unused"),
@@ -57,7 +57,7 @@ def stepper(mode: dict[str, bool], text: corpora.LabelledText) -> tuple[_Stepper
     layers = int(model.encoder.config.num_hidden_layers)
     optimizer = torch.optim.AdamW(_parameter_groups(model, config, layers), weight_decay=config.weight_decay)
     model.train()
-    return _Stepper(model, tokenizer, optimizer, sampler, config), [document]
+    return _Stepper(model, tokenizer, optimizer, sampler, config)
 
 
 def main() -> int:
@@ -67,7 +67,7 @@ def main() -> int:
     args = parser.parse_args()
     reference = (sample_dir() / "reference.txt").read_text(encoding="utf-8")
     text = corpora.from_punctuated_text(" ".join([reference] * 20), "en", "sample")
-    steppers = {name: stepper(mode, text)[0] for name, mode in MODES.items()}
+    steppers = {name: stepper(mode, text) for name, mode in MODES.items()}
     for step_once in steppers.values():  # warm-up: first steps allocate and pick kernels
         for step in range(2):
             step_once(step, 0.0)

@@ -15,9 +15,10 @@ import pytest
 import torch
 
 from app.audio.frames import FRAME_SECONDS
+from app.core.errors import PunctumError
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
-from app.ml.runtime import OnnxModel, is_exported, runtime_dir
+from app.ml.runtime import INT8_BY_DEFAULT, OnnxModel, graph_name, is_exported, runtime_dir
 from app.ml.windows import AudioEvidence
 from app.services.punctuate import Punctuator
 from tests.conftest import ROOT, SAMPLE
@@ -95,7 +96,7 @@ def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray
 
 def _engines(model_dir: Path) -> tuple[Any, Any]:
     network, tokenizer, settings = load_model(model_dir)
-    return TorchModel(network, tokenizer, settings), Punctuator(model_dir).load()
+    return TorchModel(network, tokenizer, settings), Punctuator(model_dir, quantize=False).load()
 
 
 def _differences(engines: tuple[Any, Any], words: list[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +147,7 @@ def test_the_export_is_made_once_and_again_when_the_weights_change(encoder_dir: 
 def test_a_damaged_export_is_made_again(text_model: Path) -> None:
     model_dir = text_model
     Punctuator(model_dir).load()
-    graph = runtime_dir(model_dir) / "model.onnx"
+    graph = runtime_dir(model_dir) / graph_name(INT8_BY_DEFAULT)
     graph.write_bytes(graph.read_bytes()[:1000])
     messages: list[str] = []
     model = Punctuator(model_dir, log=messages.append).load()
@@ -160,7 +161,7 @@ def test_int8_export_stays_close_to_float(
     listening_models: dict[bool, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
     model_dir = listening_models[True]
-    full, _ = predict_probabilities(Punctuator(model_dir).load(), LONG, window_tokens=32)
+    full, _ = predict_probabilities(Punctuator(model_dir, quantize=False).load(), LONG, window_tokens=32)
     small, _ = predict_probabilities(Punctuator(model_dir, quantize=True).load(), LONG, window_tokens=32)
     assert (runtime_dir(model_dir) / "model-int8.onnx").is_file()
     # Making it leaves the user's terminal alone: no library advice they cannot act on.
@@ -190,7 +191,7 @@ def test_the_shipped_model_suggests_the_same_through_its_export(shipped_torch: A
     from app.formats import read_document
 
     words = [w.text.lower() for w in read_document(SAMPLE / "sample.srt").words()]
-    onnx = Punctuator().load()
+    onnx = Punctuator(quantize=False).load()
     want, want_casing = predict_probabilities(shipped_torch, words, window_tokens=192, merge="mean")
     got, got_casing = predict_probabilities(onnx, words, window_tokens=192, merge="mean")
     assert (want.argmax(-1) == got.argmax(-1)).all()
@@ -200,3 +201,91 @@ def test_the_shipped_model_suggests_the_same_through_its_export(shipped_torch: A
 @pytest.fixture(scope="module")
 def shipped_torch() -> Any:
     return Punctuator(engine="torch").load()
+
+
+def _vocabulary_for(words: list[str], path: Path) -> list[int]:
+    """A ``vocabulary.txt`` kept to the pieces of ``words`` and the margin, as the training
+    corpora's words make the shipped model's."""
+    from tokenizers import Tokenizer
+
+    from app.ml.base_encoder import resolve_encoder
+    from app.ml.vocabulary import build_vocabulary
+
+    tokenizer = Tokenizer.from_file(str(Path(resolve_encoder(None)) / "tokenizer.json"))
+    pieces = [tokenizer.id_to_token(i) or "" for i in range(tokenizer.get_vocab_size())]
+    kept = build_vocabulary(tokenizer, pieces, words)
+    path.write_text("# test vocabulary\n" + "\n".join(map(str, kept)) + "\n")
+    return kept
+
+
+def test_a_compact_vocabulary_predicts_as_the_whole_one_and_reads_any_script(
+    listening_models: dict[bool, Path], tmp_path: Path
+) -> None:
+    whole = listening_models[True]
+    compact = tmp_path / "compact"
+    compact.mkdir()
+    for part in whole.iterdir():
+        (compact / part.name).write_bytes(part.read_bytes())
+    kept = _vocabulary_for(LONG, compact / "vocabulary.txt")
+    assert runtime_dir(compact) != runtime_dir(whole)  # the list is part of the export's key
+    # Words the list was made from and Latin-script words it was not made from are read as the
+    # whole vocabulary reads them; other scripts fall back to characters or the unknown piece.
+    latin = [*LONG[:60], "zwischenzeitlich", "qualquer", "azúcar", "gastronomía", "1974-1975", "``der"]
+    for words, same in ((latin, True), (["привет", "東京", "we", "Ελλάδα", *LONG[:20]], False)):
+        want, want_casing = predict_probabilities(
+            Punctuator(whole, quantize=False).load(), words, window_tokens=32
+        )
+        got, got_casing = predict_probabilities(
+            Punctuator(compact, quantize=False).load(), words, window_tokens=32
+        )
+        assert got.shape == (len(words), 6) and np.isfinite(got).all()
+        if same:
+            assert np.abs(want - got).max() < 1e-4 and np.abs(want_casing - got_casing).max() < 1e-4
+    folder = runtime_dir(compact)
+    assert json.loads((folder / "runtime.json").read_text())["vocabulary"] == len(kept) < 130_000
+    weights = "model.onnx.data"  # the graph's weights, beside it
+    assert (folder / weights).stat().st_size < (runtime_dir(whole) / weights).stat().st_size / 1.5
+
+
+def test_a_vocabulary_list_that_lacks_the_special_pieces_is_refused(
+    listening_models: dict[bool, Path], tmp_path: Path
+) -> None:
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    for part in listening_models[True].iterdir():
+        (model_dir / part.name).write_bytes(part.read_bytes())
+    (model_dir / "vocabulary.txt").write_text("5\n6\n7\n")
+    with pytest.raises(PunctumError, match=r"vocabulary\.txt: .*special ids"):
+        Punctuator(model_dir).load()
+    assert not is_exported(model_dir)
+
+
+def test_the_shipped_export_keeps_a_compact_vocabulary() -> None:
+    from app.ml.runtime import SHIPPED_MODEL
+    from app.ml.vocabulary import read_vocabulary
+
+    kept = read_vocabulary(SHIPPED_MODEL / "vocabulary.txt")
+    folder = runtime_dir(SHIPPED_MODEL)
+    assert json.loads((folder / "runtime.json").read_text())["vocabulary"] == len(kept) < 130_000
+    # The embedding table is most of the weights: the whole vocabulary's took 384 MB.
+    assert (folder / "model.onnx.data").stat().st_size < 300e6
+
+
+def test_text_in_a_language_the_model_does_not_know_gets_one_warning_and_its_own_words(
+    tmp_path: Path,
+) -> None:
+    text = tmp_path / "ru.txt"
+    text.write_text("это тест на русском языке без знаков препинания и мы идём домой\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "punctuate", str(text)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        result.stderr.count("\n") == 1 and "Russian (ru)" in result.stderr and "not support" in result.stderr
+    )
+    plain = "".join(c for c in result.stdout.lower() if c.isalpha() or c.isspace())
+    assert plain.split() == text.read_text(encoding="utf-8").split()

@@ -43,7 +43,25 @@ def check_model(directory: Path) -> dict[str, Any]:
     settings = check_settings(directory)
     encoder = check_encoder(directory, settings)
     check_weights(directory, settings, encoder)
+    check_vocabulary(directory, encoder)
     return settings
+
+
+def check_vocabulary(directory: Path, encoder: dict[str, Any]) -> None:
+    """A compact vocabulary list (``app.ml.vocabulary``), when the model has one, is readable and
+    names pieces the encoder has."""
+    from app.ml.vocabulary import VOCABULARY_NAME, VocabularyError, read_vocabulary
+
+    path = directory / VOCABULARY_NAME
+    if not path.is_file():
+        return
+    try:
+        kept = read_vocabulary(path)
+    except (OSError, UnicodeDecodeError, VocabularyError) as error:
+        raise ModelError(f"{path}: {error}") from None
+    size = encoder.get("vocab_size")
+    if isinstance(size, int) and kept[-1] >= size:
+        raise ModelError(f"{path}: piece id {kept[-1]} is past the encoder's {size} pieces")
 
 
 def check_settings(directory: Path) -> dict[str, Any]:
@@ -108,6 +126,11 @@ def _settings_problem(settings: dict[str, Any]) -> str | None:
     names = settings.get("gap_inputs")
     if names is not None and (not isinstance(names, list) or not set(names) <= set(FEATURES)):
         return f"gap_inputs {names!r}: must be a list of {', '.join(FEATURES)}"
+    trained = settings.get("languages")
+    if trained is not None and (
+        not isinstance(trained, list) or not all(isinstance(c, str) and len(c) == 2 for c in trained)
+    ):
+        return f"languages {trained!r}: must be a list of two-letter language codes"
     by_language = settings.get("mark_bias_by_language")
     if by_language is not None:
         if not isinstance(by_language, dict):

@@ -16,6 +16,7 @@ setup: $(STAMP)
 	@$(BIN)/python -m app.ml.base_encoder
 	@$(BIN)/python -m app.ml.export
 	@$(BIN)/python -m app.audio.analysis
+	@$(BIN)/python -m app.services.languages
 
 # apt-get install without a prompt: as root, or through sudo when it needs no password.
 APT_INSTALL = { [ "$$(id -u)" = 0 ] && apt-get install -y -qq $(1) || sudo -n apt-get install -y -qq $(1); }

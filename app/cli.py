@@ -465,8 +465,8 @@ def _can_create_in(folder: str) -> bool:
 
 def _threshold(args: argparse.Namespace, confident_default: float) -> float:
     """``--min-confidence`` as given, else the default of the ``--apply`` policy: triage's is its
-    measured operating point (``app.services.batch.TRIAGE_THRESHOLD``)."""
-    from app.services.batch import TRIAGE_THRESHOLD
+    measured operating point (``app.core.triage.OPERATING_THRESHOLD``)."""
+    from app.core.triage import OPERATING_THRESHOLD as TRIAGE_THRESHOLD
 
     value = args.min_confidence
     if value is None:
@@ -619,9 +619,7 @@ def _add_file_commands(commands: Commands) -> None:
     punctuate.add_argument(
         "--no-audio", action="store_true", help="text only: ignore media and the captions' word timings"
     )
-    punctuate.add_argument(
-        "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
-    )
+    _add_precision(punctuate)
     punctuate.set_defaults(run=_punctuate)
     check = commands.add_parser(
         "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
@@ -650,9 +648,7 @@ def _add_model_commands(commands: Commands) -> None:
     evaluate.add_argument(
         "--language", default="en", metavar="CODE", help="language of the data (default en)"
     )
-    evaluate.add_argument(
-        "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
-    )
+    _add_precision(evaluate)
     evaluate.add_argument(
         "--engine", choices=["onnx", "torch"], default="onnx", help="run the ONNX export (default) or torch"
     )
@@ -719,9 +715,7 @@ def _add_project_commands(commands: Commands) -> None:
     )
     batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
     batch.add_argument("--listen", action="store_true", help=LISTEN_HELP)
-    batch.add_argument(
-        "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
-    )
+    _add_precision(batch)
     batch.add_argument(
         "--ray",
         nargs="?",
@@ -801,10 +795,30 @@ def _add_stream_command(commands: Commands) -> None:
     )
     stream.add_argument("--language", default="en", metavar="CODE", help="language of the words (default en)")
     stream.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
-    stream.add_argument(
-        "--int8", action="store_true", help="int8 dynamic quantisation: faster, slightly less exact"
-    )
+    _add_precision(stream)
     stream.set_defaults(run=_stream)
+
+
+def _add_precision(command: argparse.ArgumentParser) -> None:
+    """``--int8`` / ``--float``: the model's precision on ONNX Runtime (``INT8_BY_DEFAULT``)."""
+    from app.ml.runtime import INT8_BY_DEFAULT
+
+    default = " (the default)"
+    precision = command.add_mutually_exclusive_group()
+    precision.add_argument(
+        "--int8",
+        dest="int8",
+        action="store_const",
+        const=True,
+        help="int8 weights: a little faster, slightly less exact" + (default if INT8_BY_DEFAULT else ""),
+    )
+    precision.add_argument(
+        "--float",
+        dest="int8",
+        action="store_const",
+        const=False,
+        help="float32 weights" + ("" if INT8_BY_DEFAULT else default),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

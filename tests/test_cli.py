@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app.ml.runtime import INT8_BY_DEFAULT
 from tests.conftest import ROOT, SAMPLE
 
 
@@ -188,3 +189,16 @@ def test_every_command_and_option_says_what_it_is_for() -> None:
         and extra.stderr.count("\n") == 1
         and "--version takes nothing else" in extra.stderr
     )
+
+
+def test_the_precision_is_chosen_once_and_int8_reads_as_float_does(tmp_path: Path) -> None:
+    text = tmp_path / "ten.txt"
+    text.write_text("so this is the sample we talked about is it ready\n")
+    both = punctum("punctuate", "--int8", "--float", str(text))
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+    default, chosen_float, chosen_int8 = (
+        punctum("punctuate", *flag, str(text)) for flag in ([], ["--float"], ["--int8"])
+    )
+    assert default.returncode == chosen_float.returncode == chosen_int8.returncode == 0, chosen_int8.stderr
+    assert default.stdout == (chosen_int8 if INT8_BY_DEFAULT else chosen_float).stdout
+    assert chosen_int8.stdout == chosen_float.stdout == "So this is the sample we talked about is it ready?\n"

@@ -152,7 +152,7 @@ class BatchSettings:
     workers: int | None = None
     use_audio: bool = True
     listen: bool = False  # the model hears the media too (``gap_evidence``)
-    int8: bool = False
+    int8: bool | None = None  # None: the default precision (INT8_BY_DEFAULT)
 
 
 @dataclass

@@ -14,7 +14,7 @@ def evaluate_path(
     format: str,
     model: str | None,
     language: str,
-    quantize: bool = False,
+    quantize: bool | None = None,
     timings: bool = True,
     engine: str = "onnx",
 ) -> dict[str, Any]:

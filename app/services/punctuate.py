@@ -23,7 +23,8 @@ from app.core.history import History, Step, WordEdit
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word, apply_casing
 from app.core.orthography import always_capitalised
-from app.ml.runtime import SHIPPED_MODEL
+from app.ml.runtime import INT8_BY_DEFAULT, SHIPPED_MODEL
+from app.services import languages
 
 if TYPE_CHECKING:
     from app.ml.inference import LoadedModel
@@ -64,13 +65,8 @@ def model_word(word: Word) -> str:
 
 
 def detect_language(words: list[Word], default: str = "en") -> str:
-    import py3langid
-
-    sample = " ".join(w.text for w in words[:400])
-    if not sample.strip():
-        return default
-    language, _ = py3langid.classify(sample)
-    return str(language)
+    """The language of a document's first 400 words."""
+    return languages.detect_language(" ".join(w.text for w in words[:400]), default)
 
 
 def unknown_script_share(words: list[Word]) -> float:
@@ -93,12 +89,20 @@ class Punctuator:
     message to ``log``); "torch" runs the torch model, adapters merged at load."""
 
     location: Path | str | None = None
-    quantize: bool = False
+    quantize: bool | None = None  # int8 (True) or float (False); None: the engine's default
     threads: int | None = None  # CPU threads for the model; the library's default when None
     engine: str = "onnx"
     log: Callable[[str], None] = _to_stderr
     _loaded: LoadedModel | None = field(default=None, init=False, repr=False)
     _directory: Path | None = field(default=None, init=False, repr=False)
+
+    @property
+    def int8(self) -> bool:
+        """Whether the model runs in int8: by default on ONNX Runtime (``INT8_BY_DEFAULT``), never
+        by default on torch, whose int8 is a different and less exact rounding."""
+        if self.quantize is None:
+            return INT8_BY_DEFAULT and self.engine == "onnx"
+        return self.quantize
 
     def check(self) -> Path:
         """The model's folder, found and checked (settings, encoder, weights) without loading it:
@@ -106,7 +110,7 @@ class Punctuator:
         if self._directory is None:
             if self.engine not in ENGINES:
                 raise PunctumError(f"unknown engine {self.engine!r}: use one of {', '.join(ENGINES)}")
-            self._directory = resolve_model(self.location)
+            self._directory = resolve_model(self.location, exported_ok=self.engine == "onnx")
         return self._directory
 
     def load(self) -> LoadedModel:
@@ -117,7 +121,7 @@ class Punctuator:
 
                 if self.threads:
                     use_threads(self.threads)
-                self._loaded = load_torch_model(directory, quantize=self.quantize)
+                self._loaded = load_torch_model(directory, quantize=self.int8)
             else:
                 self._loaded = self._load_export(directory)
         return self._loaded
@@ -126,14 +130,19 @@ class Punctuator:
         from app.ml.runtime import OnnxModel, forget_export
 
         # ``directory`` was checked by ``check``: only the export may be missing.
-        _export_if_missing(directory, self.quantize, self.log)
+        _export_if_missing(directory, self.int8, self.log)
         try:
-            return OnnxModel(directory, int8=self.quantize, threads=self.threads)
+            return OnnxModel(directory, int8=self.int8, threads=self.threads)
         except Exception as error:  # ONNX Runtime has no error type of its own for a damaged file
             self.log(f"the model's prepared copy is damaged ({str(error)[:80]}); preparing it again")
             forget_export(directory)
-            _export_if_missing(directory, self.quantize, self.log)
-            return OnnxModel(directory, int8=self.quantize, threads=self.threads)
+            _export_if_missing(directory, self.int8, self.log)
+            return OnnxModel(directory, int8=self.int8, threads=self.threads)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages the model was trained on, as its settings list them (none: unknown)."""
+        return tuple(str(code) for code in self.load().settings.get("languages", ()))
 
     @property
     def hears(self) -> bool:
@@ -172,11 +181,11 @@ class Punctuator:
 
 
 def prepare_model(
-    location: Path | str | None, int8: bool = False, log: Callable[[str], None] = _to_stderr
+    location: Path | str | None, int8: bool | None = None, log: Callable[[str], None] = _to_stderr
 ) -> Path:
     """The model's folder, its ONNX export made first if the cache lacks it (once per model)."""
     directory = resolve_model(location)
-    _export_if_missing(directory, int8, log)
+    _export_if_missing(directory, INT8_BY_DEFAULT if int8 is None else int8, log)
     return directory
 
 
@@ -190,12 +199,20 @@ def _export_if_missing(directory: Path, int8: bool, log: Callable[[str], None]) 
         export_model(directory, int8=int8, log=log)
 
 
-def resolve_model(location: Path | str | None) -> Path:
+def resolve_model(location: Path | str | None, exported_ok: bool = False) -> Path:
     """A local model folder, or a Hugging Face repository id fetched on request; checked
-    (``app.ml.validation``: settings, encoder and weights) before anything runs it."""
-    from app.ml.validation import check_model
+    (``app.ml.validation``: settings, encoder and weights) before anything runs it. With
+    ``exported_ok``, weights and vocabulary list with an export in the cache are not read again:
+    the export was made from them after they were checked, and its name is their hash."""
+    from app.ml.runtime import is_exported
+    from app.ml.validation import check_encoder, check_settings, check_vocabulary, check_weights
 
-    check_model(directory := _find_model(location))
+    directory = _find_model(location)
+    settings = check_settings(directory)
+    encoder = check_encoder(directory, settings)
+    if not (exported_ok and is_exported(directory, INT8_BY_DEFAULT)):
+        check_weights(directory, settings, encoder)
+        check_vocabulary(directory, encoder)
     return directory
 
 
@@ -210,7 +227,7 @@ def _find_model(location: Path | str | None) -> Path:
     try:
         from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(str(location), allow_patterns=["*.json", "*.safetensors"]))
+        return Path(snapshot_download(str(location), allow_patterns=["*.json", "*.safetensors", "*.txt"]))
     except Exception as error:  # hub errors come in many types; the user needs one line
         raise ModelNotFoundError(
             f"model {location!r}: not a folder here, and the hub gave: {error}"
@@ -325,9 +342,16 @@ def suggest(
     if not words:
         info.warnings.append("the document has no words")
         return [], info
+    detected = language is None
     language = language or detect_language(words)
     info.language = language
-    if unknown_script_share(words) > 0.5:
+    known = punctuator.languages
+    if detected and known and language not in known:
+        info.warnings.append(
+            f"the text looks like {languages.language_name(language)}, which this model does not support "
+            f"(it knows {', '.join(known)}); expect few marks"
+        )
+    elif unknown_script_share(words) > 0.5:
         info.warnings.append("most of the text is in a script the model was not trained on; expect few marks")
     heard = evidence is not None and punctuator.hears
     if evidence is not None:

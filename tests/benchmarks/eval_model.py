@@ -99,6 +99,7 @@ def main() -> int:
     parser.add_argument("--stride", type=float, help="window stride (fraction of a window) to try")
     parser.add_argument("--window", type=int, help="window size in sub-tokens to try")
     parser.add_argument("--merge", choices=WINDOW_MERGES, help="how overlapping windows are merged, to try")
+    parser.add_argument("--digits", type=int, choices=(1, 2), default=1, help="decimals of F1")
     args = parser.parse_args()
     root = Path(args.data)
     if not root.is_dir():
@@ -125,7 +126,7 @@ def main() -> int:
             continue
         # Two decimals where a gain is compared with a goal: differences of rounded F1 can round up.
         timed = name.startswith("earnings22") and punctuator.hears
-        digits = 2 if name.startswith("earnings22") else 1
+        digits = 2 if name.startswith("earnings22") or args.digits == 2 else 1
         result = score_documents(documents, punctuator, digits=digits, per_document=timed)
         scores, timed_counts = result.pop("scores"), result.pop("document_counts", None)
         results[name] = {**result, **scores}

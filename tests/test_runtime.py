@@ -228,10 +228,19 @@ def test_a_compact_vocabulary_predicts_as_the_whole_one_and_reads_any_script(
         (compact / part.name).write_bytes(part.read_bytes())
     kept = _vocabulary_for(LONG, compact / "vocabulary.txt")
     assert runtime_dir(compact) != runtime_dir(whole)  # the list is part of the export's key
-    # Words the list was made from and Latin-script words it was not made from are read as the
-    # whole vocabulary reads them; other scripts fall back to characters or the unknown piece.
-    latin = [*LONG[:60], "zwischenzeitlich", "qualquer", "azúcar", "gastronomía", "1974-1975", "``der"]
-    for words, same in ((latin, True), (["привет", "東京", "we", "Ελλάδα", *LONG[:20]], False)):
+    # Words the list was made from, and Latin, Greek and Cyrillic words it was not made from, are
+    # read as the whole vocabulary reads them; other scripts fall back to the unknown piece.
+    known = [
+        *LONG[:60],
+        "zwischenzeitlich",
+        "qualquer",
+        "azúcar",
+        "gastronomía",
+        "1974-1975",
+        "привет",
+        "Ελλάδα",
+    ]
+    for words, same in ((known, True), (["東京", "we", "مرحبا", *LONG[:20]], False)):
         want, want_casing = predict_probabilities(
             Punctuator(whole, quantize=False).load(), words, window_tokens=32
         )
@@ -242,9 +251,9 @@ def test_a_compact_vocabulary_predicts_as_the_whole_one_and_reads_any_script(
         if same:
             assert np.abs(want - got).max() < 1e-4 and np.abs(want_casing - got_casing).max() < 1e-4
     folder = runtime_dir(compact)
-    assert json.loads((folder / "runtime.json").read_text())["vocabulary"] == len(kept) < 130_000
+    assert json.loads((folder / "runtime.json").read_text())["vocabulary"] == len(kept) < 160_000
     weights = "model.onnx.data"  # the graph's weights, beside it
-    assert (folder / weights).stat().st_size < (runtime_dir(whole) / weights).stat().st_size / 1.5
+    assert (folder / weights).stat().st_size < (runtime_dir(whole) / weights).stat().st_size / 1.4
 
 
 def test_a_vocabulary_list_that_lacks_the_special_pieces_is_refused(
@@ -266,9 +275,9 @@ def test_the_shipped_export_keeps_a_compact_vocabulary() -> None:
 
     kept = read_vocabulary(SHIPPED_MODEL / "vocabulary.txt")
     folder = runtime_dir(SHIPPED_MODEL)
-    assert json.loads((folder / "runtime.json").read_text())["vocabulary"] == len(kept) < 130_000
-    # The embedding table is most of the weights: the whole vocabulary's took 384 MB.
-    assert (folder / "model.onnx.data").stat().st_size < 300e6
+    assert json.loads((folder / "runtime.json").read_text())["vocabulary"] == len(kept) < 160_000
+    # The embedding table is most of the weights: with the whole vocabulary they took 471 MB.
+    assert (folder / "model.onnx.data").stat().st_size < 350e6
 
 
 def test_text_in_a_language_the_model_does_not_know_gets_one_warning_and_its_own_words(

@@ -7,7 +7,7 @@ indexing, and running the branch on every word would cost time for nothing. Each
 checked against the torch model on inputs of other sizes than it was traced with.
 
 ``python -m app.ml.export [MODEL_DIR] [--float]`` exports the shipped model (set-up does this): the
-float graph, and the int8 one unless ``--float`` asks for the float one alone.
+float graph and the int8 one (``--float``: the float one alone).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from app.ml.model import PunctuationModel, _channels_with_presence, _gather, bat
 from app.ml.packaging import ModelError, load_model
 from app.ml.runtime import (
     EXPORT_FORMAT,
-    INT8_BY_DEFAULT,
     RUNTIME_NAME,
     SHIPPED_MODEL,
     TOKENIZER_NAME,
@@ -359,6 +358,22 @@ def _compact_vocabulary(network: PunctuationModel, tokenizer: Any, model_dir: Pa
     return len(kept)
 
 
+def runtime_shape(
+    network: PunctuationModel, tokenizer: Any, vocabulary: int, model_dir: Path
+) -> dict[str, Any]:
+    """What ``runtime.json`` tells the runner about an export of ``model_dir``."""
+    return {
+        "format": EXPORT_FORMAT,
+        "special": SpecialTokens.of(tokenizer).__dict__,
+        "marks": network.mark_head.out_features,
+        "casings": network.casing_head.out_features,
+        "gap_features": network.gap_branch.features if network.gap_branch is not None else 0,
+        "acoustic_features": network.acoustic_branch.features if network.acoustic_branch else 0,
+        "vocabulary": vocabulary,
+        "source": str(model_dir.resolve()),
+    }
+
+
 def export_model(model_dir: Path, int8: bool = False, log: Any = None) -> Path:
     """Export ``model_dir`` into the runtime cache unless it is there; its folder."""
     target = runtime_dir(model_dir)
@@ -384,16 +399,7 @@ def export_model(model_dir: Path, int8: bool = False, log: Any = None) -> Path:
             (staging / _PLAIN_NAME).unlink()
         if int8:
             _quantize_graph(staging / graph_name(False), staging / graph_name(True))
-        shape = {
-            "format": EXPORT_FORMAT,
-            "special": SpecialTokens.of(tokenizer).__dict__,
-            "marks": network.mark_head.out_features,
-            "casings": network.casing_head.out_features,
-            "gap_features": network.gap_branch.features if network.gap_branch is not None else 0,
-            "acoustic_features": network.acoustic_branch.features if network.acoustic_branch else 0,
-            "vocabulary": vocabulary,
-            "source": str(model_dir.resolve()),
-        }
+        shape = runtime_shape(network, tokenizer, vocabulary, model_dir)
         (staging / RUNTIME_NAME).write_text(json.dumps(shape, indent=2) + "\n")
         _publish(staging, target)
     finally:
@@ -446,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"punctum: {model_dir}: not a Punctum model folder", file=sys.stderr)
         return 1
     try:
-        path = export_model(model_dir, int8=INT8_BY_DEFAULT and "--float" not in args, log=print)
+        path = export_model(model_dir, int8="--float" not in args, log=print)
     except PunctumError as error:
         print(f"punctum: {error}", file=sys.stderr)
         return 1

@@ -109,10 +109,9 @@ def _export_before(model_dir: Path | None) -> object:
     import shutil
     import tempfile
 
-    from app.ml.export import _export_graph
+    from app.ml.export import _export_graph, runtime_shape
     from app.ml.packaging import load_model
-    from app.ml.runtime import EXPORT_FORMAT, RUNTIME_NAME, SHIPPED_MODEL, TOKENIZER_NAME, OnnxModel
-    from app.ml.windows import SpecialTokens
+    from app.ml.runtime import RUNTIME_NAME, SHIPPED_MODEL, TOKENIZER_NAME, OnnxModel
 
     model_dir = model_dir or SHIPPED_MODEL
     network, tokenizer, _ = load_model(model_dir)
@@ -120,14 +119,7 @@ def _export_before(model_dir: Path | None) -> object:
     atexit.register(shutil.rmtree, folder, True)
     _export_graph(network, folder / "model.onnx", attention="sdpa")  # Transformers' default
     tokenizer.backend_tokenizer.save(str(folder / TOKENIZER_NAME))
-    shape = {
-        "format": EXPORT_FORMAT,
-        "special": SpecialTokens.of(tokenizer).__dict__,
-        "marks": network.mark_head.out_features,
-        "casings": network.casing_head.out_features,
-        "gap_features": network.gap_branch.features if network.gap_branch is not None else 0,
-        "acoustic_features": network.acoustic_branch.features if network.acoustic_branch else 0,
-    }
+    shape = runtime_shape(network, tokenizer, tokenizer.backend_tokenizer.get_vocab_size(), model_dir)
     (folder / RUNTIME_NAME).write_text(json.dumps(shape))
     del network
     return OnnxModel(model_dir, threads=2, folder=folder)

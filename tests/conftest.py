@@ -16,7 +16,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 def _scratch_cache() -> None:
     """Tests write their tiny models' exports to a cache of their own, which shares the real
-    one's base encoder and shipped model export (built at set-up) through links."""
+    one's base encoder, language identifier and shipped model export (built at set-up) through
+    links."""
     import atexit
     import tempfile
 
@@ -26,8 +27,9 @@ def _scratch_cache() -> None:
     real = cache_root()
     scratch = Path(tempfile.mkdtemp(prefix="punctum-test-cache-"))
     (scratch / "runtime").mkdir()
-    (real / "encoders").mkdir(parents=True, exist_ok=True)
-    (scratch / "encoders").symlink_to(real / "encoders", target_is_directory=True)
+    for shared in ("encoders", "langid"):  # built at set-up, read by every test
+        (real / shared).mkdir(parents=True, exist_ok=True)
+        (scratch / shared).symlink_to(real / shared, target_is_directory=True)
     shipped = real / "runtime" / runtime_key(SHIPPED_MODEL)
     if shipped.is_dir():
         (scratch / "runtime" / shipped.name).symlink_to(shipped, target_is_directory=True)

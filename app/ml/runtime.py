@@ -129,12 +129,16 @@ class OnnxModel:
     def __init__(
         self, model_dir: Path, int8: bool = False, threads: int | None = None, folder: Path | None = None
     ) -> None:
-        """``folder``: the export, when it is not the cache's one for ``model_dir``."""
+        """``folder``: an export made elsewhere (its graph may hold its weights itself), rather
+        than the cache's one for ``model_dir``."""
         import onnxruntime
         from tokenizers import Tokenizer
 
-        folder = folder or runtime_dir(model_dir)
-        if not has_export(folder, int8):
+        if folder is None:
+            folder = runtime_dir(model_dir)
+            if not has_export(folder, int8):
+                raise RuntimeMissingError(f"{model_dir}: not exported for ONNX Runtime yet")
+        elif not (folder / graph_name(int8)).is_file():
             raise RuntimeMissingError(f"{model_dir}: not exported for ONNX Runtime yet")
         self.settings: dict[str, Any] = json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))
         shape = json.loads((folder / RUNTIME_NAME).read_text(encoding="utf-8"))

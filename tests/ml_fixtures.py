@@ -31,12 +31,14 @@ WORDS = [
 
 
 def tiny_encoder(directory: Path) -> Path:
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from transformers import BertConfig, BertModel
+
+    from app.ml.packaging import load_tokenizer
 
     if (directory / "config.json").exists():
         return directory
     base = resolve_encoder(None)
-    tokenizer = AutoTokenizer.from_pretrained(base)
+    tokenizer = load_tokenizer(base)
     config = BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=32,

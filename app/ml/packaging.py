@@ -8,6 +8,8 @@ unpickled: a folder that only offers pickle files (.bin, .pt, .pkl) is refused.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import shutil
 import tempfile
@@ -30,6 +32,28 @@ from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
 LORA_TARGETS = ["query", "key", "value", "dense"]
 
 
+def load_tokenizer(location: str) -> Any:
+    """The encoder's Transformers tokenizer, loaded once per process for each tokenizer content:
+    Transformers takes about 3 s over XLM-R's 250,002 pieces, and training, calibration, export and
+    combining each build a model. Tokenizers are only read, never changed, so sharing one is safe."""
+    folder = Path(location)
+    files = [folder / name for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")]
+    if folder.is_dir():
+        digest = hashlib.sha256()
+        for path in files:
+            digest.update(path.read_bytes() if path.is_file() else b"-")
+        return _tokenizer_of(digest.hexdigest(), location)
+    return _tokenizer_of(location, location)
+
+
+@functools.lru_cache(maxsize=4)
+def _tokenizer_of(key: str, location: str) -> Any:
+    """``key`` names the content; ``location`` is where it is read from the first time."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(location)
+
+
 def build_model(
     encoder_name: str | None,
     *,
@@ -44,7 +68,7 @@ def build_model(
 ) -> tuple[PunctuationModel, Any, dict[str, Any]]:
     """A fresh model over the encoder, with trainable LoRA adapters and heads; and its tokenizer."""
     from peft import LoraConfig, get_peft_model
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel
     from transformers.utils import logging as transformers_logging
 
     # Loading reports (such as the unused pooler) are for developers, not caption editors.
@@ -55,7 +79,7 @@ def build_model(
 
     location = resolve_encoder(encoder_name)
     refuse_pickle_only(Path(location))
-    tokenizer = AutoTokenizer.from_pretrained(location)
+    tokenizer = load_tokenizer(location)
     encoder = AutoModel.from_pretrained(location, use_safetensors=True, add_pooling_layer=False)
     for parameter in encoder.parameters():
         parameter.requires_grad = False

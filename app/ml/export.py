@@ -286,8 +286,7 @@ def _quantize_graph(source: Path, target: Path) -> None:
     Unsigned weights with unsigned activations (u8u8): x86 CPUs without VNNI (AVX2, and AVX-512
     without it) multiply u8 activations by s8 weights in pairs whose 16-bit sums saturate (a test
     model's probabilities moved by up to 0.10 on an AVX2-only CPU); u8u8 products do not, so
-    the full 8 bits are kept on every CPU. The 7-bit weights that also avoid it (``reduce_range``)
-    cost 0.3-0.5 F1 on the IWSLT2011 sets."""
+    the full 8 bits are kept on every CPU, the same numbers on each."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 

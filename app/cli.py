@@ -466,7 +466,7 @@ def _can_create_in(folder: str) -> bool:
 def _threshold(args: argparse.Namespace, confident_default: float) -> float:
     """``--min-confidence`` as given, else the default of the ``--apply`` policy: triage's is its
     measured operating point (``app.core.triage.OPERATING_THRESHOLD``)."""
-    from app.core.triage import OPERATING_THRESHOLD as TRIAGE_THRESHOLD
+    from app.services.punctuate import TRIAGE_THRESHOLD
 
     value = args.min_confidence
     if value is None:
@@ -801,7 +801,7 @@ def _add_stream_command(commands: Commands) -> None:
 
 def _add_precision(command: argparse.ArgumentParser) -> None:
     """``--int8`` / ``--float``: the model's precision on ONNX Runtime (``INT8_BY_DEFAULT``)."""
-    from app.ml.runtime import INT8_BY_DEFAULT
+    from app.services.punctuate import INT8_BY_DEFAULT
 
     default = " (the default)"
     precision = command.add_mutually_exclusive_group()

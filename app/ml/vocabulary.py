@@ -13,17 +13,14 @@ Spanish UD words "azúcar" and "gastronomía", say, which the training text lack
 up to 1 point; with the margin, the test sets are cut exactly as before. A word in another script
 becomes the unknown piece: no crash, and a warning that the language is not supported.
 
-``python -m app.ml.vocabulary RECIPE.toml [...] [--data DIR] [-o FILE]`` writes the list from the
-training sources the recipes name.
+``python -m app.ml.build_vocabulary RECIPE.toml [...] [--data DIR] [-o FILE]`` writes the list from
+the training sources the recipes name (training code, which the runtime never imports).
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
-import sys
-import textwrap
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -126,57 +123,3 @@ def build_vocabulary(tokenizer: Any, pieces: Sequence[str], words: Iterable[str]
     """The sorted ids to keep for a model trained on ``words``: their pieces, the margin and the
     special tokens the model reads (not the mask, which only pre-training used)."""
     return sorted(pieces_of_words(tokenizer, words) | margin_pieces(pieces) | set(FIXED_IDS))
-
-
-def _training_words(recipes: list[Path], data_root: Path | None) -> tuple[list[str], list[str]]:
-    """Every word of the recipes' training sources (their train parts; synthesised speech reads
-    text of the other sources) and the names of the sources read."""
-    from app.ml.train import TrainConfig, load_source
-
-    words: list[str] = []
-    names: list[str] = []
-    for recipe in recipes:
-        config = TrainConfig.load(recipe, {"data_root": data_root} if data_root else None)
-        for spec in config.sources:
-            if spec["kind"] == "speech" or spec["name"] in names:
-                continue
-            documents = load_source(spec, config.data_root, "train")
-            for document in documents:
-                words.extend(document.words)
-            if documents:
-                names.append(spec["name"])
-    return words, names
-
-
-def main(argv: list[str] | None = None) -> int:
-    from tokenizers import Tokenizer
-
-    from app.ml.base_encoder import base_encoder_dir
-
-    parser = argparse.ArgumentParser(prog="python -m app.ml.vocabulary", description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "recipes", nargs="+", type=Path, help="training recipes whose sources the model learnt from"
-    )
-    parser.add_argument("--data", type=Path, help="the data folder (default: each recipe's data_root)")
-    parser.add_argument("-o", "--output", type=Path, required=True)
-    args = parser.parse_args(argv)
-    tokenizer = Tokenizer.from_file(str(base_encoder_dir() / "tokenizer.json"))
-    pieces = [tokenizer.id_to_token(i) or "" for i in range(tokenizer.get_vocab_size())]
-    words, names = _training_words(args.recipes, args.data)
-    kept = build_vocabulary(tokenizer, pieces, words)
-    header = [
-        f"# The {len(kept):,} of the base encoder's {len(pieces):,} pieces that this model keeps: those",
-        f"# the {len(words):,} words of its {len(names)} training sources are cut into, plus the",
-        "# pieces written in Latin, Greek or Cyrillic letters, digits, punctuation and symbols.",
-        *textwrap.wrap(", ".join(names), 96, initial_indent="# Sources: ", subsequent_indent="#   "),
-        "# Made by: python -m app.ml.vocabulary "
-        + " ".join(str(r) for r in args.recipes)
-        + f" -o {args.output}",
-    ]
-    args.output.write_text("\n".join(header + [str(i) for i in kept]) + "\n", encoding="utf-8")
-    print(f"{args.output}: {len(kept)} pieces", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

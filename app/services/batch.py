@@ -25,7 +25,6 @@ from app.core.commands import ApplyPolicy, accept_confident
 from app.core.errors import PunctumError
 from app.core.evidence import GapMeasure
 from app.core.model import Status, Suggestion
-from app.core.triage import OPERATING_THRESHOLD
 from app.formats import WriteError, write_document
 from app.services.analysis import AnalysisRequest
 from app.services.files import FileKind, classify
@@ -44,8 +43,6 @@ _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)",
 #: A person's time per gap left to review (its candidates from the reference and the model are
 #: one decision); the review estimate is this times the gaps the triage rule leaves open.
 SECONDS_PER_GAP = 4.0
-#: ``--apply triage``'s model threshold unless another is given (its measured operating point).
-TRIAGE_THRESHOLD = OPERATING_THRESHOLD
 
 
 @dataclass(frozen=True)

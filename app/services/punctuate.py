@@ -23,7 +23,9 @@ from app.core.history import History, Step, WordEdit
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word, apply_casing
 from app.core.orthography import always_capitalised
-from app.ml.runtime import INT8_BY_DEFAULT, SHIPPED_MODEL
+from app.core.triage import OPERATING_THRESHOLD
+from app.ml.runtime import INT8_BY_DEFAULT as INT8_BY_DEFAULT  # re-exported for the command line
+from app.ml.runtime import SHIPPED_MODEL
 from app.services import languages
 
 if TYPE_CHECKING:
@@ -40,6 +42,8 @@ _FULL_WIDTH_MARKS = {"zh": {**_CJK_MARKS, ",": "，"}, "ja": {**_CJK_MARKS, ",":
 CAPITAL_PROBABILITY = 0.5
 #: Scripts the model's training data covers; other text still gets a result, with a warning.
 _KNOWN_SCRIPTS = ("LATIN",)
+#: ``--apply triage``'s model threshold unless another is given (its measured operating point).
+TRIAGE_THRESHOLD = OPERATING_THRESHOLD
 #: How a model runs: its ONNX export on ONNX Runtime, or the torch model itself.
 ENGINES = ("onnx", "torch")
 

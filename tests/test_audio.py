@@ -236,3 +236,41 @@ def test_media_the_user_may_not_read_is_reported_as_unreadable(tmp_path: Path) -
     locked.chmod(0)
     with pytest.raises(AudioError, match="cannot be read"):
         probe(locked)
+
+
+@requires_ffmpeg
+def test_speech_activity_is_silero_s_own_and_reading_audio_leaves_torch_unloaded(
+    sample_audio: np.ndarray,
+) -> None:
+    import sys
+
+    import torch
+    from silero_vad import load_silero_vad
+
+    from app.audio.vad import VAD_FRAME, SpeechDetector
+
+    audio = sample_audio[: SAMPLE_RATE * 8]
+    chunks = [audio[: SAMPLE_RATE * 5], audio[SAMPLE_RATE * 5 :]]
+    detector = SpeechDetector()
+    for chunk in chunks:
+        detector.feed(chunk)
+    ours = detector.finish()
+    model = load_silero_vad(onnx=True)  # the package's own wrapper, on torch tensors
+    theirs = []
+    for chunk in chunks:
+        padded = np.zeros(-(-chunk.size // VAD_FRAME) * VAD_FRAME, dtype=np.float32)
+        padded[: chunk.size] = chunk
+        model.reset_states(1)
+        for start in range(0, padded.size, VAD_FRAME):
+            frame = torch.from_numpy(padded[start : start + VAD_FRAME]).unsqueeze(0)
+            theirs.append(float(model(frame, SAMPLE_RATE)))
+    assert ours.shape == (len(theirs),) and np.abs(ours - np.array(theirs)).max() < 1e-5
+    assert 0.5 < ours.mean() < 1.0  # the sample is speech
+    probe = (
+        "import sys; from pathlib import Path; from app.audio.analysis import analyse_media;"
+        "analyse_media(Path(sys.argv[1])); print('torch' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(SAMPLE / "sample.mp4")], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "False", result.stderr

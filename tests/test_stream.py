@@ -365,7 +365,10 @@ def _read_words(process: subprocess.Popen[bytes], count: int) -> list[dict[str, 
 
 
 def test_ctrl_c_writes_the_waiting_words_and_exits_130_in_one_line() -> None:
-    process = _stream_process("--lookahead", "1", "--fixed")
+    # A shell that starts the tests in the background leaves SIGINT ignored; a terminal does not.
+    process = _stream_process(
+        "--lookahead", "1", "--fixed", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     try:
         process.stdin.write(b'"so"\n"we"\n"are"\n"going"\n')

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.benchmarks import cpu_flags
+
 WORDS = 10_000
 COMPARE_WORDS = 2_000  # the big encoders are slow; they and the shipped one are timed on this many
 SIZES = {
@@ -176,6 +178,7 @@ def main() -> int:
         "benchmark": "punctuate",
         "model": args.model or "shipped default",
         "document_words": WORDS,
+        "cpu_avx_flags": cpu_flags(),
         "results": full,
         # This run's speed-ups over the float export as it was before (goal: the default >= 2x).
         "speedup_over_before": {

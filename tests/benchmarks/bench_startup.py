@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.benchmarks import cpu_flags
+
 ROOT = Path(__file__).resolve().parents[2]
 PUNCTUM = Path(sys.executable).with_name("punctum")
 TEN_WORDS = "so this is the sample we talked about is it ready\n"
@@ -198,6 +200,7 @@ def main() -> int:
         result: dict[str, object] = {
             "benchmark": "startup",
             "cpu_count": os.cpu_count(),
+            "cpu_avx_flags": cpu_flags(),
             "punctuate_10_words": punctuate_warm(folder),
             "editor_sample": editor_first_suggestions(folder),
         }

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 import time
@@ -25,6 +24,7 @@ from app.core.bundled import sample_dir, shipped_model_dir
 from app.ml import data as corpora
 from app.ml.train import EncodedDocument, Sampler, TrainConfig, _parameter_groups, _run_model, _Stepper
 from app.ml.windows import encode_words
+from tests.benchmarks import cpu_flags
 
 MODES = {
     "lora_float32": {"full_layers": False, "bf16": False},
@@ -32,11 +32,6 @@ MODES = {
     "full_float32": {"full_layers": True, "bf16": False},
     "full_bfloat16": {"full_layers": True, "bf16": True},
 }
-
-
-def cpu_flags() -> list[str]:
-    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    return sorted(set(re.findall(r"\bavx[0-9a-z_]*", text)))
 
 
 def stepper(mode: dict[str, bool], text: corpora.LabelledText) -> _Stepper:

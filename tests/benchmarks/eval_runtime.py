@@ -24,6 +24,7 @@ from app.ml.runtime import SHIPPED_MODEL, forget_export
 from app.ml.vocabulary import VOCABULARY_NAME
 from app.services.evaluation import score_documents
 from app.services.punctuate import Punctuator
+from tests.benchmarks import cpu_flags
 from tests.benchmarks.eval_model import benchmarks
 from tests.conftest import SHARED_DATA
 
@@ -114,6 +115,7 @@ def main() -> int:
         json.dumps(
             {
                 "benchmark": "runtime precision and vocabulary",
+                "cpu_avx_flags": cpu_flags(),
                 "f1_overall": results,
                 "difference_from_float_whole_vocabulary": differences,
                 "worst_difference": worst,

@@ -104,8 +104,12 @@ def compact_tokenizer(tokenizer: dict[str, Any], kept: Sequence[int]) -> dict[st
     if kept[-1] >= len(vocab):
         raise VocabularyError(f"piece id {kept[-1]} is past the tokenizer's {len(vocab)} pieces")
     new_id = {old: new for new, old in enumerate(kept)}
-    result = copy.deepcopy(tokenizer)
-    result["model"]["vocab"] = [vocab[i] for i in kept]
+    # Everything but the piece list is small: copied whole, the list rebuilt from the kept ids.
+    result = copy.deepcopy({key: value for key, value in tokenizer.items() if key != "model"})
+    result["model"] = {
+        **copy.deepcopy({k: v for k, v in model.items() if k != "vocab"}),
+        "vocab": [vocab[i] for i in kept],
+    }
     result["model"]["unk_id"] = new_id[model["unk_id"]]
     added = []
     for token in result.get("added_tokens", []):

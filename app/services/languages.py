@@ -4,6 +4,7 @@ alignment know languages, not regions."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -84,27 +85,21 @@ def detect_language(text: str, default: str = "en") -> str:
     return str(language)
 
 
-_IDENTIFIER: Any = None
-
-
+@functools.cache
 def _identifier() -> Any:
     """py3langid's identifier, loaded from an uncompressed copy in Punctum's cache: the package's
     LZMA file takes about 0.35 s to decompress at every start, the copy 0.1 s to read."""
-    global _IDENTIFIER
-    if _IDENTIFIER is None:
-        from py3langid import langid, modelio
+    from py3langid import langid, modelio
 
-        copy = _identifier_copy()
-        with np.load(copy, allow_pickle=False) as data:
-            _IDENTIFIER = langid.LanguageIdentifier(
-                np.asarray(data["ptc"]),
-                np.asarray(data["pc"]),
-                data["classes"].tolist(),
-                modelio._to_array(data["nextmove"]),
-                data["out_feat"].tolist(),
-                tk_row=modelio._to_array(data["nextmove_row"]),
-            )
-    return _IDENTIFIER
+    with np.load(_identifier_copy(), allow_pickle=False) as data:
+        return langid.LanguageIdentifier(
+            np.asarray(data["ptc"]),
+            np.asarray(data["pc"]),
+            data["classes"].tolist(),
+            modelio._to_array(data["nextmove"]),
+            data["out_feat"].tolist(),
+            tk_row=modelio._to_array(data["nextmove_row"]),
+        )
 
 
 def _identifier_copy() -> Path:

@@ -214,7 +214,7 @@ def resolve_model(location: Path | str | None, exported_ok: bool = False) -> Pat
     directory = _find_model(location)
     settings = check_settings(directory)
     encoder = check_encoder(directory, settings)
-    if not (exported_ok and is_exported(directory, INT8_BY_DEFAULT)):
+    if not (exported_ok and is_exported(directory)):  # every export has its float graph
         check_weights(directory, settings, encoder)
         check_vocabulary(directory, encoder)
     return directory

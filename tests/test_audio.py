@@ -206,6 +206,43 @@ def test_frame_features_follow_the_speech(sample_track) -> None:  # type: ignore
     assert loudness[voiced].mean() > loudness[~voiced].mean()
 
 
+def test_pitch_of_a_known_voice_and_the_mel_bank_the_model_was_trained_on() -> None:
+    from app.audio.analysis import HOP, MEL_BANDS, PITCH_WINDOW, mel_filters, mel_power, pitch_track
+
+    # A buzz at 150 Hz rising to 180 Hz over a second, with harmonics, as a voice has.
+    seconds = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+    hertz = 150 + 30 * seconds
+    phase = 2 * np.pi * np.cumsum(hertz) / SAMPLE_RATE
+    buzz = sum(np.sin(k * phase) / k for k in range(1, 6)).astype(np.float32) * 0.3
+    count = (buzz.size - PITCH_WINDOW) // HOP + 1
+    f0 = pitch_track(buzz, count)
+    centres = (np.arange(count) * HOP + PITCH_WINDOW / 2) / SAMPLE_RATE
+    found = np.isfinite(f0)
+    assert found.mean() > 0.9
+    assert np.abs(f0[found] - (150 + 30 * centres[found])).max() < 3  # Hz
+    assert np.isnan(pitch_track(np.zeros(SAMPLE_RATE, dtype=np.float32), count)).all()  # silence
+    # The log-mel frames the acoustic branch reads: librosa's filter bank, which it was trained on.
+    frames = np.lib.stride_tricks.sliding_window_view(buzz, PITCH_WINDOW)[::HOP][:count]
+    power = mel_power(frames)
+    assert power.shape == (count, MEL_BANDS)
+    librosa = pytest.importorskip("librosa")  # in the training extra only
+    theirs = librosa.feature.melspectrogram(
+        y=buzz[: (count - 1) * HOP + PITCH_WINDOW],
+        sr=SAMPLE_RATE,
+        n_fft=PITCH_WINDOW,
+        hop_length=HOP,
+        center=False,
+        n_mels=MEL_BANDS,
+    ).T
+    assert (
+        np.abs(
+            mel_filters() - librosa.filters.mel(sr=SAMPLE_RATE, n_fft=PITCH_WINDOW, n_mels=MEL_BANDS)
+        ).max()
+        < 1e-7
+    )
+    assert np.abs(np.log(power + 1e-8) - np.log(theirs + 1e-8)).max() < 1e-3
+
+
 def test_timings_without_audio_come_from_the_cues() -> None:
     captions = parse_document(
         b"1\n00:00:01,000 --> 00:00:02,000\nso it goes\n\n2\n00:00:02,800 --> 00:00:03,500\nand then\n",
@@ -268,7 +305,7 @@ def test_speech_activity_is_silero_s_own_and_reading_audio_leaves_torch_unloaded
     assert 0.5 < ours.mean() < 1.0  # the sample is speech
     probe = (
         "import sys; from pathlib import Path; from app.audio.analysis import analyse_media;"
-        "analyse_media(Path(sys.argv[1])); print('torch' in sys.modules)"
+        "analyse_media(Path(sys.argv[1])); print('torch' in sys.modules or 'numba' in sys.modules)"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe, str(SAMPLE / "sample.mp4")], capture_output=True, text=True, timeout=120

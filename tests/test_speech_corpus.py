@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -20,7 +21,10 @@ TEXT = (
 ) * 2
 
 
-@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")
+@pytest.mark.skipif(
+    shutil.which("espeak-ng") is None or importlib.util.find_spec("librosa") is None,
+    reason="needs espeak-ng and the speech extra (make train-setup)",
+)
 def test_spoken_corpus_keeps_words_and_hears_sentence_ends(tmp_path: Path) -> None:
     text = from_punctuated_text(TEXT, "en", "test")
     folder = tmp_path / "speech"

@@ -7,6 +7,7 @@ megabytes of frames.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,32 +62,59 @@ class AudioTrack:
         return track[max(0, first) : max(0, stop)]
 
 
-def prepare_pitch_tracker() -> None:
-    """Compile the pitch and spectrum code ``analyse_media`` uses into numba's on-disk cache, here,
-    before several processes use it: two processes compiling the same generalised ufunc at once
-    can write cache files that do not match, and crash every later process that loads them
-    (numba issue #10128). Later processes load the cache."""
-    noise = np.random.default_rng(0).standard_normal(PITCH_WINDOW * 4).astype(np.float32) * 0.1
-    _spectrum_and_pitch(noise)
+def _slaney_mel(frequencies: np.ndarray) -> np.ndarray:
+    """Hz to mels on Slaney's scale: linear to 1 kHz, logarithmic above (Auditory Toolbox, 1998)."""
+    linear = frequencies / (200.0 / 3)
+    step = np.log(6.4) / 27.0
+    above = 15.0 + np.log(np.maximum(frequencies, 1000.0) / 1000.0) / step
+    return np.where(frequencies >= 1000.0, above, linear)
 
 
-def _spectrum_and_pitch(framed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The mel spectrum (bands x frames) and the pitch (Hz per frame) of samples cut to whole frames."""
-    import librosa
+def _slaney_hz(mels: np.ndarray) -> np.ndarray:
+    step = np.log(6.4) / 27.0
+    return np.where(mels >= 15.0, 1000.0 * np.exp(step * (mels - 15.0)), mels * (200.0 / 3))
 
-    spectrum = librosa.feature.melspectrogram(
-        y=framed, sr=SAMPLE_RATE, n_fft=PITCH_WINDOW, hop_length=HOP, center=False, n_mels=MEL_BANDS
+
+@functools.cache
+def mel_filters() -> np.ndarray:
+    """Triangular filters (MEL_BANDS x bins) evenly spaced in mels from 0 Hz to Nyquist, each
+    scaled to unit area (Slaney's normalisation): the filter bank the acoustic branch was trained
+    on (librosa's default, which ``tests/test_audio.py`` checks this against when it is installed)."""
+    bins = np.linspace(0, SAMPLE_RATE / 2, 1 + PITCH_WINDOW // 2)
+    edges = _slaney_hz(np.linspace(0.0, _slaney_mel(np.array(SAMPLE_RATE / 2)), MEL_BANDS + 2))
+    widths = np.diff(edges)
+    rising = (bins[None, :] - edges[:-2, None]) / widths[:-1, None]
+    falling = (edges[2:, None] - bins[None, :]) / widths[1:, None]
+    filters: np.ndarray = (
+        np.maximum(0.0, np.minimum(rising, falling)) * (2.0 / (edges[2:] - edges[:-2]))[:, None]
     )
-    pitch = librosa.yin(
-        framed,
-        fmin=F0_MIN,
-        fmax=F0_MAX,
-        sr=SAMPLE_RATE,
-        frame_length=PITCH_WINDOW,
-        hop_length=HOP,
-        center=False,
-    )
-    return spectrum, pitch
+    return filters.astype(np.float32)
+
+
+def mel_power(frames: np.ndarray) -> np.ndarray:
+    """The mel power spectrum (frames x MEL_BANDS) of frames of PITCH_WINDOW samples, each
+    Hann-windowed (periodic, as for spectral analysis)."""
+    window = np.sin(np.pi * np.arange(PITCH_WINDOW) / PITCH_WINDOW) ** 2
+    spectrum = (np.abs(np.fft.rfft(frames * window, axis=1)) ** 2).astype(np.float32)
+    power: np.ndarray = spectrum @ mel_filters().T
+    return power
+
+
+def pitch_track(samples: np.ndarray, count: int) -> np.ndarray:
+    """Pitch in Hz at the centres of the ``count`` 10 ms frames of ``samples``, NaN where Praat's
+    autocorrelation tracker (Boersma 1993) finds no voice."""
+    import parselmouth
+
+    sound = parselmouth.Sound(samples.astype(np.float64), sampling_frequency=SAMPLE_RATE)
+    pitch = sound.to_pitch_ac(time_step=HOP / SAMPLE_RATE, pitch_floor=F0_MIN, pitch_ceiling=F0_MAX)
+    found = pitch.selected_array["frequency"]
+    centres = (np.arange(count) * HOP + PITCH_WINDOW / 2) / SAMPLE_RATE
+    nearest = np.rint((centres - pitch.x1) / pitch.dx).astype(int)
+    inside = (nearest >= 0) & (nearest < found.size)
+    f0 = np.full(count, np.nan, dtype=np.float32)
+    f0[inside] = found[nearest[inside]]
+    f0[f0 <= 0] = np.nan  # Praat's 0 is "unvoiced"
+    return f0
 
 
 def analyse_media(
@@ -116,10 +144,8 @@ def analyse_media(
         frames = np.lib.stride_tricks.sliding_window_view(samples, PITCH_WINDOW)[::HOP][:count]
         rms = np.sqrt(np.mean(frames.astype(np.float64) ** 2, axis=1))
         energies.append((20 * np.log10(np.maximum(rms, 1e-5))).astype(np.float32))
-        framed = samples[: (count - 1) * HOP + PITCH_WINDOW]
-        spectrum, pitch = _spectrum_and_pitch(framed)
-        mels.append(np.log(spectrum[:, :count].T + 1e-8).astype(np.float16))
-        pitches.append(pitch[:count].astype(np.float32))
+        mels.append(np.log(mel_power(frames) + 1e-8).astype(np.float16))
+        pitches.append(pitch_track(samples[: (count - 1) * HOP + PITCH_WINDOW], count))
         tail = samples[count * HOP :]
         if progress is not None and info.duration:
             progress(min(1.0, decoded / SAMPLE_RATE / info.duration))
@@ -134,7 +160,3 @@ def analyse_media(
     f0 = np.where(voiced, f0, np.nan).astype(np.float32)
     mel = np.concatenate(mels) if mels else np.zeros((0, MEL_BANDS), dtype=np.float16)
     return AudioTrack(decoded / SAMPLE_RATE, energy, f0, speech, mel)
-
-
-if __name__ == "__main__":  # set-up: the cache is made once, before tests or batches run in parallel
-    prepare_pitch_tracker()

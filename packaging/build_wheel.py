@@ -1,8 +1,11 @@
 """Build Punctum's wheel with everything it needs inside: the shipped model, the sample, the icon.
 
 The repository keeps them in ``models/`` and ``resources/``; the wheel carries copies in
-``app/_bundled``, where ``app.core.bundled`` looks first. Training recipes, tests and the model's
-training logs stay out. Usage: ``python packaging/build_wheel.py [OUT_DIR]`` (default ``dist/``).
+``app/_bundled``, where ``app.core.bundled`` looks first. The model goes in ready to run: its ONNX
+export (float and int8, made here with torch) in ``export/`` beside its weights, and Silero's
+speech-activity model file with its licence in ``vad/``, so the wheel runs without torch (its
+``train`` extra brings torch for training and other models). Training recipes, tests and the
+model's training logs stay out. Usage: ``python packaging/build_wheel.py [OUT_DIR]`` (default ``dist/``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,23 @@ BUNDLED = {
 LEFT_OUT = shutil.ignore_patterns("__pycache__", "*.pyc", "recipe", "make_sample.py")
 
 
+def add_runtime_files(bundled: Path) -> None:
+    """The shipped model's export and the speech-activity model, into a package's ``_bundled``."""
+    import importlib.metadata
+    import importlib.util
+
+    from app.ml.export import package_export
+
+    package_export(ROOT / "models" / "punctum-base", bundled / "models" / "punctum-base")
+    spec = importlib.util.find_spec("silero_vad")
+    assert spec is not None and spec.submodule_search_locations, "make setup installs silero-vad"
+    vad = bundled / "vad"
+    vad.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(Path(next(iter(spec.submodule_search_locations))) / "data" / "silero_vad.onnx", vad)
+    licence = importlib.metadata.distribution("silero-vad").read_text("licenses/LICENSE")
+    (vad / "LICENSE").write_text(licence or "MIT (silero-vad)\n", encoding="utf-8")
+
+
 def build(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="punctum-wheel-") as scratch:
@@ -32,6 +52,7 @@ def build(out: Path) -> Path:
         shutil.copytree(ROOT / "app", stage / "app", ignore=LEFT_OUT)
         for source, target in BUNDLED.items():
             shutil.copytree(ROOT / source, stage.joinpath("app", "_bundled", *target), ignore=LEFT_OUT)
+        add_runtime_files(stage / "app" / "_bundled")
         before = set(out.glob("punctum-*.whl"))
         subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",

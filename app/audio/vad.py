@@ -3,7 +3,8 @@
 The model file is run on ONNX Runtime here, the way the package's own ONNX wrapper runs it (64
 samples of context before each 512-sample frame, a recurrent state carried from frame to frame),
 without importing the package, which imports torch: that import alone cost about 2 s of the
-editor's first analysis."""
+editor's first analysis. A wheel or a bundle carries the model file itself (``app/_bundled/vad``),
+so that it needs neither the package nor torch."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from app.audio.decode import SAMPLE_RATE
+from app.core.bundled import packaged_speech_model
 
 #: Silero scores 512-sample frames at 16 kHz: 32 ms each.
 VAD_FRAME = 512
@@ -29,10 +31,12 @@ def _session() -> Any:
 
     import onnxruntime
 
-    spec = importlib.util.find_spec("silero_vad")  # found, not imported
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("the silero-vad package is not installed")
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "silero_vad.onnx"
+    path = packaged_speech_model()
+    if path is None:
+        spec = importlib.util.find_spec("silero_vad")  # found, not imported: it would import torch
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError("the silero-vad package is not installed")
+        path = Path(next(iter(spec.submodule_search_locations))) / "data" / "silero_vad.onnx"
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1

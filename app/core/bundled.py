@@ -38,6 +38,13 @@ def icon_dir() -> Path:
     return _bundled("icons", repository=("resources", "icons"))
 
 
+def packaged_speech_model() -> Path | None:
+    """Silero's speech-activity model as a wheel or a bundle carries it (copied from the
+    ``silero-vad`` package at package time, which needs torch); None in a clone."""
+    packaged = resources.files("app").joinpath(PACKAGED, "vad", "silero_vad.onnx")
+    return Path(str(packaged)) if packaged.is_file() else None
+
+
 def version() -> str:
     """Punctum's version, as installed."""
     try:

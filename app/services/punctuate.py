@@ -26,6 +26,7 @@ from app.core.orthography import always_capitalised
 from app.core.triage import OPERATING_THRESHOLD
 from app.ml.runtime import INT8_BY_DEFAULT as INT8_BY_DEFAULT  # re-exported for the command line
 from app.ml.runtime import SHIPPED_MODEL
+from app.ml.validation import ModelError
 from app.services import languages
 
 if TYPE_CHECKING:
@@ -131,13 +132,17 @@ class Punctuator:
         return self._loaded
 
     def _load_export(self, directory: Path) -> LoadedModel:
-        from app.ml.runtime import OnnxModel, forget_export
+        from app.ml.runtime import OnnxModel, export_dir, forget_export
 
         # ``directory`` was checked by ``check``: only the export may be missing.
         _export_if_missing(directory, self.int8, self.log)
         try:
             return OnnxModel(directory, int8=self.int8, threads=self.threads)
         except Exception as error:  # ONNX Runtime has no error type of its own for a damaged file
+            if export_dir(directory).parent == directory:
+                raise ModelError(
+                    f"{directory}: the model's packaged copy is damaged ({str(error)[:80]}); install Punctum again"
+                ) from None
             self.log(f"the model's prepared copy is damaged ({str(error)[:80]}); preparing it again")
             forget_export(directory)
             _export_if_missing(directory, self.int8, self.log)
@@ -188,7 +193,7 @@ def prepare_model(
     location: Path | str | None, int8: bool | None = None, log: Callable[[str], None] = _to_stderr
 ) -> Path:
     """The model's folder, its ONNX export made first if the cache lacks it (once per model)."""
-    directory = resolve_model(location)
+    directory = resolve_model(location, exported_ok=True)
     _export_if_missing(directory, INT8_BY_DEFAULT if int8 is None else int8, log)
     return directory
 
@@ -198,8 +203,13 @@ def _export_if_missing(directory: Path, int8: bool, log: Callable[[str], None]) 
     from app.ml.runtime import is_exported
 
     if not is_exported(directory, int8):
-        from app.ml.export import export_model
-
+        try:
+            from app.ml.export import export_model
+        except ImportError as error:  # an installation without the training packages (torch)
+            raise ModelError(
+                f"{directory}: this model has no prepared {'int8 ' if int8 else ''}copy, and preparing one needs"
+                f" torch ({error.name} is not installed): pip install 'punctum[train]'"
+            ) from None
         export_model(directory, int8=int8, log=log)
 
 

@@ -159,6 +159,26 @@ def test_media_gives_a_waveform_with_pauses(qtbot, window: MainWindow, sample: P
     assert "audio" in evidence
 
 
+def test_captions_named_with_their_language_open_with_the_media_and_reference_batch_pairs(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    from app.services.batch import pair_folder
+
+    folder = sample.parent / "talks"
+    folder.mkdir()
+    (folder / "talk.en.srt").write_bytes((sample / "sample.srt").read_bytes())
+    (folder / "talk.mp4").write_bytes((sample / "sample.mp4").read_bytes())
+    (folder / "talk.ref.txt").write_bytes((sample / "reference.txt").read_bytes())
+    (folder / "other.mp4").write_bytes(b"not this one")
+    window.open_captions(folder / "talk.en.srt")
+    wait_for_open(qtbot, window)
+    assert window.session is not None
+    entry = window.session.entry
+    (group,) = pair_folder(folder).groups
+    assert entry.media_path == group.media == folder / "talk.mp4"
+    assert entry.reference_path == group.reference == folder / "talk.ref.txt"
+
+
 def test_caption_checks_flag_fast_cues(qtbot, window: MainWindow, sample: Path) -> None:
     window.open_captions(sample / "sample.srt", None, None)
     wait_for_open(qtbot, window)

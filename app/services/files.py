@@ -64,3 +64,25 @@ def classify(path: Path) -> FileRole | None:
 def is_timing_file(path: Path) -> bool:
     """The recogniser's word times: "talk.ctm" or "talk.words.json"."""
     return path.suffix.lower() == TIMING_SUFFIX or path.name.lower().endswith(TIMING_JSON)
+
+
+#: The files that go with captions, by kind.
+COMPANION_KINDS = (FileKind.MEDIA, FileKind.REFERENCE, FileKind.TIMINGS)
+
+
+def companions_of(captions: Path) -> dict[FileKind, list[Path]]:
+    """The files beside ``captions`` that go with it, as a folder's batch pairs them: the media,
+    references and word timings of the same stem (``talk.mp4``, ``talk.ref.txt`` and
+    ``talk.words.json`` for ``talk.en.srt``), each kind's candidates sorted by name."""
+    role = classify(captions)
+    stem = role.stem if role is not None else captions.stem
+    found: dict[FileKind, list[Path]] = {kind: [] for kind in COMPANION_KINDS}
+    try:
+        beside = sorted(captions.parent.iterdir())
+    except OSError:
+        return found
+    for path in beside:
+        other = classify(path)
+        if other is not None and other.kind in found and other.stem == stem and path.is_file():
+            found[other.kind].append(path)
+    return found

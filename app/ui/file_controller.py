@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.core.bundled import sample_dir
 from app.core.errors import PunctumError
-from app.services.files import MEDIA_SUFFIXES, TIMING_JSON, TIMING_SUFFIX, classify
+from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
 
 if TYPE_CHECKING:
@@ -35,22 +35,6 @@ def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
         if kind and found[kind] is None:
             found[kind] = path
     return found
-
-
-def media_beside(captions: Path) -> Path | None:
-    for suffix in sorted(MEDIA_SUFFIXES):
-        candidate = captions.with_suffix(suffix)
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def timings_beside(captions: Path) -> Path | None:
-    """The recogniser's word times next to the captions: ``talk.ctm`` or ``talk.words.json``."""
-    for candidate in (captions.with_suffix(TIMING_SUFFIX), captions.with_suffix(TIMING_JSON)):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 class FileController:
@@ -112,9 +96,15 @@ class FileController:
         reference: Path | None = None,
         timings: Path | None = None,
     ) -> bool:
-        """Start opening captions; reading and parsing run off the UI thread, errors come as a dialog."""
-        media = media or media_beside(captions)
-        timings = timings or timings_beside(captions)
+        """Start opening captions; reading and parsing run off the UI thread, errors come as a dialog.
+        Files not given are found beside the captions as batch pairs them: one of a kind, not a guess
+        among several."""
+        beside = {
+            kind: found[0] if len(found) == 1 else None for kind, found in companions_of(captions).items()
+        }
+        media = media or beside[FileKind.MEDIA]
+        reference = reference or beside[FileKind.REFERENCE]
+        timings = timings or beside[FileKind.TIMINGS]
         return self._open(
             "The captions cannot be opened",
             lambda: ReviewSession.open(captions, media, reference, timings=timings),

@@ -118,7 +118,7 @@ def _punctuate(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.evaluation import evaluate_path
+    from app.training.evaluation import evaluate_path
 
     result = evaluate_path(
         Path(args.data),
@@ -146,7 +146,7 @@ def _eval(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.training import train_run
+    from app.training.runs import train_run
 
     train_run(
         Path(args.config),
@@ -308,7 +308,7 @@ def _relink(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.training import calibrate
+    from app.training.runs import calibrate
 
     result = calibrate(
         Path(args.config), Path(args.model), args.dev_words, Path(args.data) if args.data else None
@@ -320,7 +320,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _combine(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.training import combine
+    from app.training.runs import combine
 
     output = Path(args.output)
     if output.exists() and any(output.iterdir()):
@@ -843,6 +843,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except ModuleNotFoundError as error:
+        if error.name is not None and error.name.startswith("app.training"):
+            print(
+                "punctum: training and evaluation run from a clone of Punctum's repository", file=sys.stderr
+            )
+            return EXIT_BAD_INPUT
         if error.name not in TRAINING_PACKAGES:
             raise
         # An installation without the train extra (a wheel's default, the desktop bundle).

@@ -4,8 +4,8 @@ The repository keeps them in ``models/`` and ``resources/``; the wheel carries c
 ``app/_bundled``, where ``app.core.bundled`` looks first. The model goes in ready to run: its ONNX
 export (float and int8, made here with torch) in ``export/`` beside its weights, and Silero's
 speech-activity model file with its licence in ``vad/``, so the wheel runs without torch (its
-``train`` extra brings torch for training and other models). Training recipes, tests and the
-model's training logs stay out. Usage: ``python packaging/build_wheel.py [OUT_DIR]`` (default ``dist/``).
+``train`` extra brings torch for exporting other models). Training code (``app/training``), recipes,
+tests and the model's training logs stay out: training runs from a clone. Usage: ``python packaging/build_wheel.py [OUT_DIR]`` (default ``dist/``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ BUNDLED = {
     "resources/icons": ("icons",),
 }
 #: What the product never reads at run time.
-LEFT_OUT = shutil.ignore_patterns("__pycache__", "*.pyc", "recipe", "make_sample.py")
+LEFT_OUT = shutil.ignore_patterns("__pycache__", "*.pyc", "recipe", "make_sample.py", "training")
 
 
 def add_runtime_files(bundled: Path) -> None:

@@ -12,10 +12,10 @@ import torch
 from safetensors.torch import load_file
 
 from app.audio.frames import FRAME_SECONDS
-from app.ml.calibrate import expected_calibration_error, fit_bias, fit_temperature, micro_f1
 from app.ml.model import batch_tensors
 from app.ml.packaging import ModelError, build_model, load_model, save_model
 from app.ml.windows import encode_words, make_batch, plan_windows
+from app.training.calibrate import expected_calibration_error, fit_bias, fit_temperature, micro_f1
 from tests.ml_fixtures import WORDS, predict, tiny_encoder
 
 
@@ -177,7 +177,7 @@ def test_temperature_fixes_overconfidence() -> None:
 
 def toy_run(output: Path, encoder_dir: Path, **settings: Any) -> Any:
     """A training run on the tiny encoder, small enough for a test, its data beside ``output``."""
-    from app.ml.train import TrainConfig
+    from app.training.train import TrainConfig
 
     small = {"batch_size": 2, "window_tokens": 48, "lora_rank": 2, "lora_alpha": 4, "warmup_steps": 1}
     return TrainConfig(
@@ -186,7 +186,7 @@ def toy_run(output: Path, encoder_dir: Path, **settings: Any) -> Any:
 
 
 def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> None:
-    from app.ml.train import train
+    from app.training.train import train
 
     corpus = tmp_path / "data" / "en"
     corpus.mkdir(parents=True)
@@ -233,7 +233,7 @@ def test_training_checkpoints_and_resumes(encoder_dir: Path, tmp_path: Path) -> 
 def test_a_stage_whose_encoder_matrices_learn_saves_them_as_adapters_and_resumes(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
-    from app.ml.train import train
+    from app.training.train import train
 
     corpus = tmp_path / "data" / "en"
     corpus.mkdir(parents=True)
@@ -293,8 +293,8 @@ def test_a_stage_whose_encoder_matrices_learn_saves_them_as_adapters_and_resumes
 def test_a_casing_stage_learns_only_mid_sentence_capitals_and_leaves_marks_alone(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
-    from app.ml.data import UNKNOWN, from_punctuated_text, mid_sentence_casing
-    from app.ml.train import TrainConfig, train
+    from app.training.data import UNKNOWN, from_punctuated_text, mid_sentence_casing
+    from app.training.train import TrainConfig, train
 
     text = "We met Anna in Paris. Then we left, and NASA called. Did I say so? Yes. " * 30
     document = from_punctuated_text(text, "en", "toy")
@@ -406,7 +406,7 @@ def test_combine_keeps_the_text_model_and_puts_in_the_other_acoustic_branch(
 
 
 def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Path) -> None:
-    from app.ml.train import TrainConfig
+    from app.training.train import TrainConfig
 
     (tmp_path / "first.toml").write_text(
         '[train]\noutput = "first"\n\n'
@@ -431,7 +431,7 @@ def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Pat
 
 
 def test_a_continued_run_adds_sources_of_its_own_but_names_each_once(tmp_path: Path) -> None:
-    from app.ml.train import TrainConfig, TrainConfigError
+    from app.training.train import TrainConfig, TrainConfigError
 
     (tmp_path / "first.toml").write_text(
         '[train]\n\n[[source]]\nname = "en"\nkind = "text"\npath = "en"\nlanguage = "en"\n'
@@ -451,7 +451,7 @@ def test_a_continued_run_adds_sources_of_its_own_but_names_each_once(tmp_path: P
 
 
 def test_talks_are_read_whole_and_held_out_whole(tmp_path: Path) -> None:
-    from app.ml.data import held_out_talks, read_talks
+    from app.training.data import held_out_talks, read_talks
 
     talks = "\n\n".join(f"Talk {n} begins here. It goes on, and on?\nA second paragraph." for n in range(50))
     (tmp_path / "talks.txt").write_text(talks + "\n")
@@ -473,7 +473,7 @@ def test_talks_are_read_whole_and_held_out_whole(tmp_path: Path) -> None:
 
 
 def test_a_paused_run_resumes_exactly_where_it_stopped(encoder_dir: Path, tmp_path: Path) -> None:
-    from app.ml.train import TrainConfig, train
+    from app.training.train import TrainConfig, train
 
     text = "Hello there, how are you? I am fine, thank you. It is a nice day, is it not? Yes. "
     (tmp_path / "data").mkdir()
@@ -511,7 +511,7 @@ def test_a_paused_run_resumes_exactly_where_it_stopped(encoder_dir: Path, tmp_pa
 
 
 def test_runs_with_different_seeds_share_a_dev_sample_when_it_has_its_own_seed(tmp_path: Path) -> None:
-    from app.ml.train import TrainConfig, dev_documents
+    from app.training.train import TrainConfig, dev_documents
 
     calls = tmp_path / "data" / "calls"
     calls.mkdir(parents=True)
@@ -542,7 +542,7 @@ def test_runs_with_different_seeds_share_a_dev_sample_when_it_has_its_own_seed(t
 def test_asr_noise_changes_words_but_keeps_every_mark() -> None:
     import random
 
-    from app.ml.data import UNKNOWN, from_punctuated_text, with_asr_noise
+    from app.training.data import UNKNOWN, from_punctuated_text, with_asr_noise
 
     text = " ".join(f"Word{i} some words here, then more text." for i in range(400))
     clean = from_punctuated_text(text, "en", "test")
@@ -734,7 +734,7 @@ def test_gap_context_tells_a_boundary_pause_from_a_slow_speakers_usual_one(
 
 
 def test_each_language_gets_its_own_mark_biases() -> None:
-    from app.ml.calibrate import calibrate
+    from app.training.calibrate import calibrate
 
     torch.manual_seed(5)
     documents, labels, languages = [], [], []
@@ -921,7 +921,7 @@ def test_an_audio_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach
     from app.audio.frames import SIZE as FRAME_SIZE
     from app.ml.gaps import SIZE, timed_gaps
     from app.ml.model import GapBranch
-    from app.ml.train import TrainConfig, choose_trainable
+    from app.training.train import TrainConfig, choose_trainable
 
     model, tokenizer, _ = build_model(
         str(encoder_dir),

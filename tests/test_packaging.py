@@ -20,7 +20,7 @@ def test_version_names_punctum_and_its_model() -> None:
     assert result.stdout.strip() == f"punctum 0.1.0 (model punctum-base version {settings['version']})"
 
 
-def test_the_wheel_carries_the_model_sample_and_icon_and_no_training_recipes(tmp_path: Path) -> None:
+def test_the_wheel_carries_the_ready_model_sample_and_icon_and_no_training_or_torch(tmp_path: Path) -> None:
     import subprocess
 
     built = subprocess.run(
@@ -37,10 +37,24 @@ def test_the_wheel_carries_the_model_sample_and_icon_and_no_training_recipes(tmp
         "app/_bundled/sample/sample.mp4",
         "app/_bundled/icons/punctum.svg",
         "app/_bundled/icons/punctum-256.png",
+        # Ready to run without torch: the model's export and Silero's speech-activity model.
+        "app/_bundled/models/punctum-base/export/model.onnx",
+        "app/_bundled/models/punctum-base/export/model.onnx.data",
+        "app/_bundled/models/punctum-base/export/model-int8.onnx",
+        "app/_bundled/models/punctum-base/export/tokenizer.json",
+        "app/_bundled/models/punctum-base/export/runtime.json",
+        "app/_bundled/vad/silero_vad.onnx",
+        "app/_bundled/vad/LICENSE",
         "app/cli.py",
     ):
         assert needed in names
-    assert not any("/recipe/" in name or name.startswith("tests/") for name in names)
+    assert not any("/recipe/" in name or name.startswith(("tests/", "app/training/")) for name in names)
+    metadata = next(name for name in names if name.endswith(".dist-info/METADATA"))
+    required = [
+        line for line in zipfile.ZipFile(built.stdout.strip().splitlines()[-1]).read(metadata).decode().splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]  # fmt: skip
+    assert required and not [line for line in required if "torch" in line or "transformers" in line]
 
 
 def test_bundled_files_are_found_in_a_clone() -> None:

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from app.audio.frames import SIZE as FRAME_SIZE
-from app.ml.data import from_punctuated_text
 from app.ml.gaps import SIZE as GAP_SIZE
-from app.ml.speech_corpus import build_speech_corpus, read_speech_corpus
+from app.training.data import from_punctuated_text
+from app.training.speech_corpus import build_speech_corpus, read_speech_corpus
 
 TEXT = (
     "We walked to the station in the morning. The train was late, so we waited. "

@@ -13,7 +13,7 @@ Spanish UD words "azúcar" and "gastronomía", say, which the training text lack
 up to 1 point; with the margin, the test sets are cut exactly as before. A word in another script
 becomes the unknown piece: no crash, and a warning that the language is not supported.
 
-``python -m app.ml.build_vocabulary RECIPE.toml [...] [--data DIR] [-o FILE]`` writes the list from
+``python -m app.training.build_vocabulary RECIPE.toml [...] [--data DIR] [-o FILE]`` writes the list from
 the training sources the recipes name (training code, which the runtime never imports).
 """
 

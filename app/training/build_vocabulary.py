@@ -1,4 +1,4 @@
-"""``python -m app.ml.build_vocabulary RECIPE.toml [...] [--data DIR] -o FILE``: a model's compact
+"""``python -m app.training.build_vocabulary RECIPE.toml [...] [--data DIR] -o FILE``: a model's compact
 vocabulary list (``app.ml.vocabulary``) from the training sources its recipes name."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from app.ml.vocabulary import build_vocabulary
 def _training_words(recipes: list[Path], data_root: Path | None) -> tuple[list[str], list[str]]:
     """Every word of the recipes' training sources (their train parts; synthesised speech reads
     text of the other sources) and the names of the sources read."""
-    from app.ml.train import TrainConfig, load_source
+    from app.training.train import TrainConfig, load_source
 
     words: list[str] = []
     names: list[str] = []
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.ml.base_encoder import base_encoder_dir
 
     parser = argparse.ArgumentParser(
-        prog="python -m app.ml.build_vocabulary", description=__doc__.split("\n")[0]
+        prog="python -m app.training.build_vocabulary", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "recipes", nargs="+", type=Path, help="training recipes whose sources the model learnt from"
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         f"# the {len(words):,} words of its {len(names)} training sources are cut into, plus the",
         "# pieces written in Latin, Greek or Cyrillic letters, digits, punctuation and symbols.",
         *textwrap.wrap(", ".join(names), 96, initial_indent="# Sources: ", subsequent_indent="#   "),
-        "# Made by: python -m app.ml.build_vocabulary "
+        "# Made by: python -m app.training.build_vocabulary "
         + " ".join(str(r) for r in args.recipes)
         + f" -o {args.output}",
     ]

@@ -18,8 +18,8 @@ def evaluate_path(
     timings: bool = True,
     engine: str = "onnx",
 ) -> dict[str, Any]:
-    from app.ml.data import read_any
     from app.services.punctuate import Punctuator
+    from app.training.data import read_any
 
     if not data.exists():
         raise FormatError(data, None, "No such file or directory")
@@ -40,7 +40,7 @@ def score_documents(
     to ``digits``); with ``per_document``, also each document's marks right, proposed and in the
     reference (``document_counts``)."""
     from app.core.metrics import mark_counts
-    from app.ml.evaluate import document_classes, predict_documents, scores_from
+    from app.training.scores import document_classes, predict_documents, scores_from
 
     model = punctuator.load()
     began = time.perf_counter()

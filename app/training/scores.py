@@ -9,9 +9,9 @@ import numpy as np
 
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
-from app.ml.data import LabelledText
 from app.ml.gaps import document_gaps, restrict
 from app.ml.inference import LoadedModel, inference_options, predict_probabilities
+from app.training.data import LabelledText
 
 
 def predict_documents(

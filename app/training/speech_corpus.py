@@ -37,7 +37,7 @@ from app.core.errors import PunctumError
 from app.core.evidence import SIZE as GAP_SIZE
 from app.core.marks import MODEL_MARKS
 from app.core.model import Cue, Document, Slot, Word
-from app.ml.data import LabelledText, words_between
+from app.training.data import LabelledText, words_between
 
 CUE_GAP_SECONDS = 0.15
 SPEAKING_RATE = 165  # espeak-ng words per minute

@@ -32,9 +32,7 @@ from app.audio.frames import FRAME_SECONDS
 from app.audio.frames import SIZE as FRAME_FEATURES
 from app.core.errors import PunctumError
 from app.core.marks import MODEL_MARKS
-from app.ml import data as corpora
 from app.ml import gaps
-from app.ml.evaluate import evaluate_documents
 from app.ml.model import GapBranch, PunctuationModel, batch_tensors
 from app.ml.packaging import (
     LORA_TARGETS,
@@ -49,6 +47,8 @@ from app.ml.packaging import (
     trainable_state,
 )
 from app.ml.windows import AudioEvidence, Encoded, SpecialTokens, encode_words, make_batch, window_end
+from app.training import data as corpora
+from app.training.scores import evaluate_documents
 
 
 class TrainConfigError(PunctumError):
@@ -223,7 +223,7 @@ def load_source(
             return []
         if speech_cache is None:
             raise ValueError("speech sources need a cache folder")
-        from app.ml.speech_corpus import build_speech_corpus, read_speech_corpus
+        from app.training.speech_corpus import build_speech_corpus, read_speech_corpus
 
         texts = load_source({**spec, "kind": spec["from_kind"]}, root, "train")
         folder = speech_cache / spec["name"]
@@ -832,10 +832,10 @@ def calibrate_model(
     config: TrainConfig, model_dir: Path, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Fit the mark biases and temperature of a trained model on the dev data; write them into its settings."""
-    from app.ml.calibrate import calibrate
-    from app.ml.evaluate import predict_documents
     from app.ml.packaging import load_model
     from app.ml.validation import CONFIG_NAME
+    from app.training.calibrate import calibrate
+    from app.training.scores import predict_documents
 
     model, tokenizer, settings = load_model(model_dir)
     documents = dev_documents(config)

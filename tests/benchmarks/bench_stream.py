@@ -10,7 +10,7 @@ one run:
   window read per word is the same whatever the policy), with the same delays;
 - resident memory once the model is loaded, after the scored words and after 100,000 words
   (the last stretch keeps nothing per word: what it grows by is the stream's own).
-Beside them, the whole-document figure (``app.ml.evaluate``: overlapping windows, as ``punctum
+Beside them, the whole-document figure (``app.training.scores``: overlapping windows, as ``punctum
 eval``). Overall = micro-average over comma, period and question, as ``eval_model``.
 
 ``--tune`` reads the dev sets instead (IWSLT2011 dev2012's held-out tenth and the Earnings-22 dev
@@ -37,8 +37,6 @@ import numpy as np
 
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
-from app.ml import data as corpora
-from app.ml.evaluate import predict_documents, scores_from
 from app.services.punctuate import Punctuator
 from app.services.stream import (
     CONTEXT_TOKENS,
@@ -48,6 +46,8 @@ from app.services.stream import (
     StreamWord,
     entropy,
 )
+from app.training import data as corpora
+from app.training.scores import predict_documents, scores_from
 from tests.conftest import SHARED_DATA
 
 LOOKAHEADS = (0, 1, 2, 4, 8)

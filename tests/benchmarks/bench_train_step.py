@@ -21,9 +21,9 @@ from pathlib import Path
 import torch
 
 from app.core.bundled import sample_dir, shipped_model_dir
-from app.ml import data as corpora
-from app.ml.train import EncodedDocument, Sampler, TrainConfig, _parameter_groups, _run_model, _Stepper
 from app.ml.windows import encode_words
+from app.training import data as corpora
+from app.training.train import EncodedDocument, Sampler, TrainConfig, _parameter_groups, _run_model, _Stepper
 from tests.benchmarks import cpu_flags
 
 MODES = {

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from app.core.marks import SENTENCE_END_CLASSES
 from app.core.orthography import always_capitalised
-from app.ml import data as corpora
 from app.services.punctuate import CAPITAL_PROBABILITY, Punctuator
+from app.training import data as corpora
 from tests.benchmarks.eval_model import UD
 from tests.conftest import SHARED_DATA
 

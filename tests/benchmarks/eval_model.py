@@ -21,10 +21,10 @@ import random
 import sys
 from pathlib import Path
 
-from app.ml import data as corpora
 from app.ml.windows import WINDOW_MERGES
-from app.services.evaluation import score_documents
 from app.services.punctuate import ENGINES, Punctuator
+from app.training import data as corpora
+from app.training.evaluation import score_documents
 from tests.conftest import SHARED_DATA
 
 UD = {

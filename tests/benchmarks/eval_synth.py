@@ -3,7 +3,7 @@
 Held-out text: IWSLT17 tst2016 English (never trained on). Each document is cut into caption-like
 cues of 8 words regardless of sentences, as recognisers cut them; each cue's punctuated text is
 spoken by a synthetic voice (espeak-ng, or Piper; commas, periods and questions shape its pitch), with a pause after each
-word drawn from how long people pause before that mark (`app.ml.speech_corpus.human_pause`, the
+word drawn from how long people pause before that mark (`app.training.speech_corpus.human_pause`, the
 same as the training speech), its leading and trailing silence trimmed, and the cues joined with
 the same 150 ms gap, so cue edges say nothing about punctuation. The captions given to the model are the lowercase words without marks, with the
 cue times; with audio, word times are estimated from speech activity and pauses and pitch measured,
@@ -28,9 +28,9 @@ import numpy as np
 
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
-from app.ml import data as corpora
-from app.ml.speech_corpus import PIPER, synthesise
 from app.services.punctuate import Punctuator, gap_evidence
+from app.training import data as corpora
+from app.training.speech_corpus import PIPER, synthesise
 from tests.conftest import SHARED_DATA
 
 CUE_WORDS = 8

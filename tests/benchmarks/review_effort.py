@@ -30,9 +30,9 @@ from app.core.marks import MODEL_MARKS, mark_class
 from app.core.model import Source, Suggestion
 from app.core.triage import TriagePolicy, gaps_of, triage
 from app.formats.corpora import read_iwslt_xml, read_token_tags
-from app.ml import data as corpora
-from app.ml.evaluate import predict_documents
 from app.services.punctuate import Punctuator
+from app.training import data as corpora
+from app.training.scores import predict_documents
 from tests.conftest import ROOT, SAMPLE, SHARED_DATA
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99, 1.01)  # 1.01: the model never alone

@@ -76,7 +76,8 @@ def _punctuate(args: argparse.Namespace) -> int:
 
     from app.services.analysis import AnalysisRequest
     from app.services.documents import render, save_document, save_text
-    from app.services.punctuate import ApplyPolicy, Punctuator, punctuate_file
+    from app.services.model import Punctuator
+    from app.services.punctuate import ApplyPolicy, punctuate_file
 
     args.min_confidence = _threshold(args, 0.7)
     if args.media and args.no_audio:
@@ -352,7 +353,7 @@ def _gui(args: argparse.Namespace) -> int:
 
 
 def _stream(args: argparse.Namespace) -> int:
-    from app.services.punctuate import Punctuator
+    from app.services.model import Punctuator
     from app.services.stream import CONTEXT_TOKENS, DEFAULT_LOOKAHEAD, StreamPunctuator, run_json_lines
 
     language = _language(args.language)
@@ -803,7 +804,7 @@ def _add_stream_command(commands: Commands) -> None:
 
 def _add_precision(command: argparse.ArgumentParser) -> None:
     """``--int8`` / ``--float``: the model's precision on ONNX Runtime (``INT8_BY_DEFAULT``)."""
-    from app.services.punctuate import INT8_BY_DEFAULT
+    from app.services.model import INT8_BY_DEFAULT
 
     default = " (the default)"
     precision = command.add_mutually_exclusive_group()

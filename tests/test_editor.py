@@ -378,7 +378,7 @@ def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
     qtbot, window: MainWindow, sample: Path
 ) -> None:
     from app.core.triage import TriagePolicy, triage
-    from app.services.punctuate import Punctuator
+    from app.services.model import Punctuator
     from tests.benchmarks.review_effort import bundled_sample
 
     window.open_captions(sample / "sample.srt", None, sample / "reference.txt")

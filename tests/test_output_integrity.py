@@ -17,7 +17,8 @@ import pytest
 from app.formats import FormatError, read_document, render_document
 from app.formats.encoding import decode
 from app.services.analysis import AnalysisRequest
-from app.services.punctuate import DEFAULT_MODEL, ApplyPolicy, Punctuator, punctuate_file
+from app.services.model import DEFAULT_MODEL, Punctuator
+from app.services.punctuate import ApplyPolicy, punctuate_file
 from tests.conftest import shared_data
 from tests.corpus import caption_files
 from tests.ml_fixtures import tiny_model
@@ -232,7 +233,7 @@ def test_every_real_world_file_changes_nothing_but_marks_and_capitals(shipped: P
 
 @pytest.mark.parametrize(("language", "comma"), [("zh", "，"), ("ja", "、")])
 def test_chinese_and_japanese_get_their_own_marks(language: str, comma: str) -> None:
-    from app.services.punctuate import render_mark
+    from app.services.typography import render_mark
 
     assert render_mark(".", language) == "。"
     assert render_mark(",", language) == comma

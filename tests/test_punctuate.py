@@ -10,14 +10,10 @@ import pytest
 from app.core.commands import ApplyPolicy
 from app.core.history import History
 from app.formats import read_document
-from app.services.punctuate import (
-    DEFAULT_MODEL,
-    Punctuator,
-    apply_suggestions,
-    render_mark,
-    sentence_casing,
-    suggest,
-)
+from app.services.model import DEFAULT_MODEL, Punctuator
+from app.services.punctuate import apply_suggestions, sentence_casing
+from app.services.suggestions import suggest
+from app.services.typography import render_mark
 from tests.conftest import SAMPLE, requires_ffmpeg
 from tests.ml_fixtures import WORDS, tiny_encoder
 from tests.ml_fixtures import tiny_model as make_tiny_model
@@ -287,7 +283,7 @@ def test_media_problems_are_one_line(tiny_model: Path) -> None:
 def test_frame_features_are_computed_only_for_a_model_that_listens(
     hearing_model: Path, tiny_model: Path
 ) -> None:
-    from app.services.punctuate import gap_evidence
+    from app.services.gap_evidence import gap_evidence
 
     document = read_document(SAMPLE / "sample.srt")
     words = [w.text for w in document.words()]

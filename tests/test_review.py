@@ -167,7 +167,7 @@ def test_waveform_levels_and_pauses() -> None:
 
 def test_timing_file_feeds_the_model_its_pauses(sample: Path) -> None:
     from app.services.analysis import analyse
-    from app.services.punctuate import Punctuator
+    from app.services.model import Punctuator
 
     session = ReviewSession.open(sample / "sample.srt", timings=sample / "sample.words.json")
     try:
@@ -220,7 +220,7 @@ def test_the_background_process_ends_by_itself_when_idle_and_at_once_when_cancel
 def test_triage_settles_as_the_rule_and_a_new_policy_leaves_a_persons_decisions_alone(sample: Path) -> None:
     from app.core.triage import TriagePolicy
     from app.services.analysis import analyse
-    from app.services.punctuate import Punctuator
+    from app.services.model import Punctuator
 
     session = ReviewSession.open(sample / "sample.srt", reference=sample / "reference.txt")
     session.store_analysis(analyse(session.analysis_request(use_audio=False), Punctuator()))

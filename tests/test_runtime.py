@@ -21,7 +21,7 @@ from app.ml.inference import predict_probabilities
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
 from app.ml.runtime import INT8_BY_DEFAULT, OnnxModel, graph_name, is_exported, runtime_dir
 from app.ml.windows import AudioEvidence
-from app.services.punctuate import Punctuator
+from app.services.model import Punctuator
 from tests.conftest import ROOT, SAMPLE
 from tests.ml_fixtures import WORDS, tiny_encoder
 from tests.ml_fixtures import tiny_model as make_tiny_model

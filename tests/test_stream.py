@@ -16,7 +16,8 @@ import pytest
 
 from app.audio.evidence import timed_gaps
 from app.formats import parse_document
-from app.services.punctuate import GapEvidence, Punctuator
+from app.services.gap_evidence import GapEvidence
+from app.services.model import Punctuator
 from app.services.stream import (
     CONFIDENT,
     DEADLINE,

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 from app.core.evidence import GapMeasure
 from app.core.model import Document, Suggestion
 from app.formats import format_of, parse_document
+from app.services.gap_evidence import gap_evidence
+from app.services.suggestions import drop_capitals_export_gives, suggest
 
 if TYPE_CHECKING:
-    from app.services.punctuate import Punctuator
+    from app.services.model import Punctuator
     from app.store.project import Project
 
 Progress = Callable[[str, float], None]  # (what is being done, fraction done or -1 when unknown)
@@ -104,7 +106,6 @@ def analyse(
     Safe on a worker thread or in another process. ``track`` is an already analysed
     ``AudioTrack`` of the media, to skip decoding it again.
     """
-    from app.services.punctuate import drop_capitals_export_gives, gap_evidence, suggest
     from app.services.transfer import propose_from_reference, read_reference
 
     def stage(text: str, fraction: float = -1.0) -> None:

@@ -28,6 +28,7 @@ from app.core.model import Status, Suggestion
 from app.formats import WriteError, write_document
 from app.services.analysis import AnalysisRequest
 from app.services.files import FileKind, classify
+from app.services.model import Punctuator, prepare_model
 from app.services.projects import (
     add_caption_file,
     carried_decisions,
@@ -35,7 +36,6 @@ from app.services.projects import (
     reimport_caption_file,
     status_counts,
 )
-from app.services.punctuate import Punctuator, prepare_model
 from app.store.project import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, FileEntry, Project
 
 _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)", re.IGNORECASE)

@@ -39,7 +39,7 @@ from app.services.batch import (
     record_outcome,
     worker_count,
 )
-from app.services.punctuate import Punctuator, prepare_model
+from app.services.model import Punctuator, prepare_model
 from app.services.reaper import start_watching
 from app.store.project import Project
 

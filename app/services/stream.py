@@ -33,7 +33,10 @@ from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punc
 from app.core.model import Casing, Word, apply_casing
 from app.core.orthography import always_capitalised
 from app.formats.cuetext import split_token
-from app.services.punctuate import GapEvidence, Punctuator, head_casing, model_word, render_mark
+from app.services.gap_evidence import GapEvidence
+from app.services.model import Punctuator
+from app.services.suggestions import head_casing, model_word
+from app.services.typography import render_mark
 
 #: Words after a gap before it is decided, by default (F1 and delay for each lookahead: the README).
 DEFAULT_LOOKAHEAD = 4

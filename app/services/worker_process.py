@@ -156,7 +156,7 @@ def _read_audio(message: _ReadAudio, progress: Progress) -> Waveform:
 
 def _analyse(message: _Analyse, progress: Progress) -> Analysis:
     from app.services.analysis import analyse
-    from app.services.punctuate import Punctuator
+    from app.services.model import Punctuator
 
     if _STATE.get("model") != message.model or "punctuator" not in _STATE:
         # A first start prepares the model (about 20 s): the editor shows that message as progress.

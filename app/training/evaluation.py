@@ -18,7 +18,7 @@ def evaluate_path(
     timings: bool = True,
     engine: str = "onnx",
 ) -> dict[str, Any]:
-    from app.services.punctuate import Punctuator
+    from app.services.model import Punctuator
     from app.training.data import read_any
 
     if not data.exists():

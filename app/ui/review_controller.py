@@ -11,7 +11,7 @@ from app.core.errors import PunctumError
 from app.core.history import Step, SuggestionEdit
 from app.core.model import Source
 from app.core.triage import Gap, TriagePolicy
-from app.services.punctuate import render_mark
+from app.services.typography import render_mark
 from app.ui.models import ID_ROLE, CueModel
 
 if TYPE_CHECKING:

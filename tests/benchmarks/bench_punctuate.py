@@ -64,7 +64,7 @@ def measure(kind: str, count: int, model_dir: str | None = None) -> dict[str, ob
     from app.ml.inference import inference_options, predict_probabilities
 
     if kind in SHIPPED_KINDS:
-        from app.services.punctuate import Punctuator
+        from app.services.model import Punctuator
 
         engine, int8 = SHIPPED_KINDS[kind]
         if kind == "shipped-before":
@@ -79,7 +79,7 @@ def measure(kind: str, count: int, model_dir: str | None = None) -> dict[str, ob
         from app.ml.base_encoder import resolve_encoder
         from app.ml.model import PunctuationModel
         from app.ml.packaging import TorchModel, read_config
-        from app.services.punctuate import DEFAULT_MODEL
+        from app.services.model import DEFAULT_MODEL
 
         torch.set_num_threads(2)
         tokenizer = AutoTokenizer.from_pretrained(resolve_encoder(None))

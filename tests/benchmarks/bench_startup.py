@@ -34,7 +34,8 @@ _STAGES = """
 import json, sys, time
 began = time.perf_counter()
 from app.cli import main  # noqa: F401  (everything the command imports before it reads the file)
-from app.services.punctuate import Punctuator, suggest
+from app.services.model import Punctuator
+from app.services.suggestions import suggest
 from app.formats import read_document
 imported = time.perf_counter()
 punctuator = Punctuator()

@@ -37,7 +37,7 @@ import numpy as np
 
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
-from app.services.punctuate import Punctuator
+from app.services.model import Punctuator
 from app.services.stream import (
     CONTEXT_TOKENS,
     DEFAULT_LOOKAHEAD,

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from app.core.marks import SENTENCE_END_CLASSES
 from app.core.orthography import always_capitalised
-from app.services.punctuate import CAPITAL_PROBABILITY, Punctuator
+from app.services.model import Punctuator
+from app.services.suggestions import CAPITAL_PROBABILITY
 from app.training import data as corpora
 from tests.benchmarks.eval_model import UD
 from tests.conftest import SHARED_DATA

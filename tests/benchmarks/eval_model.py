@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from app.ml.windows import WINDOW_MERGES
-from app.services.punctuate import ENGINES, Punctuator
+from app.services.model import ENGINES, Punctuator
 from app.training import data as corpora
 from app.training.evaluation import score_documents
 from tests.conftest import SHARED_DATA

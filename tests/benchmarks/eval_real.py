@@ -32,7 +32,8 @@ import soundfile
 from app.audio.decode import SAMPLE_RATE, decode_audio
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.model import Document
-from app.services.punctuate import Punctuator, gap_evidence
+from app.services.gap_evidence import gap_evidence
+from app.services.model import Punctuator
 from app.training.data import from_punctuated_text
 from app.training.scores import punctuation_scores
 from app.training.speech_corpus import CUE_GAP_SECONDS, bare_cue

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from app.ml.runtime import SHIPPED_MODEL, forget_export
 from app.ml.vocabulary import VOCABULARY_NAME
-from app.services.punctuate import Punctuator
+from app.services.model import Punctuator
 from app.training.evaluation import score_documents
 from tests.benchmarks import cpu_flags
 from tests.benchmarks.eval_model import benchmarks

@@ -28,7 +28,8 @@ import numpy as np
 
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
-from app.services.punctuate import Punctuator, gap_evidence
+from app.services.gap_evidence import gap_evidence
+from app.services.model import Punctuator
 from app.training import data as corpora
 from app.training.speech_corpus import PIPER, synthesise
 from tests.conftest import SHARED_DATA

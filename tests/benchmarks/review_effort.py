@@ -30,7 +30,7 @@ from app.core.marks import MODEL_MARKS, mark_class
 from app.core.model import Source, Suggestion
 from app.core.triage import TriagePolicy, gaps_of, triage
 from app.formats.corpora import read_iwslt_xml, read_token_tags
-from app.services.punctuate import Punctuator
+from app.services.model import Punctuator
 from app.training import data as corpora
 from app.training.scores import predict_documents
 from tests.conftest import ROOT, SAMPLE, SHARED_DATA

@@ -1,0 +1,100 @@
+"""What the captions' timings and the media say about each word gap, for the model and for people."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.evidence import GapMeasure
+from app.core.model import Document
+
+#: Below this share of the captions' time with speech found, a media's audio is taken to be
+#: noise, music or silence: nothing is read from it. Silero finds speech in 92% of the LJSpeech
+#: clips' time and in none of white noise, a tone, chords or silence.
+MIN_SPEECH_SHARE = 0.2
+
+
+@dataclass
+class GapEvidence:
+    """What timings and audio say about each word gap: model inputs and their provenance."""
+
+    vectors: list[list[float] | None]
+    kinds: list[str]  # per gap: "text", "timing" or "audio"
+    media: str | None = None
+    track: Any = None  # the media's analysed audio (``AudioTrack``) when the model hears it
+    ends: list[float | None] | None = None  # each word's end time in seconds, with ``track``
+    measures: list[GapMeasure] | None = None  # the same evidence in a person's units, per word
+    warnings: list[str] = field(default_factory=list)
+
+    @functools.cached_property
+    def frames(self) -> Any:
+        """The media's frame features (``app.audio.frames``) for the acoustic branch, computed on
+        first use: models without that branch never read them."""
+        from app.audio.frames import frame_features
+
+        return frame_features(self.track) if self.track is not None else None
+
+
+def gap_evidence(
+    document: Document, media: Path | None = None, track: Any = None, listen: bool = False
+) -> GapEvidence:
+    """Pauses from the captions' own timings; with ``media``, pauses and pitch measured in its audio
+    for people to see (``measures``), and, when ``listen``, for the model to read too: word times
+    estimated from speech and the audio itself.
+
+    The model does not listen by default: on real speech (the LJSpeech clips) the acoustic branch
+    and the estimated word times each lowered F1 (model card, "Audio"). Audio with speech in under
+    ``MIN_SPEECH_SHARE`` of the captions' time is not listened to, with a warning.
+    ``track``: the media's ``AudioTrack`` when the caller has analysed it already (the editor does,
+    for its waveform), so the audio is decoded once.
+    """
+    from app.audio.analysis import analyse_media
+    from app.audio.evidence import caption_gaps
+    from app.audio.timing import TimingSource
+
+    if track is None and media is not None:
+        track = analyse_media(media)
+    warnings: list[str] = []
+    heard = track
+    if track is not None:
+        share = track.speech_share([(c.start / 1000, c.end / 1000) for c in document.cues])
+        if share < MIN_SPEECH_SHARE:
+            heard = None
+            if listen:
+                warnings.append(
+                    f"speech found in only {share:.0%} of the captions' time (noise, music or "
+                    "silence?): the audio was not listened to"
+                )
+    measured_vectors, measured, measured_timings = caption_gaps(document, heard)
+    if listen or heard is None:  # the model reads what was measured
+        vectors, gaps, timings = measured_vectors, measured, measured_timings
+    else:  # the audio was measured for people only: the model reads the captions' timings
+        heard = None
+        vectors, gaps, timings = caption_gaps(document, None)
+    kinds = [
+        "text"
+        if v is None
+        else "audio"
+        if heard is not None and (g.heard or g.timing is TimingSource.ESTIMATED)
+        else "timing"
+        for v, g in zip(vectors, gaps, strict=True)
+    ]
+    spectrum = heard if heard is not None and heard.mel is not None else None
+    return GapEvidence(
+        vectors,
+        kinds,
+        str(media) if media is not None else None,
+        spectrum,
+        [t.end for t in timings] if spectrum is not None else None,
+        [
+            GapMeasure(
+                None if g.pause is None else round(g.pause * 1000),
+                None if g.pitch_slope is None else round(g.pitch_slope, 1),
+                None if t.end is None else round(t.end * 1000),
+            )
+            for g, t in zip(measured, measured_timings, strict=True)
+        ],
+        warnings,
+    )

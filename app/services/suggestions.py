@@ -1,0 +1,185 @@
+"""The model's suggestions for a document: a mark where it disagrees with the current one, a
+capital where a word needs one, and what it read them from."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
+from app.core.model import Casing, Document, Source, Suggestion, Word
+from app.core.orthography import always_capitalised
+from app.services import languages
+from app.services.typography import render_mark
+
+if TYPE_CHECKING:
+    from app.services.gap_evidence import GapEvidence
+    from app.services.model import Punctuator
+
+
+#: A lowercase word inside a sentence gets a capital suggested above this casing-head probability.
+CAPITAL_PROBABILITY = 0.5
+
+
+#: Scripts the model's training data covers; other text still gets a result, with a warning.
+_KNOWN_SCRIPTS = ("LATIN",)
+
+
+def model_word(word: Word) -> str:
+    """What the model reads: the word lowercased, as ASR gives it, with accents composed (NFC) as in
+    the training text."""
+    return unicodedata.normalize("NFC", word.text.lower())
+
+
+def detect_language(words: list[Word], default: str = "en") -> str:
+    """The language of a document's first 400 words."""
+    return languages.detect_language(" ".join(w.text for w in words[:400]), default)
+
+
+def unknown_script_share(words: list[Word]) -> float:
+    letters = [c for w in words for c in w.text if c.isalpha()]
+    if not letters:
+        return 0.0
+    foreign = sum(1 for c in letters if not unicodedata.name(c, "").startswith(_KNOWN_SCRIPTS))
+    return foreign / len(letters)
+
+
+@dataclass
+class ModelReading:
+    """What the model read a document as: its language, the richest evidence any gap had ("text",
+    "timing" or "audio") and what the user should know."""
+
+    language: str | None = None
+    evidence: str = "text"
+    warnings: list[str] = field(default_factory=list)
+
+
+def suggest(
+    document: Document,
+    punctuator: Punctuator,
+    language: str | None = None,
+    evidence: GapEvidence | None = None,
+) -> tuple[list[Suggestion], ModelReading]:
+    """One suggestion per gap where the model disagrees with the current mark, and casing ones;
+    and what was found (language, evidence, warnings).
+
+    ``evidence`` (from ``gap_evidence``) feeds models that listen; others read the text alone.
+    """
+    words = list(document.words())
+    info = ModelReading()
+    if not words:
+        info.warnings.append("the document has no words")
+        return [], info
+    detected = language is None
+    language = language or detect_language(words)
+    info.language = language
+    known = punctuator.languages
+    if detected and known and language not in known:
+        info.warnings.append(
+            f"the text looks like {languages.language_name(language)}, which this model does not support "
+            f"(it knows {', '.join(known)}); expect few marks"
+        )
+    elif unknown_script_share(words) > 0.5:
+        info.warnings.append("most of the text is in a script the model was not trained on; expect few marks")
+    heard = evidence is not None and punctuator.hears
+    if evidence is not None:
+        info.warnings += evidence.warnings
+    if evidence is not None and evidence.media and not heard:
+        info.warnings.append("this model reads text only; the media was not used")
+    kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
+    # What the document as a whole was read with: the richest evidence any gap had (a text file
+    # handed over as evidence carries no times, so it is read as text).
+    info.evidence = next((kind for kind in ("audio", "timing") if kind in kinds), "text")
+    mark_probs, casing_probs = punctuator.probabilities(
+        [model_word(w) for w in words], language, evidence if heard else None
+    )
+    suggestions: list[Suggestion] = []
+    next_id = document.next_suggestion_id()
+    for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
+        best = max(range(len(probs)), key=probs.__getitem__)
+        if best == model_class(word.mark) or not _open_gap(words, index):
+            continue
+        distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
+        mark = render_mark(MODEL_MARKS[best], language)
+        suggestions.append(
+            Suggestion(
+                next_id,
+                index,
+                mark,
+                round(probs[best], 4),
+                Source.MODEL,
+                distribution,
+                evidence=kinds[index],
+            )
+        )
+        next_id += 1
+    for index, (word, probs) in enumerate(zip(words, casing_probs, strict=True)):
+        capital = probs[1] + probs[2]
+        casing = head_casing(probs)
+        if (
+            word.casing is Casing.LOWER
+            and word.casable
+            and casing is not None
+            # Export gives these their capital anyway; a suggestion would only ask for a keystroke.
+            and not capitalised_on_export(words, index, language)
+        ):
+            if index + 1 < len(words) and words[index + 1].glued:
+                continue  # the model read a piece of a word split by tags, not the word
+            suggestions.append(
+                Suggestion(
+                    next_id,
+                    index,
+                    "",
+                    round(capital, 4),
+                    Source.MODEL,
+                    {"capital": round(capital, 4)},
+                    casing=casing,
+                )
+            )
+            next_id += 1
+    return suggestions, info
+
+
+def head_casing(probabilities: Sequence[float]) -> Casing | None:
+    """The capital the casing head asks for (lower, capitalised, upper probabilities), or None
+    when it is not sure enough of any."""
+    if probabilities[1] + probabilities[2] <= CAPITAL_PROBABILITY:
+        return None
+    return Casing.UPPER if probabilities[2] > probabilities[1] else Casing.CAPITALISED
+
+
+def _starts_sentence(words: list[Word], index: int) -> bool:
+    return index == 0 or model_class(words[index - 1].mark) in SENTENCE_END_CLASSES
+
+
+def capitalised_on_export(words: list[Word], index: int, language: str | None) -> bool:
+    """Whether export gives word ``index`` its capital whatever is decided (``sentence_casing``):
+    it starts the text or follows a sentence mark the captions have, or the language always
+    spells it with one."""
+    return _starts_sentence(words, index) or always_capitalised(words[index].text, language)
+
+
+def drop_capitals_export_gives(document: Document, language: str | None) -> None:
+    """Take out the reference's capitals that export gives anyway (the first word, English days):
+    a row in the review for them would only ask for a keystroke."""
+    words = list(document.words())
+    document.suggestions[:] = [
+        s
+        for s in document.suggestions
+        if not (
+            s.source is Source.REFERENCE
+            and s.casing is Casing.CAPITALISED
+            and words[s.gap].casing is Casing.LOWER
+            and capitalised_on_export(words, s.gap, language)
+        )
+    ]
+
+
+def _open_gap(words: list[Word], index: int) -> bool:
+    """Whether the model may propose a mark after word ``index``: not inside a word split by tags,
+    and not where the captions have an ellipsis or a dash (their writer's choice)."""
+    if index + 1 < len(words) and words[index + 1].glued:
+        return False
+    return not has_protected_punctuation(words[index].mark)

@@ -196,6 +196,8 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
         )
         assert project.file(file_id).timings_path == (SAMPLE / "sample.words.json").resolve()
         assert project.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert "cues" not in project.db.table_names()  # the captions' bytes are their one copy
+        assert project.captions_bytes(file_id) == (SAMPLE / "sample.srt").read_bytes()
 
 
 @requires_ffmpeg

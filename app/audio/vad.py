@@ -8,7 +8,6 @@ so that it needs neither the package nor torch."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -84,10 +83,3 @@ class SpeechDetector:
             scores[:, index] = out.reshape(-1)
         self._results.extend(scores[lane, :count] for lane, count in enumerate(frames))
         self._group = []
-
-
-def speech_probabilities(chunks: Iterable[np.ndarray]) -> np.ndarray:
-    detector = SpeechDetector()
-    for chunk in chunks:
-        detector.feed(chunk)
-    return detector.finish()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 NONE, COMMA, PERIOD, QUESTION = "", ",", ".", "?"
-CLASSES = (NONE, COMMA, PERIOD, QUESTION)
 CLASS_NAMES = {NONE: "O", COMMA: "COMMA", PERIOD: "PERIOD", QUESTION: "QUESTION"}
 LABELS = {name: mark for mark, name in CLASS_NAMES.items()}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -309,7 +309,3 @@ class Document:
     def duration(self) -> int:
         """Milliseconds from zero to the latest cue time (a cue may end before it starts)."""
         return max((max(cue.start, cue.end) for cue in self.cues), default=0)
-
-
-def with_mark(word: Word, mark: str) -> Word:
-    return replace(word, mark=mark)

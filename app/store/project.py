@@ -40,7 +40,7 @@ from app.store.lock import Holder, ProjectLockedError
 
 __all__ = ["Holder", "Project", "ProjectError", "ProjectLockedError"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 ACTIONS = (
     "accept",
     "reject",
@@ -145,6 +145,10 @@ _MIGRATIONS: dict[int, str] = {
     # gap under review: JSON, one entry per word.
     4: """
     ALTER TABLE files ADD COLUMN gap_measures TEXT;
+    """,
+    # The captions' bytes are the one copy of their cues; a parsed list beside them was never read.
+    5: """
+    DROP TABLE cues;
     """,
 }
 
@@ -374,7 +378,7 @@ class Project:
         mtime: float | None = None,
     ) -> int:
         """Register a caption file with its media, reference and word timings: ``data``, its bytes,
-        are kept as they are, and the cues of ``document`` (as the caller parsed them) listed.
+        are kept as they are (``document``, the caller's parse of them, gives their format).
         ``mtime``: the file's modification time, taken before ``data`` was read."""
         with self.db.atomic():
             cursor = self.db.execute(
@@ -395,23 +399,7 @@ class Project:
                 ],
             )
             file_id = int(cursor.lastrowid or 0)
-            self._insert_cues(file_id, document)
         return file_id
-
-    def _insert_cues(self, file_id: int, document: Document) -> None:
-        self.db.table("cues").insert_all(
-            (
-                {
-                    "file_id": file_id,
-                    "number": number,
-                    "start_ms": cue.start,
-                    "end_ms": cue.end,
-                    "text": cue.plain_text(),
-                }
-                for number, cue in enumerate(document.cues, 1)
-            ),
-            batch_size=500,
-        )
 
     def new_version(
         self,
@@ -453,9 +441,7 @@ class Project:
                     file_id,
                 ],
             )
-            self.db.execute("DELETE FROM cues WHERE file_id = ?", [file_id])
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
-            self._insert_cues(file_id, document)
         return version
 
     def carried(self, file_id: int) -> list[dict[str, Any]]:

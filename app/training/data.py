@@ -22,7 +22,6 @@ from app.formats.corpora import read_token_tags
 from app.formats.cuetext import split_token
 
 #: Casing classes of the casing head.
-CASING_CLASSES = (Casing.LOWER, Casing.CAPITALISED, Casing.UPPER)
 UNKNOWN = -100  # ignored by the loss
 
 
@@ -151,15 +150,6 @@ def read_json_lines(
     return from_punctuated_text(" ".join(texts), language, source, path.name)
 
 
-READERS = {
-    "iwslt": "token-tag",
-    "rev": "Rev NLP",
-    "conllu": "CoNLL-U",
-    "xml": "mteval XML",
-    "text": "plain text",
-}
-
-
 def read_any(path: Path, format: str, language: str = "en") -> list[LabelledText]:
     """Evaluation data by format name (the ``punctum eval --format`` choices)."""
     paths = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
@@ -184,7 +174,6 @@ def read_any(path: Path, format: str, language: str = "en") -> list[LabelledText
 
 #: Earnings-22 calls held out from training (the first and last few in name order).
 EARNINGS_DEV_COUNT, EARNINGS_TEST_COUNT = 5, 8
-_NAME_SAFE = re.compile(r"[^A-Za-z0-9]+")
 
 
 def earnings_split(folder: Path) -> dict[str, list[Path]]:

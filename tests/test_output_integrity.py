@@ -191,7 +191,7 @@ def test_casing_never_lands_inside_a_tag_or_a_symbol_run(
 def test_no_capital_after_a_comma_that_follows_an_ellipsis() -> None:
     from app.core.model import Document
     from app.formats import parse_document
-    from app.services.punctuate import sentence_casing
+    from app.services.captions_export import sentence_casing
 
     document: Document = parse_document(b"1\n00:00:01,000 --> 00:00:02,000\nwell..., i see\n", "srt")
     step = sentence_casing(document, "fr")

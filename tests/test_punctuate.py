@@ -10,8 +10,9 @@ import pytest
 from app.core.commands import ApplyPolicy
 from app.core.history import History
 from app.formats import read_document
+from app.services.captions_export import sentence_casing
 from app.services.model import DEFAULT_MODEL, Punctuator
-from app.services.punctuate import apply_suggestions, sentence_casing
+from app.services.punctuate import apply_suggestions
 from app.services.suggestions import suggest
 from app.services.typography import render_mark
 from tests.conftest import SAMPLE, requires_ffmpeg

@@ -155,6 +155,27 @@ def test_transfer_command_writes_captions_and_report(tmp_path: Path, fixtures: P
     assert facts["alignment"]["matches"] == 16
 
 
+def test_transfer_exports_like_every_other_path_sentence_starts_capitalised_unless_casing_is_off(
+    tmp_path: Path, fixtures: Path
+) -> None:
+    reference = tmp_path / "reference.txt"  # a transcript typed without capitals
+    reference.write_text("so this is the first line of captions. tom & jerry were there! did you see it?\n")
+    out, kept = tmp_path / "out.srt", tmp_path / "kept.srt"
+    assert punctum("transfer", str(reference), str(fixtures / "styled.srt"), "-o", str(out)).returncode == 0
+    text = out.read_text()
+    assert (
+        "<i>So this is</i>" in text and ">Tom &amp; jerry</font> were there!" in text and "<b>Did</b>" in text
+    )
+    no_casing = punctum(
+        "transfer", str(reference), str(fixtures / "styled.srt"), "-o", str(kept), "--no-casing"
+    )
+    assert no_casing.returncode == 0
+    text = kept.read_text()
+    assert (
+        "<i>so this is</i>" in text and ">tom &amp; jerry</font> were there!" in text and "<b>did</b>" in text
+    )
+
+
 def test_transfer_command_bad_input(tmp_path: Path, fixtures: Path) -> None:
     missing = punctum(
         "transfer", str(tmp_path / "none.txt"), str(fixtures / "styled.srt"), "-o", str(tmp_path / "o.srt")

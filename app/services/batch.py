@@ -25,7 +25,7 @@ from app.core.commands import ApplyPolicy, accept_confident
 from app.core.errors import PunctumError
 from app.core.evidence import GapMeasure
 from app.core.model import Status, Suggestion
-from app.formats import WriteError, write_document
+from app.formats import WriteError
 from app.services.analysis import AnalysisRequest
 from app.services.files import FileKind, classify
 from app.services.model import Punctuator, prepare_model
@@ -503,7 +503,7 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
     makes no tree of folders). Captions changed on disk since they were imported are refused, so
     the old words are never written in their place: ``punctum batch`` imports them again.
     """
-    from app.services.punctuate import sentence_casing
+    from app.services.captions_export import export_captions
 
     if not out.is_dir() and not out.parent.is_dir():
         raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")
@@ -520,21 +520,20 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
     # Every file is read and checked before the first is written: all or nothing.
     ready = []
     for entry in entries:
-        document, history = load_document(project, entry.id)
-        history.do(sentence_casing(document, project.language(entry.id)))
+        document, _ = load_document(project, entry.id)
         target_format = format or document.format
         relative = Path(entry.stem).parent / entry.captions_path.with_suffix(f".{target_format}").name
         target = out / relative
         if target.resolve() in inputs:
             raise WriteError(f"{target}: is an input file of this project; export to another folder")
-        ready.append((document, target, target_format))
-    for document, target, target_format in ready:
+        ready.append((document, project.language(entry.id), target, target_format))
+    for document, language, target, target_format in ready:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise WriteError(f"{target.parent}: cannot make the folder ({error.strerror or error})") from None
-        write_document(document, target, format=target_format)
-    return [target for _, target, _ in ready]
+        export_captions(document, target, language, format=target_format)
+    return [target for _, _, target, _ in ready]
 
 
 # --- projects, for the command line ----------------------------------------------------------

@@ -4,16 +4,16 @@ sentence starts capitalised, and the suggestions as JSON."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core import commands
 from app.core.commands import ApplyPolicy as ApplyPolicy  # re-exported for the command line
-from app.core.history import History, Step, WordEdit
-from app.core.model import Casing, Document, Source, Suggestion, apply_casing
+from app.core.history import History
+from app.core.model import Document, Source, Suggestion
 from app.core.triage import OPERATING_THRESHOLD
 from app.services.analysis import AnalysisReport, AnalysisRequest, analyse
-from app.services.suggestions import capitalised_on_export
+from app.services.captions_export import capitalise_sentences
 
 if TYPE_CHECKING:
     from app.services.model import Punctuator
@@ -29,19 +29,6 @@ def apply_suggestions(document: Document, history: History, policy: ApplyPolicy)
     if ids:
         history.do(commands.accept_many(document, ids))
     return len(ids)
-
-
-def sentence_casing(document: Document, language: str | None = None) -> Step:
-    """Capitalise the first word of every sentence, and the words ``language`` always spells with
-    a capital (English days, months and "I"); capitals already there are never lowered."""
-    words = list(document.words())
-    edits = []
-    for index, word in enumerate(words):
-        if word.casing is Casing.LOWER and word.casable and capitalised_on_export(words, index, language):
-            edits.append(
-                WordEdit(index, word, replace(word, text=apply_casing(word.text, Casing.CAPITALISED)))
-            )
-    return Step("Capitalise sentence starts", tuple(edits))
 
 
 def suggestions_json(document: Document, info: dict[str, Any]) -> str:
@@ -87,5 +74,5 @@ def punctuate_file(request: AnalysisRequest, punctuator: Punctuator, policy: App
     history = History(document)
     applied = apply_suggestions(document, history, policy)
     if policy.how != "none":
-        history.do(sentence_casing(document, report.language))
+        capitalise_sentences(document, report.language)
     return PunctuateOutcome(document, analysis.suggestions, applied, report)

@@ -36,7 +36,7 @@ from app.core.triage import (
     review_queue,
     triage,
 )
-from app.formats import format_of, parse_document, write_document
+from app.formats import format_of, parse_document
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.projects import add_caption_file, load_document
 from app.store.project import DONE, FileEntry, Project
@@ -267,19 +267,15 @@ class ReviewSession:
             request = dataclasses.replace(request, media=None)
         return request
 
-    def store_analysis(self, analysis: Analysis, stored: bool = False) -> None:
+    def store_analysis(self, analysis: Analysis) -> None:
         """Keep the suggestions (replacing earlier ones) and show them in the document.
 
-        ``stored``: written to the project already (by ``store_results`` on another thread). On a
-        file with no suggestions and no decisions yet (the usual first analysis) they are added in
-        place; otherwise the document is reloaded and its decisions replayed.
+        On a file with no suggestions and no decisions yet (the usual first analysis) they are
+        added in place; otherwise the document is reloaded and its decisions replayed.
         """
-        if not stored:
-            store_results(self.project, self.file_id, analysis)
+        store_results(self.project, self.file_id, analysis)
         self._measures = None
-        decided = self.project.db.execute(
-            "SELECT COUNT(*) FROM decisions WHERE file_id = ?", [self.file_id]
-        ).fetchone()[0]
+        decided = next(self.project.decisions(self.file_id), None) is not None
         if not self.document.suggestions and not decided:
             self.document.add_suggestions(list(analysis.suggestions))
         else:
@@ -395,20 +391,15 @@ class ReviewSession:
     def export(self, target: Path, format: str | None = None, replace_source: bool = False) -> Path:
         """Write the captions as reviewed: timings untouched, marks applied, sentence starts (and the
         words the language always capitalises) capitalised."""
-        from app.services.punctuate import sentence_casing
+        from app.services.captions_export import export_captions
 
-        document = copy.deepcopy(self.document)
-        History(document).do(sentence_casing(document, self.language))
-        write_document(document, target, format=format, replace_source=replace_source)
-        return Path(target)
+        return export_captions(self.document, target, self.language, format, replace_source)
 
 
 def _matching_file(project: Project, captions: Path, data: bytes) -> int | None:
     for entry in project.files():
-        if entry.captions_path == captions:
-            row = project.db.execute("SELECT captions_bytes FROM files WHERE id = ?", [entry.id]).fetchone()
-            if bytes(row[0]) == data:
-                return entry.id
+        if entry.captions_path == captions and project.captions_bytes(entry.id) == data:
+            return entry.id
     return None
 
 

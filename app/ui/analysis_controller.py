@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.services.analysis import Analysis
-from app.services.review import Waveform, store_results
-from app.store.project import Project
+from app.services.review import Waveform
 from app.ui import startup_log
 from app.ui.shortcuts import saved_listening
 
@@ -62,27 +61,18 @@ class AnalysisController:
         request = dataclasses.replace(request, listen=saved_listening(self.window.settings))
         if not with_audio:
             request = dataclasses.replace(request, media=None)
-        process, model, project_path, file_id = (
-            self.window.process,
-            self.window.model,
-            session.project.path,
-            session.file_id,
-        )
+        process, model = self.window.process, self.window.model
         started = time.monotonic()
 
         def work(progress: Any, cancelled: Any) -> Analysis:
-            analysis = process.analyse(request, model, progress, cancelled)
-            # Stored from this thread, on a connection of its own, so the window does not spend a
-            # moment on thousands of rows; the background process writes nothing.
-            progress("Saving the suggestions", -1.0)
-            with Project(project_path) as project:
-                store_results(project, file_id, analysis)
-            return analysis
+            return process.analyse(request, model, progress, cancelled)
 
         def done(analysis: Analysis) -> None:
             if session is not self.window.session:
                 return
-            session.store_analysis(analysis, stored=True)
+            # The window's project is the file's one writer (the background process and this
+            # thread write nothing): a few milliseconds for the sample's rows.
+            session.store_analysis(analysis)
             self.window._reload_models()
             seconds = time.monotonic() - started
             message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"

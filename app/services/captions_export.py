@@ -1,0 +1,58 @@
+"""Captions as they are written out, by the editor, ``punctuate``, batch and ``transfer`` alike:
+the decisions applied, every sentence start (and each word the language always capitalises)
+given its capital, and nothing else changed: every other character, cue and timing line is the
+file's own (``app.formats.write_document``)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from pathlib import Path
+
+from app.core.history import History, Step, WordEdit
+from app.core.model import Casing, Document, apply_casing
+from app.formats import write_document
+from app.services.suggestions import capitalised_on_export
+
+
+def sentence_casing(document: Document, language: str | None = None) -> Step:
+    """Capitalise the first word of every sentence, and the words ``language`` always spells with
+    a capital (English days, months and "I"); capitals already there are never lowered."""
+    words = list(document.words())
+    edits = []
+    for index, word in enumerate(words):
+        if word.casing is Casing.LOWER and word.casable and capitalised_on_export(words, index, language):
+            edits.append(
+                WordEdit(index, word, replace(word, text=apply_casing(word.text, Casing.CAPITALISED)))
+            )
+    return Step("Capitalise sentence starts", tuple(edits))
+
+
+def capitalise_sentences(document: Document, language: str | None) -> None:
+    """Give ``document``, in place, the capitals export gives (``sentence_casing``)."""
+    History(document).do(sentence_casing(document, language))
+
+
+def as_exported(document: Document, language: str | None, capitalise: bool = True) -> Document:
+    """A copy of ``document`` as export writes it (``capitalise``: False leaves every capital as
+    it is, for a user who asked that casing be kept)."""
+    exported = copy.deepcopy(document)
+    if capitalise:
+        capitalise_sentences(exported, language)
+    return exported
+
+
+def export_captions(
+    document: Document,
+    target: Path | str,
+    language: str | None,
+    format: str | None = None,
+    replace_source: bool = False,
+    capitalise: bool = True,
+) -> Path:
+    """Write ``document`` as exported to ``target`` (atomically; the source file only with
+    ``replace_source``)."""
+    write_document(
+        as_exported(document, language, capitalise), target, format=format, replace_source=replace_source
+    )
+    return Path(target)

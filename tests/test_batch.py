@@ -377,3 +377,13 @@ def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path
         assert all(session.document.suggestion(i).status is Status.PENDING for i in settled)
     finally:
         session.close()
+
+
+def test_a_worker_makes_its_model_once_and_again_only_for_other_settings() -> None:
+    from app.services.model import ModelCache
+
+    models = ModelCache()
+    first = models.punctuator(None, threads=1)
+    assert models.punctuator(None, threads=1) is first and models.loads == 1
+    int8 = models.punctuator(None, quantize=True, threads=1)
+    assert int8 is not first and int8.int8 and models.loads == 2

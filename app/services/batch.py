@@ -28,7 +28,7 @@ from app.core.model import Status, Suggestion
 from app.formats import WriteError
 from app.services.analysis import AnalysisRequest
 from app.services.files import FileKind, classify
-from app.services.model import Punctuator, prepare_model
+from app.services.model import ModelCache, Punctuator, prepare_model
 from app.services.projects import (
     add_caption_file,
     carried_decisions,
@@ -356,12 +356,8 @@ def _process(job: BatchJob) -> FileOutcome:
 def _worker_punctuator() -> Punctuator:
     """This worker process's model, loaded on its first file and kept for the others."""
     settings: BatchSettings = _WORKER.get("settings", BatchSettings())
-    if "punctuator" not in _WORKER:
-        _WORKER["punctuator"] = Punctuator(
-            settings.model, quantize=settings.int8, threads=int(_WORKER.get("threads", 1))
-        )
-    punctuator: Punctuator = _WORKER["punctuator"]
-    return punctuator
+    models: ModelCache = _WORKER.setdefault("models", ModelCache())
+    return models.punctuator(settings.model, settings.int8, int(_WORKER.get("threads", 1)))
 
 
 def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutcome:

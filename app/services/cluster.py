@@ -39,7 +39,7 @@ from app.services.batch import (
     record_outcome,
     worker_count,
 )
-from app.services.model import Punctuator, prepare_model
+from app.services.model import ModelCache, Punctuator, prepare_model
 from app.services.reaper import start_watching
 from app.store.project import Project
 
@@ -382,8 +382,7 @@ class FileWorker:
 
     def __init__(self, settings: BatchSettings) -> None:
         self.settings = settings
-        self.punctuator: Punctuator | None = None
-        self.model_loads = 0
+        self.models = ModelCache()
         self.calls = 0
 
     def process(self, work: ClusterJob) -> WorkerReport:
@@ -397,7 +396,7 @@ class FileWorker:
 
         def report(outcome: FileOutcome, refusal: str | None = None) -> WorkerReport:
             seconds = time.perf_counter() - began
-            return WorkerReport(outcome, node, os.getpid(), self.model_loads, seconds, retried, refusal)
+            return WorkerReport(outcome, node, os.getpid(), self.models.loads, seconds, retried, refusal)
 
         try:
             with _media_here(work) as request:
@@ -407,21 +406,18 @@ class FileWorker:
             return report(FileOutcome(error=str(error)), f"node {node}: {error}")
 
     def _punctuator(self) -> Punctuator:
-        if self.punctuator is None:
-            punctuator = Punctuator(self.settings.model, quantize=self.settings.int8, threads=1)
-            try:
-                # The first worker on a node without the model's export makes it in the node's
-                # cache; the others wait for it rather than make it again.
-                with _node_lock():
-                    punctuator.load()
-            except PunctumError as error:
-                raise WorkerCannotReadError(
-                    f"cannot load the model ({error}); give --model a path every node sees,"
-                    " or install the same punctum on every node"
-                ) from None
-            self.punctuator = punctuator
-            self.model_loads += 1
-        return self.punctuator
+        punctuator = self.models.punctuator(self.settings.model, self.settings.int8, threads=1)
+        try:
+            # The first worker on a node without the model's export makes it in the node's
+            # cache; the others wait for it rather than make it again. Loaded, it stays loaded.
+            with _node_lock():
+                punctuator.load()
+        except PunctumError as error:
+            raise WorkerCannotReadError(
+                f"cannot load the model ({error}); give --model a path every node sees,"
+                " or install the same punctum on every node"
+            ) from None
+        return punctuator
 
 
 @contextmanager

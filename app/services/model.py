@@ -141,6 +141,31 @@ class Punctuator:
         return marks.tolist(), casing.tolist()
 
 
+@dataclass
+class ModelCache:
+    """A worker's model (batch's pool, a Ray worker, the editor's background process): made for
+    its first file and kept for the later ones; made again only for another model, precision or
+    thread count."""
+
+    loads: int = 0  # models made so far
+    _key: tuple[str | None, bool | None, int | None] | None = field(default=None, repr=False)
+    _punctuator: Punctuator | None = field(default=None, repr=False)
+
+    def punctuator(
+        self,
+        location: Path | str | None,
+        quantize: bool | None = None,
+        threads: int | None = None,
+        log: Callable[[str], None] = _to_stderr,
+    ) -> Punctuator:
+        key = (None if location is None else str(location), quantize, threads)
+        if self._punctuator is None or key != self._key:
+            self._punctuator = Punctuator(location, quantize=quantize, threads=threads, log=log)
+            self._key = key
+            self.loads += 1
+        return self._punctuator
+
+
 def prepare_model(
     location: Path | str | None, int8: bool | None = None, log: Callable[[str], None] = _to_stderr
 ) -> Path:

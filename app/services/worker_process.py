@@ -156,16 +156,17 @@ def _read_audio(message: _ReadAudio, progress: Progress) -> Waveform:
 
 def _analyse(message: _Analyse, progress: Progress) -> Analysis:
     from app.services.analysis import analyse
-    from app.services.model import Punctuator
+    from app.services.model import ModelCache
 
-    if _STATE.get("model") != message.model or "punctuator" not in _STATE:
-        # A first start prepares the model (about 20 s): the editor shows that message as progress.
-        punctuator = Punctuator(message.model, log=lambda text: progress(text[:1].upper() + text[1:], -1.0))
-        _STATE["punctuator"], _STATE["model"] = punctuator, message.model
+    models: ModelCache = _STATE.setdefault("models", ModelCache())
+    # Preparing a model the cache lacks takes about 20 s: the editor shows that message as progress.
+    punctuator = models.punctuator(
+        message.model, log=lambda text: progress(text[:1].upper() + text[1:], -1.0)
+    )
     media = message.request.media
     known = _STATE.get("track")
     track = known[1] if known and media is not None and known[0] == str(media) else None
-    analysis = analyse(message.request, _STATE["punctuator"], progress, track=track)
+    analysis = analyse(message.request, punctuator, progress, track=track)
     analysis.track = None  # the caller has the waveform; the frames stay here
     return analysis
 

@@ -245,3 +245,37 @@ def test_one_rule_settles_suggestions_without_review() -> None:
         commands.ApplyPolicy("most")
     with pytest.raises(commands.EditError, match="between 0 and 1"):
         commands.ApplyPolicy("confident", 1.5)
+
+
+def test_every_decision_round_trips_through_its_project_row_and_unreadable_ones_are_refused() -> None:
+    import json
+
+    from app.core.decisions import (
+        ACTIONS,
+        Accept,
+        AcceptMany,
+        ChangeMark,
+        DecisionError,
+        EditWord,
+        Redo,
+        Reject,
+        RejectMany,
+        SetMark,
+        Settle,
+        Undo,
+        decode,
+        encode,
+    )
+
+    decisions = [
+        Accept(3), Reject(4), AcceptMany((1, 2)), RejectMany((5,)), Settle((1,), (2, 3)),
+        SetMark(7, "."), ChangeMark(2, "?"), EditWord(1, "word"), Undo(), Redo(),
+    ]  # fmt: skip
+    assert sorted(encode(d)[0] for d in decisions) == sorted(ACTIONS)
+    for decision in decisions:
+        action, arguments = encode(decision)
+        assert decode(action, json.loads(json.dumps(arguments))) == decision
+    with pytest.raises(DecisionError, match="unknown action 'shrug'"):
+        decode("shrug", {})
+    with pytest.raises(DecisionError, match="accept: unreadable arguments"):
+        decode("accept", {"suggestion": "three"})

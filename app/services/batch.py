@@ -22,6 +22,7 @@ from queue import Empty, SimpleQueue
 from typing import Any
 
 from app.core.commands import ApplyPolicy, accept_confident
+from app.core.decisions import AcceptMany, Decision, Settle, encode
 from app.core.errors import PunctumError
 from app.core.evidence import GapMeasure
 from app.core.model import Status, Suggestion
@@ -405,15 +406,20 @@ def record_outcome(
     carried, settled = carried_decisions(project, file_id, outcome.suggestions)
     decisions, by = _batch_decisions(settled, settings)
     project.finish(
-        file_id, job, outcome.suggestions, outcome.report, decisions, carried, outcome.measures, by
+        file_id,
+        job,
+        outcome.suggestions,
+        outcome.report,
+        [encode(d) for d in decisions],
+        [encode(d) for d in carried],
+        outcome.measures,
+        by,
     )
     summary.done += 1
     return DONE
 
 
-def _batch_decisions(
-    suggestions: list[Suggestion], settings: BatchSettings
-) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+def _batch_decisions(suggestions: list[Suggestion], settings: BatchSettings) -> tuple[list[Decision], str]:
     """What ``--apply`` accepts (``commands.accept_confident``), as the decision to record, and who
     decided: the triage rule's settlement is the editor's own (a policy changed there reopens it);
     the other policies are the batch's."""
@@ -421,8 +427,8 @@ def _batch_decisions(
     if not chosen:
         return [], "batch"
     if settings.apply == "triage":
-        return [("settle", {"reopen": [], "accept": chosen})], "rule"
-    return [("accept_many", {"suggestions": chosen})], "batch"
+        return [Settle((), tuple(chosen))], "rule"
+    return [AcceptMany(tuple(chosen))], "batch"
 
 
 # --- status and export -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.align.alignment import align
 from app.core import commands
+from app.core.decisions import Accept, Decision, EditWord, Reject, SetMark, decode, replay
 from app.core.history import History
 from app.core.model import Casing, Document, Source, Status, Suggestion
 from app.core.triage import gaps_to_review
@@ -140,7 +141,7 @@ def _carry_over(project: Project, file_id: int, new: Document) -> tuple[list[dic
 
 def carried_decisions(
     project: Project, file_id: int, suggestions: list[Suggestion]
-) -> tuple[list[tuple[str, dict[str, Any]]], list[Suggestion]]:
+) -> tuple[list[Decision], list[Suggestion]]:
     """The decisions ``reimport_caption_file`` carried over, as decisions on the new version's
     ``suggestions`` (a suggestion with the same mark or casing in the same gap is accepted or
     turned down again; a mark accepted before that none proposes now is set as the editor's), and
@@ -150,22 +151,22 @@ def carried_decisions(
         return [], suggestions
     document, history = load_document(project, file_id)
     document.add_suggestions(list(suggestions))
-    decisions: list[tuple[str, dict[str, Any]]] = []
+    decisions: list[Decision] = []
 
-    def do(action: str, arguments: dict[str, Any]) -> None:
+    def do(decision: Decision) -> None:
         """Replay one decision; kept only when it changes something (the history drops the rest)."""
         before = document.changes_since_save
         with contextlib.suppress(commands.EditError, IndexError):
-            replay(document, history, action, arguments)
+            replay(document, history, decision)
         if document.changes_since_save != before:
-            decisions.append((action, arguments))
+            decisions.append(decision)
 
     for outcome in carried:
         gap = int(outcome["gap"])
         if "text" in outcome:
-            do("edit_word", {"word": gap, "text": outcome["text"]})
+            do(EditWord(gap, str(outcome["text"])))
         elif "set_mark" in outcome:
-            do("set_mark", {"word": gap, "mark": outcome["set_mark"]})
+            do(SetMark(gap, str(outcome["set_mark"])))
         else:
             casing = Casing(outcome["casing"]) if outcome.get("casing") else None
             match = next(
@@ -182,9 +183,9 @@ def carried_decisions(
             )
             accepted = outcome["status"] == Status.ACCEPTED.value
             if match is not None:
-                do("accept" if accepted else "reject", {"suggestion": match.id})
+                do(Accept(match.id) if accepted else Reject(match.id))
             elif accepted and casing is None:
-                do("set_mark", {"word": gap, "mark": outcome["mark"]})
+                do(SetMark(gap, str(outcome["mark"])))
     return decisions, list(document.suggestions)
 
 
@@ -202,7 +203,7 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     document.add_suggestions(project.suggestions(file_id))
     history = History(document)
     for action, arguments, _ in project.decisions(file_id):
-        replay(document, history, action, arguments)
+        replay(document, history, decode(action, arguments))
     document.changes_since_save = 0
     return document, history
 
@@ -212,30 +213,3 @@ def status_counts(project: Project, file_id: int) -> dict[str, int]:
     (``"gaps"``: a gap's candidates, from the reference and the model, count once)."""
     document, _ = load_document(project, file_id)
     return {**document.status_counts(), "gaps": gaps_to_review(document.suggestions)}
-
-
-def replay(document: Document, history: History, action: str, arguments: dict[str, Any]) -> None:
-    """Apply one recorded decision through the editor's own commands."""
-    if action == "accept":
-        history.do(commands.accept(document, int(arguments["suggestion"])))
-    elif action == "reject":
-        history.do(commands.reject(document, int(arguments["suggestion"])))
-    elif action == "accept_many":
-        history.do(commands.accept_many(document, [int(i) for i in arguments["suggestions"]]))
-    elif action == "reject_many":
-        history.do(commands.reject_many(document, [int(i) for i in arguments["suggestions"]]))
-    elif action == "settle":
-        reopen, accept = ([int(i) for i in arguments[key]] for key in ("reopen", "accept"))
-        history.do(commands.settle(document, reopen, accept))
-    elif action == "set_mark":
-        history.do(commands.set_mark(document, int(arguments["word"]), str(arguments["mark"])))
-    elif action == "change_mark":
-        history.do(commands.change_mark(document, int(arguments["suggestion"]), str(arguments["mark"])))
-    elif action == "edit_word":
-        history.do(commands.edit_word(document, int(arguments["word"]), str(arguments["text"])))
-    elif action == "undo":
-        history.undo()
-    elif action == "redo":
-        history.redo()
-    else:
-        raise ProjectError(f"unknown action {action!r}")

@@ -22,6 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from app.core import commands
+from app.core.decisions import (
+    Accept,
+    AcceptMany,
+    ChangeMark,
+    Decision,
+    EditWord,
+    Redo,
+    Reject,
+    RejectMany,
+    SetMark,
+    Settle,
+    Undo,
+    encode,
+    step_of,
+)
 from app.core.errors import PunctumError
 from app.core.evidence import GapMeasure
 from app.core.history import History, Step, SuggestionEdit
@@ -227,8 +242,7 @@ class ReviewSession:
             for s in self.document.suggestions
         ]
         accept = sorted(triage(trial, policy, self.has_reference).accepted)
-        step = commands.settle(self.document, reopen, accept)
-        return self._do(step, "settle", {"reopen": reopen, "accept": accept}, by="rule")
+        return self._do(Settle(tuple(reopen), tuple(accept)), by="rule")
 
     def queue(self, settled: set[int] | None = None) -> list[Gap]:
         """The gaps for a person, in the order to review them (``app.core.triage.review_queue``);
@@ -309,36 +323,28 @@ class ReviewSession:
     # --- decisions: each recorded, then applied, before returning -----------------------------
     # Recording first: a decision the project file could not take is not shown as made.
 
-    def _do(self, step: Step, action: str, arguments: dict[str, Any], by: str = "editor") -> Step | None:
-        if not step.edits:
+    def _do(self, decision: Decision, by: str = "editor") -> Step | None:
+        step = step_of(self.document, decision)
+        if step is None or not step.edits:
             return None
-        self.project.record(self.file_id, action, arguments, by)
+        self.project.record(self.file_id, *encode(decision), by)
         self.history.do(step)
         return step
 
     def accept(self, suggestion_id: int) -> Step | None:
-        return self._do(
-            commands.accept(self.document, suggestion_id), "accept", {"suggestion": suggestion_id}
-        )
+        return self._do(Accept(suggestion_id))
 
     def reject(self, suggestion_id: int) -> Step | None:
-        return self._do(
-            commands.reject(self.document, suggestion_id), "reject", {"suggestion": suggestion_id}
-        )
+        return self._do(Reject(suggestion_id))
 
     def change_mark(self, suggestion_id: int, mark: str) -> Step | None:
-        step = commands.change_mark(self.document, suggestion_id, mark)
-        return self._do(step, "change_mark", {"suggestion": suggestion_id, "mark": mark})
+        return self._do(ChangeMark(suggestion_id, mark))
 
     def set_mark(self, word: int, mark: str) -> Step | None:
-        return self._do(
-            commands.set_mark(self.document, word, mark), "set_mark", {"word": word, "mark": mark}
-        )
+        return self._do(SetMark(word, mark))
 
     def edit_word(self, word: int, text: str) -> Step | None:
-        return self._do(
-            commands.edit_word(self.document, word, text), "edit_word", {"word": word, "text": text}
-        )
+        return self._do(EditWord(word, text))
 
     def accept_gap(self, suggestion_id: int) -> Step | None:
         """Accept a proposal and, for a sentence mark, the capital it calls for after it (the
@@ -351,7 +357,7 @@ class ReviewSession:
                 ids.append(max(capitals, key=lambda s: (s.source is Source.REFERENCE, s.confidence)).id)
         if len(ids) == 1:
             return self.accept(chosen.id)
-        return self._do(commands.accept_many(self.document, ids), "accept_many", {"suggestions": ids})
+        return self._do(AcceptMany(tuple(ids)))
 
     def reject_gap(self, suggestion_id: int) -> Step | None:
         """Turn down a proposal and every other one the reference and the model made for its gap:
@@ -362,7 +368,7 @@ class ReviewSession:
             for s in gap.suggestions
             if s.status is not Status.REJECTED and s.source is not Source.EDITOR and s.id != suggestion_id
         ]
-        return self._do(commands.reject_many(self.document, ids), "reject_many", {"suggestions": ids})
+        return self._do(RejectMany(tuple(ids)))
 
     def accept_above(self, threshold: float) -> Step | None:
         """Accept what ``commands.accept_confident`` settles at ``threshold``: per gap, the surest
@@ -372,18 +378,18 @@ class ReviewSession:
         )
         if not ids:
             return None
-        return self._do(commands.accept_many(self.document, ids), "accept_many", {"suggestions": ids})
+        return self._do(AcceptMany(tuple(ids)))
 
     def undo(self) -> Step | None:
         if self.history.undo_description is None:
             return None
-        self.project.record(self.file_id, "undo", {})
+        self.project.record(self.file_id, *encode(Undo()))
         return self.history.undo()
 
     def redo(self) -> Step | None:
         if self.history.redo_description is None:
             return None
-        self.project.record(self.file_id, "redo", {})
+        self.project.record(self.file_id, *encode(Redo()))
         return self.history.redo()
 
     # --- export -----------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from app.core.decisions import ACTIONS
 from app.core.digest import file_sha256
 from app.core.errors import PunctumError
 from app.core.evidence import GapMeasure
@@ -41,18 +42,6 @@ from app.store.lock import Holder, ProjectLockedError
 __all__ = ["Holder", "Project", "ProjectError", "ProjectLockedError"]
 
 SCHEMA_VERSION = 5
-ACTIONS = (
-    "accept",
-    "reject",
-    "accept_many",
-    "reject_many",
-    "settle",
-    "set_mark",
-    "change_mark",
-    "edit_word",
-    "undo",
-    "redo",
-)
 DECIDERS = ("editor", "rule", "batch")
 #: File states: waiting, being processed, processed, failed with a reason.
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"

@@ -1,0 +1,161 @@
+"""The decisions a person (or a rule) takes on a file, as typed values with one codec.
+
+A project keeps each decision as a row: an action name and JSON arguments (``encode``); loading
+a file decodes them (``decode``) and replays them through the editor's own commands (``replay``),
+so undo works after a reopen as it did before. The editor, batch and carried-over decisions all
+make these values; nothing else spells the action names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.core import commands
+from app.core.errors import PunctumError
+from app.core.history import History, Step
+from app.core.model import Document
+
+
+class DecisionError(PunctumError):
+    """A recorded decision this version cannot read."""
+
+
+@dataclass(frozen=True)
+class Accept:
+    suggestion: int
+
+
+@dataclass(frozen=True)
+class Reject:
+    suggestion: int
+
+
+@dataclass(frozen=True)
+class AcceptMany:
+    suggestions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RejectMany:
+    suggestions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Settle:
+    """The triage rule's settlement: ``reopen`` goes back to the queue, ``accept`` is accepted."""
+
+    reopen: tuple[int, ...]
+    accept: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SetMark:
+    word: int
+    mark: str
+
+
+@dataclass(frozen=True)
+class ChangeMark:
+    suggestion: int
+    mark: str
+
+
+@dataclass(frozen=True)
+class EditWord:
+    word: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Undo:
+    pass
+
+
+@dataclass(frozen=True)
+class Redo:
+    pass
+
+
+Decision = Accept | Reject | AcceptMany | RejectMany | Settle | SetMark | ChangeMark | EditWord | Undo | Redo
+
+_NAMES: dict[type[Any], str] = {
+    Accept: "accept",
+    Reject: "reject",
+    AcceptMany: "accept_many",
+    RejectMany: "reject_many",
+    Settle: "settle",
+    SetMark: "set_mark",
+    ChangeMark: "change_mark",
+    EditWord: "edit_word",
+    Undo: "undo",
+    Redo: "redo",
+}
+_TYPES = {name: kind for kind, name in _NAMES.items()}
+#: The action names a project's decision rows may hold.
+ACTIONS = tuple(_NAMES.values())
+
+
+def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
+    """A decision as a project row stores it: its action name and JSON-ready arguments."""
+    arguments = {
+        name: list(value) if isinstance(value, tuple) else value for name, value in vars(decision).items()
+    }
+    return _NAMES[type(decision)], arguments
+
+
+def decode(action: str, arguments: dict[str, Any]) -> Decision:
+    """The decision a project row holds; a ``DecisionError`` for one this version cannot read."""
+    kind = _TYPES.get(action)
+    if kind is None:
+        raise DecisionError(f"unknown action {action!r}")
+    try:
+        if kind in (AcceptMany, RejectMany):
+            return kind(tuple(int(i) for i in arguments["suggestions"]))  # type: ignore[no-any-return]
+        if kind is Settle:
+            return Settle(*(tuple(int(i) for i in arguments[key]) for key in ("reopen", "accept")))
+        if kind in (Accept, Reject):
+            return kind(int(arguments["suggestion"]))  # type: ignore[no-any-return]
+        if kind is SetMark:
+            return SetMark(int(arguments["word"]), str(arguments["mark"]))
+        if kind is ChangeMark:
+            return ChangeMark(int(arguments["suggestion"]), str(arguments["mark"]))
+        if kind is EditWord:
+            return EditWord(int(arguments["word"]), str(arguments["text"]))
+    except (KeyError, TypeError, ValueError) as error:
+        raise DecisionError(f"{action}: unreadable arguments ({error})") from None
+    return kind()  # type: ignore[no-any-return]
+
+
+def step_of(document: Document, decision: Decision) -> Step | None:
+    """The editor's command a decision stands for, as a step on ``document``; None for undo and redo."""
+    match decision:
+        case Accept(suggestion):
+            return commands.accept(document, suggestion)
+        case Reject(suggestion):
+            return commands.reject(document, suggestion)
+        case AcceptMany(suggestions):
+            return commands.accept_many(document, suggestions)
+        case RejectMany(suggestions):
+            return commands.reject_many(document, suggestions)
+        case Settle(reopen, accept):
+            return commands.settle(document, reopen, accept)
+        case SetMark(word, mark):
+            return commands.set_mark(document, word, mark)
+        case ChangeMark(suggestion, mark):
+            return commands.change_mark(document, suggestion, mark)
+        case EditWord(word, text):
+            return commands.edit_word(document, word, text)
+    return None
+
+
+def replay(document: Document, history: History, decision: Decision) -> None:
+    """Apply one recorded decision through the editor's own commands."""
+    if isinstance(decision, Undo):
+        history.undo()
+    elif isinstance(decision, Redo):
+        history.redo()
+    else:
+        step = step_of(document, decision)
+        assert step is not None
+        history.do(step)

@@ -166,6 +166,7 @@ def _batch(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from app.services.batch import BatchSettings, file_counts, import_folder, open_project, run_batch
+    from app.services.punctuate import ApplyPolicy
 
     folder = Path(args.folder)
     if not folder.is_dir():
@@ -180,8 +181,7 @@ def _batch(args: argparse.Namespace) -> int:
     args.min_confidence = _threshold(args, 0.9)
     settings = BatchSettings(
         model=args.model,
-        apply=args.apply,
-        min_confidence=args.min_confidence,
+        policy=ApplyPolicy(args.apply, args.min_confidence),
         workers=args.workers,
         use_audio=not args.no_audio,
         listen=args.listen,

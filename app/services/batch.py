@@ -145,8 +145,8 @@ def _walk(root: Path, skipped_links: dict[Path, str]) -> Iterator[Path]:
 @dataclass
 class BatchSettings:
     model: str | None = None
-    apply: str = "none"  # "confident": accept suggestions at least min_confidence; "all"; "none"
-    min_confidence: float = 0.9
+    # What is accepted without review: nothing by default; "confident", "all" or the triage rule.
+    policy: ApplyPolicy = field(default_factory=lambda: ApplyPolicy("none", 0.9))
     workers: int | None = None
     use_audio: bool = True
     listen: bool = False  # the model hears the media too (``gap_evidence``)
@@ -423,10 +423,10 @@ def _batch_decisions(suggestions: list[Suggestion], settings: BatchSettings) -> 
     """What ``--apply`` accepts (``commands.accept_confident``), as the decision to record, and who
     decided: the triage rule's settlement is the editor's own (a policy changed there reopens it);
     the other policies are the batch's."""
-    chosen = accept_confident(suggestions, ApplyPolicy(settings.apply, settings.min_confidence))
+    chosen = accept_confident(suggestions, settings.policy)
     if not chosen:
         return [], "batch"
-    if settings.apply == "triage":
+    if settings.policy.how == "triage":
         return [Settle((), tuple(chosen))], "rule"
     return [AcceptMany(tuple(chosen))], "batch"
 

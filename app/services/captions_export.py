@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.core.history import History, Step, WordEdit
-from app.core.model import Casing, Document, apply_casing
+from app.core.model import Document, apply_casing
 from app.formats import write_document
-from app.services.suggestions import capitalised_on_export
+from app.services.suggestions import starts_sentence, written_capital
 
 
 def sentence_casing(document: Document, language: str | None = None) -> Step:
@@ -21,10 +21,9 @@ def sentence_casing(document: Document, language: str | None = None) -> Step:
     words = list(document.words())
     edits = []
     for index, word in enumerate(words):
-        if word.casing is Casing.LOWER and word.casable and capitalised_on_export(words, index, language):
-            edits.append(
-                WordEdit(index, word, replace(word, text=apply_casing(word.text, Casing.CAPITALISED)))
-            )
+        capital = written_capital(word, None, starts_sentence(words, index), language)
+        if capital is not None:
+            edits.append(WordEdit(index, word, replace(word, text=apply_casing(word.text, capital))))
     return Step("Capitalise sentence starts", tuple(edits))
 
 

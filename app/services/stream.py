@@ -29,14 +29,12 @@ from typing import IO, Any
 from app.audio.evidence import timed_gaps
 from app.audio.prosody import RATE_CONTEXT
 from app.core.errors import PunctumError
-from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class, set_mark
-from app.core.model import Casing, Word, apply_casing
-from app.core.orthography import always_capitalised
+from app.core.marks import SENTENCE_END_CLASSES, has_protected_punctuation, model_class, set_mark
+from app.core.model import Word, apply_casing
 from app.formats.cuetext import split_token
 from app.services.gap_evidence import GapEvidence
 from app.services.model import Punctuator
-from app.services.suggestions import head_casing, model_word
-from app.services.typography import render_mark
+from app.services.suggestions import head_casing, model_mark, model_word, written_capital
 
 #: Words after a gap before it is decided, by default (F1 and delay for each lookahead: the README).
 DEFAULT_LOOKAHEAD = 4
@@ -308,12 +306,18 @@ class StreamPunctuator:
     def _finish(self, entry: _Entry, reason: str) -> StreamWord:
         assert self.reading is not None  # every word has been read once it is fed
         marks = self.reading.marks_of(entry.index)
-        best = max(range(len(marks)), key=marks.__getitem__)
+        best, mark = model_mark(marks, self.language)
         if has_protected_punctuation(entry.trailing):
             trailing = entry.trailing  # an ellipsis or a dash given with the word stays the writer's
         else:
-            trailing = set_mark(entry.trailing, render_mark(MODEL_MARKS[best], self.language), self.language)
-        text = self._capitalised(entry.text, self.reading.casing_of(entry.index))
+            trailing = set_mark(entry.trailing, mark, self.language)
+        capital = written_capital(
+            Word(entry.text),
+            head_casing(self.reading.casing_of(entry.index)),
+            self._sentence_start,
+            self.language,
+        )
+        text = apply_casing(entry.text, capital) if capital is not None else entry.text
         self._sentence_start = model_class(trailing) in SENTENCE_END_CLASSES
         entry.decided = True
         return StreamWord(
@@ -326,17 +330,6 @@ class StreamPunctuator:
             self._count - 1 - entry.index,
             reason,
         )
-
-    def _capitalised(self, text: str, casing: list[float]) -> str:
-        """As ``punctuate`` writes it: the casing head's capital, a capital at a sentence start
-        and where the language always has one; capitals given are never lowered."""
-        word = Word(text)
-        if word.casing is not Casing.LOWER or not word.casable:
-            return text
-        wanted = head_casing(casing)
-        if wanted is None and (self._sentence_start or always_capitalised(text, self.language)):
-            wanted = Casing.CAPITALISED
-        return apply_casing(text, wanted) if wanted is not None else text
 
     def _forget_old(self) -> None:
         """Decided words beyond the window and the rate context of its gaps are dropped."""

@@ -98,11 +98,10 @@ def suggest(
     suggestions: list[Suggestion] = []
     next_id = document.next_suggestion_id()
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
-        best = max(range(len(probs)), key=probs.__getitem__)
+        best, mark = model_mark(probs, language)
         if best == model_class(word.mark) or not _open_gap(words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
-        mark = render_mark(MODEL_MARKS[best], language)
         suggestions.append(
             Suggestion(
                 next_id,
@@ -150,7 +149,29 @@ def head_casing(probabilities: Sequence[float]) -> Casing | None:
     return Casing.UPPER if probabilities[2] > probabilities[1] else Casing.CAPITALISED
 
 
-def _starts_sentence(words: list[Word], index: int) -> bool:
+def model_mark(probabilities: Sequence[float], language: str) -> tuple[int, str]:
+    """The mark the model's probabilities choose: its class (``MODEL_MARKS``) and the mark as
+    ``language`` writes it. The one rule for the whole document and for the stream."""
+    best = max(range(len(probabilities)), key=probabilities.__getitem__)
+    return best, render_mark(MODEL_MARKS[best], language)
+
+
+def written_capital(
+    word: Word, head: Casing | None, sentence_start: bool, language: str | None
+) -> Casing | None:
+    """The capital a lowercase word gets when it is written out: the casing head's (``head``), else
+    one at a sentence start or where ``language`` always has one; None for a word that keeps its
+    letters (capitals given are never lowered). The one rule for export and for the stream."""
+    if word.casing is not Casing.LOWER or not word.casable:
+        return None
+    if head is not None:
+        return head
+    if sentence_start or always_capitalised(word.text, language):
+        return Casing.CAPITALISED
+    return None
+
+
+def starts_sentence(words: list[Word], index: int) -> bool:
     return index == 0 or model_class(words[index - 1].mark) in SENTENCE_END_CLASSES
 
 
@@ -158,7 +179,7 @@ def capitalised_on_export(words: list[Word], index: int, language: str | None) -
     """Whether export gives word ``index`` its capital whatever is decided (``sentence_casing``):
     it starts the text or follows a sentence mark the captions have, or the language always
     spells it with one."""
-    return _starts_sentence(words, index) or always_capitalised(words[index].text, language)
+    return starts_sentence(words, index) or always_capitalised(words[index].text, language)
 
 
 def drop_capitals_export_gives(document: Document, language: str | None) -> None:

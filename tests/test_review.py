@@ -200,6 +200,24 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
         assert project.captions_bytes(file_id) == (SAMPLE / "sample.srt").read_bytes()
 
 
+def test_a_decision_row_this_version_cannot_read_is_the_project_s_error(tmp_path: Path) -> None:
+    import time
+
+    from app.services.projects import add_caption_file, load_document
+    from app.store.project import Project, ProjectError
+
+    with Project(tmp_path / "p.punctum", create=True) as project:
+        file_id = add_caption_file(project, "sample", SAMPLE / "sample.srt")
+        project.db.execute(
+            "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
+            " VALUES (?, 'shrug', '{}', 'editor', ?, 1)",
+            [file_id, time.time()],
+        )
+        # A ProjectError, which a re-import catches to carry nothing over rather than fail.
+        with pytest.raises(ProjectError, match=r"p\.punctum: unknown action 'shrug'"):
+            load_document(project, file_id)
+
+
 @requires_ffmpeg
 def test_the_background_process_ends_by_itself_when_idle_and_at_once_when_cancelled() -> None:
     from app.services.worker_process import WorkerProcess

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.align.alignment import align
 from app.core import commands
-from app.core.decisions import Accept, Decision, EditWord, Reject, SetMark, decode, replay
+from app.core.decisions import Accept, Decision, DecisionError, EditWord, Reject, SetMark, decode, replay
 from app.core.history import History
 from app.core.model import Casing, Document, Source, Status, Suggestion
 from app.core.triage import gaps_to_review
@@ -203,7 +203,11 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     document.add_suggestions(project.suggestions(file_id))
     history = History(document)
     for action, arguments, _ in project.decisions(file_id):
-        replay(document, history, decode(action, arguments))
+        try:
+            decision = decode(action, arguments)
+        except DecisionError as error:  # a row this version cannot read: the project's problem
+            raise ProjectError(f"{project.path}: {error}") from None
+        replay(document, history, decision)
     document.changes_since_save = 0
     return document, history
 

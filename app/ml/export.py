@@ -448,8 +448,7 @@ def _publish(staging: Path, target: Path) -> None:
 def package_export(model_dir: Path, into: Path) -> Path:
     """A copy of ``model_dir``'s export, both precisions, as ``into/export``: what a wheel or a
     bundle ships in the model's folder, so that it never exports at run time (and needs no torch)."""
-    folder = export_model(model_dir, int8=True)
-    export_model(model_dir, int8=False)  # complete already: both graphs live in one folder
+    folder = export_model(model_dir, int8=True)  # the int8 graph is made from the float one, both kept
     target = into / PACKAGED_EXPORT
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(folder, target)

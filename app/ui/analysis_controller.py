@@ -15,7 +15,7 @@ from app.ui.shortcuts import saved_listening
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QProgressDialog
 
-    from app.ui.window import MainWindow
+    from app.ui.shell import EditorWindow
 
 
 class AnalysisController:
@@ -23,7 +23,7 @@ class AnalysisController:
     the status bar; results are stored from the worker thread (the window's process is the one
     that writes the project)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: EditorWindow) -> None:
         self.window = window
         self.preparing: QProgressDialog | None = None  # shown while a first start prepares the model
 
@@ -73,13 +73,12 @@ class AnalysisController:
             # The window's project is the file's one writer (the background process and this
             # thread write nothing): a few milliseconds for the sample's rows.
             session.store_analysis(analysis)
-            self.window._reload_models()
+            self.window.refresh_views()
             seconds = time.monotonic() - started
             message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
             warnings = analysis.report.warnings
             self.window.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
-            # Review by exception: the triage rule settles what it may, as one undoable decision.
-            self.window.review.settle(self.window.triage_policy())
+            self.window.after_analysis()
             startup_log.note("suggestions_shown")
 
         def failed(reason: str) -> None:
@@ -131,7 +130,7 @@ class AnalysisController:
                 "",
                 0,
                 0,
-                self.window,
+                self.window.dialog_parent(),
             )
             dialog.setWindowTitle("Punctum: first start")
             dialog.setCancelButton(None)

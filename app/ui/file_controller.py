@@ -14,7 +14,7 @@ from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
 
 if TYPE_CHECKING:
-    from app.ui.window import MainWindow
+    from app.ui.shell import EditorWindow
 
 SAMPLE = sample_dir()
 MAX_RECENT = 10
@@ -40,26 +40,32 @@ def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
 class FileController:
     """What the File menu, the welcome page and drops do."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: EditorWindow) -> None:
         self.window = window
 
     def open_sample(self) -> None:
         self.open_captions(SAMPLE / "sample.srt", SAMPLE / "sample.mp4", SAMPLE / "reference.txt")
 
     def choose_captions(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open captions", "", "Captions (*.srt *.vtt)")
+        path, _ = QFileDialog.getOpenFileName(
+            self.window.dialog_parent(), "Open captions", "", "Captions (*.srt *.vtt)"
+        )
         if path:
             self.open_paths([Path(path)])
 
     def choose_project(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open project", "", "Punctum projects (*.punctum)")
+        path, _ = QFileDialog.getOpenFileName(
+            self.window.dialog_parent(), "Open project", "", "Punctum projects (*.punctum)"
+        )
         if path:
             self.open_project(Path(path))
 
     def choose_media(self) -> None:
         if self.window.session is None:
             return
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open media", "", "Video and audio (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self.window.dialog_parent(), "Open media", "", "Video and audio (*)"
+        )
         if path:
             self.set_media(Path(path))
 
@@ -67,7 +73,7 @@ class FileController:
         if self.window.session is None:
             return
         path, _ = QFileDialog.getOpenFileName(
-            self.window, "Open reference transcript", "", "Text (*.txt *.srt *.vtt)"
+            self.window.dialog_parent(), "Open reference transcript", "", "Text (*.txt *.srt *.vtt)"
         )
         if path:
             self.add_reference(Path(path))
@@ -121,7 +127,7 @@ class FileController:
         def done(session: ReviewSession) -> None:
             self.window.statusBar().clearMessage()
             self._remember(remembered)
-            self.window._start(session)
+            self.window.start_session(session)
 
         def failed(reason: str) -> None:
             self.window.statusBar().clearMessage()
@@ -138,8 +144,7 @@ class FileController:
         except (PunctumError, OSError) as error:
             self.window.show_error("The media cannot be used", str(error))
             return
-        self.window.media.load(media)
-        self.window.analysis.read_audio(media)
+        self.window.load_media(media)
 
     def add_reference(self, reference: Path) -> None:
         if self.window.session is None:
@@ -157,7 +162,7 @@ class FileController:
         except (PunctumError, OSError, sqlite3.Error) as error:
             self.window.show_error("The reference cannot be used", str(error))
             return
-        self.window._reload_models()
+        self.window.refresh_views()
         self.window.statusBar().showMessage(f"Reference: {report.get('carried', 0)} marks carried over", 6000)
 
     def save_project_as(self, path: Path | None = None) -> None:
@@ -165,7 +170,7 @@ class FileController:
             return
         if path is None:
             chosen, _ = QFileDialog.getSaveFileName(
-                self.window, "Save project", "", "Punctum projects (*.punctum)"
+                self.window.dialog_parent(), "Save project", "", "Punctum projects (*.punctum)"
             )
             if not chosen:
                 return
@@ -177,7 +182,7 @@ class FileController:
         except (PunctumError, OSError) as error:
             self.window.show_error("The project cannot be saved", str(error))
             return
-        self.window._start(session)
+        self.window.start_session(session)
         self._remember(path)
 
     def export(self, path: Path | None = None) -> bool:
@@ -188,7 +193,7 @@ class FileController:
         if path is None:
             suggested = source.with_name(f"{source.stem}.punctuated{source.suffix}")
             chosen, _ = QFileDialog.getSaveFileName(
-                self.window, "Export captions", str(suggested), "Captions (*.srt *.vtt)"
+                self.window.dialog_parent(), "Export captions", str(suggested), "Captions (*.srt *.vtt)"
             )
             if not chosen:
                 return False
@@ -218,10 +223,10 @@ class FileController:
 
     def fill_recent(self) -> None:
         recent = self._recent()
-        if hasattr(self.window, "recent_list"):
+        if hasattr(self.window.dialog_parent(), "recent_list"):
             self.window.recent_list.clear()
             self.window.recent_list.addItems(recent)
-        if hasattr(self.window, "recent_menu"):
+        if hasattr(self.window.dialog_parent(), "recent_menu"):
             self.window.recent_menu.clear()
             for item in recent:
                 action = self.window.recent_menu.addAction(item)

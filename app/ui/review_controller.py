@@ -15,7 +15,7 @@ from app.services.typography import render_mark
 from app.ui.models import ID_ROLE, CueModel
 
 if TYPE_CHECKING:
-    from app.ui.window import MainWindow
+    from app.ui.shell import EditorWindow
 
 PLAY_AROUND_GAP_MS = 3000
 
@@ -24,7 +24,7 @@ class ReviewController:
     """Moves through the review list (the triage queue, or every gap) and applies the editor's
     decisions, each saved before the view is refreshed."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: EditorWindow) -> None:
         self.window = window
         self.lowest_first = False
         self.queue_only = True
@@ -127,7 +127,7 @@ class ReviewController:
             return
         if threshold is None:
             value, ok = QInputDialog.getDouble(
-                self.window,
+                self.window.dialog_parent(),
                 "Accept above a confidence",
                 "Accept every pending suggestion at least this sure:",
                 float(str(self.window.settings.value("review/threshold", 0.9))),
@@ -153,7 +153,9 @@ class ReviewController:
         gap = session.document.suggestion(sid).gap
         if text is None:
             current = session.document.word(gap).text
-            text, ok = QInputDialog.getText(self.window, "Edit the word", "Word:", text=current)
+            text, ok = QInputDialog.getText(
+                self.window.dialog_parent(), "Edit the word", "Word:", text=current
+            )
             if not ok:
                 return
         new_text = text.strip()
@@ -200,7 +202,7 @@ class ReviewController:
                 if self.window.session is not None and self.window.current_id is not None
                 else None
             )
-        self.window._after_change()
+        self.window.show_counts()
         return step
 
     def toggle_order(self) -> None:

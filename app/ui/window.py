@@ -251,7 +251,8 @@ class MainWindow(QMainWindow):
 
     # --- opening --------------------------------------------------------------------------------
 
-    def _start(self, session: ReviewSession) -> None:
+    def start_session(self, session: ReviewSession) -> None:
+        """Show ``session`` in the editor, in place of whatever was open."""
         self.worker.cancel_all()
         if self.session is not None:
             self.session.close()
@@ -292,13 +293,12 @@ class MainWindow(QMainWindow):
             )
             media = None
         if media is not None:
-            self.media.load(media)
-            self.analysis.read_audio(media)
+            self.load_media(media)
         else:
             self.media.unload()
             if not session.analysed:
                 self.analysis.suggest(with_audio=False)
-        self._after_change()
+        self.show_counts()
         if session.analysed:
             self.review.next_suggestion()
 
@@ -354,13 +354,13 @@ class MainWindow(QMainWindow):
 
     # --- state shown ------------------------------------------------------------------------------
 
-    def _reload_models(self) -> None:
+    def refresh_views(self) -> None:
         if self.cue_model is not None and self.gap_model is not None:
             self.cue_model.reload()
             self.gap_model.reload()
-        self._after_change()
+        self.show_counts()
 
-    def _after_change(self) -> None:
+    def show_counts(self) -> None:
         if self.session is not None:
             counts = self.session.counts()
             self.counts_label.setText(
@@ -389,7 +389,7 @@ class MainWindow(QMainWindow):
         except Exception as error:  # the dialog above is already up; say why the view is older
             self.statusBar().showMessage(f"The project could not be read again: {error}", 10000)
         else:
-            self._reload_models()
+            self.refresh_views()
 
     def show_evidence(self, gap: Gap | None) -> None:
         """The evidence panel and the waveform's gap mark follow the gap under review."""
@@ -400,6 +400,18 @@ class MainWindow(QMainWindow):
         self.waveform.set_gap(
             measure.end_ms if measure is not None and gap is not None and gap.marks else None
         )
+
+    def dialog_parent(self) -> QWidget:
+        return self
+
+    def load_media(self, media: Path) -> None:
+        """Play ``media`` and read its audio for the waveform and the suggestions."""
+        self.media.load(media)
+        self.analysis.read_audio(media)
+
+    def after_analysis(self) -> None:
+        """Review by exception: the triage rule settles what it may, as one undoable decision."""
+        self.review.settle(self.triage_policy())
 
     def triage_policy(self) -> TriagePolicy:
         """The policy chosen in Settings (the measured operating point unless changed)."""

@@ -1,0 +1,55 @@
+"""The shape of the code a newcomer relies on: no import circles anywhere in app/."""
+
+from __future__ import annotations
+
+import grimp
+
+
+def circles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Groups of modules that import one another, directly or round a loop (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    lowest: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = lowest[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported not in index:
+                visit(imported)
+                lowest[module] = min(lowest[module], lowest[imported])
+            elif imported in on_stack:
+                lowest[module] = min(lowest[module], index[imported])
+        if lowest[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_module_of_app_imports_itself_round_a_circle() -> None:
+    graph = grimp.build_graph("app")
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    graph = grimp.ImportGraph()
+    for module in ("pkg.a", "pkg.b", "pkg.c"):
+        graph.add_module(module)
+    graph.add_import(importer="pkg.a", imported="pkg.b")
+    graph.add_import(importer="pkg.b", imported="pkg.a")
+    graph.add_import(importer="pkg.c", imported="pkg.a")
+    assert circles(graph) == [["pkg.a", "pkg.b"]]

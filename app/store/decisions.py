@@ -1,0 +1,61 @@
+"""The decision log: every decision taken on a file, one row each, in the order taken.
+
+A decision belongs to the file's version it was taken on (``files.py``: captions changed on disk
+and added again make a new version), so a file's decisions are those of its current version.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from app.core.decisions import ACTIONS
+from app.store.errors import ProjectError
+
+DECIDERS = ("editor", "rule", "batch")
+
+
+class DecisionLog:
+    """A project's decisions (part of ``Project``, which opens the database)."""
+
+    db: Database
+    path: Path
+    #: The files table's columns: a project of an older schema, opened read-only, lacks some.
+    _columns: set[str]
+
+    def record(self, file_id: int, action: str, arguments: dict[str, Any], by: str = "editor") -> int:
+        """Append one decision; it is committed (and synced to disk) when this returns."""
+        if action not in ACTIONS:
+            raise ProjectError(f"unknown action {action!r}")
+        if by not in DECIDERS:
+            raise ProjectError(f"unknown decider {by!r}")
+        try:
+            with self.db.atomic():
+                return self._insert_decision(file_id, action, arguments, by)
+        except sqlite3.Error as error:  # a locked database, a full disk, a vanished folder
+            raise ProjectError(f"{self.path}: the decision could not be saved ({error})") from None
+
+    def _insert_decision(self, file_id: int, action: str, arguments: dict[str, Any], by: str) -> int:
+        cursor = self.db.execute(
+            "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
+            " VALUES (?, ?, ?, ?, ?, (SELECT version FROM files WHERE id = ?))",
+            [file_id, action, json.dumps(arguments, ensure_ascii=False), by, time.time(), file_id],
+        )
+        return int(cursor.lastrowid or 0)
+
+    def decisions(self, file_id: int) -> Iterator[tuple[str, dict[str, Any], str]]:
+        """The decisions on the file's current version, in the order they were taken."""
+        current = (
+            " AND version = (SELECT version FROM files WHERE id = ?)" if "version" in self._columns else ""
+        )
+        for action, arguments, by in self.db.execute(
+            f"SELECT action, arguments, decided_by FROM decisions WHERE file_id = ?{current} ORDER BY id",
+            [file_id, file_id] if current else [file_id],
+        ).fetchall():
+            yield action, json.loads(arguments), by

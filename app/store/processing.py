@@ -1,0 +1,112 @@
+"""Processing a file: the job that runs it, and what it leaves in the project, all at once: its
+suggestions, what was measured at each gap and the decisions taken on them; or why it failed.
+
+A file's state (``files.py``) follows its job: running while the job runs, then done or failed.
+Files a process left running when it died go back to pending (``reset_interrupted``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from app.core.evidence import GapMeasure
+from app.core.model import Suggestion
+from app.store.decisions import DecisionLog
+from app.store.files import DONE, FAILED, PENDING, RUNNING
+from app.store.suggestions import measures_json, suggestion_row
+
+
+class Processing(DecisionLog):
+    """A project's processing jobs and the results they store (part of ``Project``). It is a
+    decision log as well: a batch's decisions are stored in the same transaction as its results."""
+
+    def start_job(self, file_id: int) -> int:
+        with self.db.atomic():
+            self.db.execute("UPDATE files SET state = ? WHERE id = ?", [RUNNING, file_id])
+            cursor = self.db.execute(
+                "INSERT INTO jobs (file_id, state, pid, started_at) VALUES (?, ?, ?, ?)",
+                [file_id, RUNNING, os.getpid(), time.time()],
+            )
+        return int(cursor.lastrowid or 0)
+
+    def finish(
+        self,
+        file_id: int,
+        job_id: int,
+        suggestions: list[Suggestion],
+        report: dict[str, Any],
+        decisions: Sequence[tuple[str, dict[str, Any]]] = (),
+        carried: Sequence[tuple[str, dict[str, Any]]] = (),
+        measures: Sequence[GapMeasure] | None = None,
+        decided_by: str = "batch",
+    ) -> None:
+        """Store a file's results in one transaction: all of them, or (after a crash) none.
+        ``carried``: the previous version's decisions as replayed on these suggestions, recorded
+        (by "rule", before the batch's own ``decisions``, which are ``decided_by``) in place of
+        those still to replay. ``measures``: what was measured at each gap, if anything."""
+        with self.db.atomic():
+            self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
+            self.db.table("suggestions").insert_all(
+                ({"file_id": file_id, **suggestion_row(s)} for s in suggestions), batch_size=500
+            )
+            for action, arguments in carried:
+                self._insert_decision(file_id, action, arguments, "rule")
+            for action, arguments in decisions:
+                self._insert_decision(file_id, action, arguments, decided_by)
+            self.db.execute(
+                "UPDATE files SET state = ?, reason = NULL, report = ?, processed_at = ?, carried = NULL,"
+                " gap_measures = ? WHERE id = ?",
+                [DONE, json.dumps(report, ensure_ascii=False), time.time(), measures_json(measures), file_id],
+            )
+            self.db.execute(
+                "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?", [DONE, time.time(), job_id]
+            )
+
+    def store_results(
+        self,
+        file_id: int,
+        suggestions: list[Suggestion],
+        report: dict[str, Any],
+        measures: Sequence[GapMeasure] | None = None,
+    ) -> None:
+        """A file processed on the spot (not through the batch queue): its job and results at once."""
+        self.finish(file_id, self.start_job(file_id), suggestions, report, measures=measures)
+
+    def gap_measures(self, file_id: int) -> list[GapMeasure] | None:
+        """What the last analysis measured at each gap, or None (not measured, or an older project)."""
+        if "gap_measures" not in self._columns:
+            return None
+        row = self.db.execute("SELECT gap_measures FROM files WHERE id = ?", [file_id]).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return [GapMeasure(*entry) for entry in json.loads(row[0])]
+
+    def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
+        """Add suggestions beside those there (a reference opened later); decisions stay valid."""
+        with self.db.atomic():
+            self.db.table("suggestions").insert_all(
+                ({"file_id": file_id, **suggestion_row(s)} for s in suggestions), batch_size=500
+            )
+
+    def fail(self, file_id: int, job_id: int | None, reason: str) -> None:
+        with self.db.atomic():
+            self.db.execute("UPDATE files SET state = ?, reason = ? WHERE id = ?", [FAILED, reason, file_id])
+            if job_id is not None:
+                self.db.execute(
+                    "UPDATE jobs SET state = ?, finished_at = ?, error = ? WHERE id = ?",
+                    [FAILED, time.time(), reason, job_id],
+                )
+
+    def reset_interrupted(self) -> int:
+        """Files left running by a process that died go back to pending; returns how many."""
+        with self.db.atomic():
+            cursor = self.db.execute("UPDATE files SET state = ? WHERE state = ?", [PENDING, RUNNING])
+            self.db.execute(
+                "UPDATE jobs SET state = 'interrupted', finished_at = ? WHERE state = ?",
+                [time.time(), RUNNING],
+            )
+        return int(cursor.rowcount)

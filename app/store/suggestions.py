@@ -1,0 +1,43 @@
+"""Suggestions and gap measures as a project keeps them: a suggestion is one row of the
+suggestions table (its probabilities as JSON), a file's gap measures one JSON list in its row."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from app.core.evidence import GapMeasure
+from app.core.model import Casing, Source, Suggestion
+
+
+def measures_json(measures: Sequence[GapMeasure] | None) -> str | None:
+    if measures is None:
+        return None
+    return json.dumps([[m.pause_ms, m.pitch_slope, m.end_ms] for m in measures])
+
+
+def suggestion_row(suggestion: Suggestion) -> dict[str, Any]:
+    return {
+        "id": suggestion.id,
+        "gap": suggestion.gap,
+        "mark": suggestion.mark,
+        "confidence": suggestion.confidence,
+        "source": suggestion.source.value,
+        "evidence": suggestion.evidence,
+        "casing": suggestion.casing.value if suggestion.casing else None,
+        "probabilities": json.dumps(suggestion.probabilities, ensure_ascii=False),
+    }
+
+
+def suggestion_from_row(row: tuple[Any, ...]) -> Suggestion:
+    return Suggestion(
+        id=int(row[0]),
+        gap=int(row[1]),
+        mark=str(row[2]),
+        confidence=float(row[3]),
+        source=Source(row[4]),
+        evidence=str(row[5]),
+        casing=Casing(row[6]) if row[6] else None,
+        probabilities=json.loads(row[7]),
+    )

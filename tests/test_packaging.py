@@ -45,7 +45,7 @@ def test_the_wheel_carries_the_ready_model_sample_and_icon_and_no_training_or_to
         "app/_bundled/models/punctum-base/export/runtime.json",
         "app/_bundled/vad/silero_vad.onnx",
         "app/_bundled/vad/LICENSE",
-        "app/cli.py",
+        "app/cli/__init__.py",
     ):
         assert needed in names
     assert not any("/recipe/" in name or name.startswith(("tests/", "app/training/")) for name in names)

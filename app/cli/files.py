@@ -1,0 +1,181 @@
+"""Commands on one caption file: ``info``, ``show``, ``transfer``, ``punctuate`` and ``check``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.cli.errors import EXIT_OK, UsageError
+from app.cli.options import (
+    CAPTIONS,
+    JSON,
+    LISTEN_HELP,
+    Commands,
+    add_precision,
+    check_outputs,
+    checked_language,
+    threshold,
+)
+from app.core.errors import PunctumError
+from app.services.documents import format_duration, open_document, summarize
+
+
+def add_file_commands(commands: Commands) -> None:
+    """Commands on one caption file: info, show, transfer, punctuate, check."""
+    info = commands.add_parser(
+        "info", help="describe a caption file: format, encoding, cues, words, warnings"
+    )
+    info.add_argument("file", metavar="FILE", help="an .srt, .vtt or .txt file")
+    info.add_argument("--json", action="store_true", help="print the description as JSON")
+    info.set_defaults(run=_info)
+    show = commands.add_parser("show", help="print the cues of a caption file with their timings")
+    show.add_argument("file", metavar="FILE", help="an .srt, .vtt or .txt file")
+    show.set_defaults(run=_show)
+    transfer = commands.add_parser(
+        "transfer", help="carry the punctuation of a reference transcript onto ASR captions"
+    )
+    transfer.add_argument("reference", metavar="REFERENCE", help="punctuated transcript: .txt, .srt, .vtt")
+    transfer.add_argument("captions", metavar="CAPTIONS", help="ASR captions: .srt or .vtt")
+    transfer.add_argument("-o", "--output", required=True, metavar="OUT", help="captions to write")
+    transfer.add_argument("--report", metavar="REPORT.json", help="write what was carried and skipped")
+    transfer.add_argument("--language", default="en", help="language of both texts (for numbers), default en")
+    transfer.add_argument("--no-casing", action="store_true", help="carry marks only, not capitals")
+    transfer.set_defaults(run=_transfer)
+
+    punctuate = commands.add_parser("punctuate", help="propose and apply punctuation with the model")
+    punctuate.add_argument("input", metavar="INPUT", help=".srt, .vtt or .txt")
+    punctuate.add_argument("-o", "--output", metavar="OUT", help="file to write (format from its extension)")
+    punctuate.add_argument(
+        "--apply",
+        choices=["all", "confident", "none", "triage"],
+        default="confident",
+        help="which suggestions to write: all, those at least --min-confidence sure, none, or by triage "
+        "(where the reference and the model agree, or the model alone is --min-confidence sure)",
+    )
+    punctuate.add_argument(
+        "--min-confidence", type=float, metavar="P", help="0.7 for confident, 0.98 for triage unless given"
+    )
+    punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
+    punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
+    punctuate.add_argument("--language", metavar="CODE", help="language of the text (detected if omitted)")
+    punctuate.add_argument(
+        "--media", metavar="FILE", help="the video or audio: its pauses and pitch are measured for review"
+    )
+    punctuate.add_argument("--listen", action="store_true", help=LISTEN_HELP)
+    punctuate.add_argument(
+        "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
+    )
+    punctuate.add_argument(
+        "--no-audio", action="store_true", help="text only: ignore media and the captions' word timings"
+    )
+    add_precision(punctuate)
+    punctuate.set_defaults(run=_punctuate)
+    check = commands.add_parser(
+        "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
+    )
+    check.add_argument("file", metavar="FILE", help="an .srt or .vtt file")
+    check.add_argument("--max-cps", type=float, default=17.0, help="characters per second (default 17)")
+    check.add_argument("--max-line", type=int, default=42, help="characters per line (default 42)")
+    check.add_argument("--max-lines", type=int, default=2, help="lines per cue (default 2)")
+    check.set_defaults(run=_check)
+
+
+def _info(args: argparse.Namespace) -> int:
+    summary = summarize(open_document(args.file))
+    if args.json:
+        print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
+        return EXIT_OK
+    encoding = summary.encoding + (" with BOM" if summary.bom else "")
+    print(f"file:         {summary.path}")
+    print(f"format:       {summary.format.upper()}")
+    print(f"encoding:     {encoding}")
+    print(f"line endings: {summary.line_endings}")
+    print(f"cues:         {summary.cues}")
+    print(f"words:        {summary.words} ({summary.timed_words} with their own timing)")
+    print(f"duration:     {format_duration(summary.duration_ms)}")
+    print(f"warnings:     {len(summary.warnings)}")
+    for warning in summary.warnings:
+        print(f"  - {warning}")
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    document = open_document(args.file)
+    for number, cue in enumerate(document.cues, start=1):
+        timing = f"{format_duration(cue.start)} --> {format_duration(cue.end)}"
+        print(f"{number:>4}  {timing}  {cue.plain_text()}")
+    return EXIT_OK
+
+
+def _transfer(args: argparse.Namespace) -> int:
+    from app.services.transfer import transfer_to_file
+
+    check_outputs(
+        [args.reference, args.captions], [("-o", args.output, CAPTIONS), ("--report", args.report, JSON)]
+    )
+    args.language = checked_language(args.language)
+    outcome = transfer_to_file(
+        args.reference, args.captions, args.output, args.language, not args.no_casing, args.report
+    )
+    for warning in outcome.warnings:
+        print(f"punctum: warning: {warning}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _punctuate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.services.analysis import AnalysisRequest
+    from app.services.documents import render, save_document, save_text
+    from app.services.model import Punctuator
+    from app.services.punctuate import ApplyPolicy, punctuate_file
+
+    args.min_confidence = threshold(args, 0.7)
+    if args.media and args.no_audio:
+        raise UsageError("--media and --no-audio contradict each other")
+    if args.timings and args.no_audio:
+        raise UsageError("--timings and --no-audio contradict each other")
+    if args.listen and not args.media:
+        raise UsageError("--listen needs --media: there is nothing to listen to")
+    check_outputs(
+        [args.input, args.media, args.timings],
+        [("-o", args.output, CAPTIONS), ("--suggestions", args.suggestions, JSON)],
+    )
+    if args.language is not None:
+        args.language = checked_language(args.language)
+    punctuator = Punctuator(args.model, quantize=args.int8)
+    punctuator.check()  # a malformed model is refused before the input is read or analysed
+    request = AnalysisRequest.from_file(
+        Path(args.input),
+        media=Path(args.media) if args.media else None,
+        timings=Path(args.timings) if args.timings else None,
+        language=args.language,
+        use_audio=not args.no_audio,
+        listen=args.listen,
+    )
+    outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
+    for warning in outcome.report.warnings:
+        print(f"punctum: warning: {warning}", file=sys.stderr)
+    if args.suggestions:
+        save_text(args.suggestions, outcome.suggestions_json())
+    if args.output is not None:
+        save_document(outcome.document, args.output)
+        language = f" ({outcome.report.language})" if outcome.report.language else ""
+        print(f"{args.output}: {len(outcome.suggestions)} suggestions, {outcome.applied} applied{language}")
+    else:
+        sys.stdout.write(render(outcome.document))
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    from app.services.documents import cues_over_limits
+
+    document = open_document(args.file)
+    if document.format == "txt":
+        raise PunctumError(f"{args.file}: plain text has no timings; check reads SRT or WebVTT captions")
+    failing = cues_over_limits(document, args.max_cps, args.max_line, args.max_lines)
+    for number, start, problems in failing:
+        print(f"{number:>4}  {format_duration(start)}  {'; '.join(problems)}")
+    print(f"{len(failing)} of {len(document.cues)} cues over the limits", file=sys.stderr)
+    return EXIT_OK if not failing else 1

@@ -1,0 +1,123 @@
+"""What several commands share: their precision, language, confidence and listening options, and
+the check on output paths made before any work."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from app.cli.errors import UsageError
+
+Commands = Any  # argparse's sub-parser collection (a private type)
+
+#: Listening is opt-in: on real speech the acoustic branch lowered F1 (model card, "Audio").
+LISTEN_HELP = (
+    "the model hears the media too (its acoustic branch, word times estimated from speech);"
+    " experimental: on real speech it has lowered accuracy"
+)
+
+#: What an output option may be written as, by extension: the formats Punctum writes.
+CAPTIONS, JSON = (".srt", ".vtt", ".txt"), (".json",)
+
+
+def add_precision(command: argparse.ArgumentParser) -> None:
+    """``--int8`` / ``--float``: the model's precision on ONNX Runtime (``INT8_BY_DEFAULT``)."""
+    from app.services.model import INT8_BY_DEFAULT
+
+    default = " (the default)"
+    precision = command.add_mutually_exclusive_group()
+    precision.add_argument(
+        "--int8",
+        dest="int8",
+        action="store_const",
+        const=True,
+        help="int8 weights: a little faster, slightly less exact" + (default if INT8_BY_DEFAULT else ""),
+    )
+    precision.add_argument(
+        "--float",
+        dest="int8",
+        action="store_const",
+        const=False,
+        help="float32 weights" + ("" if INT8_BY_DEFAULT else default),
+    )
+
+
+def threshold(args: argparse.Namespace, confident_default: float) -> float:
+    """``--min-confidence`` as given, else the default of the ``--apply`` policy: triage's is its
+    measured operating point (``app.core.triage.OPERATING_THRESHOLD``)."""
+    from app.services.punctuate import TRIAGE_THRESHOLD
+
+    value = args.min_confidence
+    if value is None:
+        return TRIAGE_THRESHOLD if args.apply == "triage" else confident_default
+    if not 0.0 <= value <= 1.0:
+        raise UsageError("--min-confidence must be between 0 and 1")
+    return float(value)
+
+
+def checked_language(code: str) -> str:
+    """``--language`` as an ISO 639-1 code; a usage error otherwise."""
+    from app.services.languages import LanguageError, language_code
+
+    try:
+        return language_code(code)
+    except LanguageError as error:
+        raise UsageError(f"--language {error}") from None
+
+
+def check_outputs(
+    inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None, Sequence[str]]]
+) -> None:
+    """Before any work: refuse outputs (option, path or None, extensions) that would replace an
+    input or each other, or that cannot be written where they are named, so that nothing is
+    written unless everything can be. An output is a regular file (or a new one) with one of its
+    option's extensions, in a folder that exists and may be written in."""
+    import os
+    from pathlib import Path
+
+    taken = {Path(p).resolve() for p in inputs if p}
+    for option, output, extensions in outputs:
+        if output is None:
+            continue
+        if output.strip() in ("", "-"):
+            raise UsageError(f"{option} {output!r}: name a file to write")
+        path = Path(output)
+        resolved = path.resolve()
+        if resolved in taken or any(_same_file(output, str(other)) for other in taken):
+            raise UsageError(f"{output}: will not overwrite an input or another output; choose another name")
+        if path.is_dir():
+            raise UsageError(f"{output}: is a folder; name a file")
+        if path.exists() and not path.is_file():
+            raise UsageError(f"{output}: not a regular file (a pipe, device or socket); name a file")
+        if path.suffix.lower() not in extensions:
+            kinds = " or ".join(filter(None, [", ".join(extensions[:-1]), extensions[-1]]))
+            found = f"not {path.suffix}" if path.suffix else "and this name has no extension"
+            raise UsageError(f"{output}: {option} writes {kinds} files, {found}")
+        if not resolved.parent.is_dir():
+            raise UsageError(f"{output}: the folder {path.parent} does not exist")
+        if not os.access(resolved.parent, os.W_OK | os.X_OK) or not _can_create_in(str(resolved.parent)):
+            raise UsageError(f"{output}: the folder {path.parent} is not writable")
+        taken.add(resolved)
+
+
+def _same_file(path: str, other: str) -> bool:
+    """Whether two existing paths are one file (a hard link to an input is that input)."""
+    from pathlib import Path
+
+    try:
+        return Path(path).samefile(other)
+    except OSError:
+        return False
+
+
+def _can_create_in(folder: str) -> bool:
+    """Whether a file can be made in ``folder`` (permissions say yes to root even on a read-only
+    file system); the probe is removed at once."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".punctum-probe-"):
+            return True
+    except OSError:
+        return False

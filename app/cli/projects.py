@@ -1,0 +1,230 @@
+"""Commands on folders and projects: ``batch`` (here or on a Ray cluster), ``status``, ``export``
+and ``relink``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.cli.errors import EXIT_OK, UsageError
+from app.cli.options import LISTEN_HELP, Commands, add_precision, threshold
+
+
+def add_project_commands(commands: Commands) -> None:
+    """Commands on folders and projects: batch, status, export, relink."""
+    batch = commands.add_parser("batch", help="process a folder of captions, media and references")
+    batch.add_argument(
+        "folder", metavar="FOLDER", help="captions, with media, references and timings of the same name"
+    )
+    batch.add_argument("--project", required=True, metavar="P.punctum", help="project file (created if new)")
+    batch.add_argument(
+        "--apply",
+        choices=["all", "confident", "none", "triage"],
+        default="none",
+        help="which suggestions to accept: none (default; all wait for review), those at least"
+        " --min-confidence sure, all, or triage (agreement, or the model alone that sure)",
+    )
+    batch.add_argument(
+        "--min-confidence", type=float, metavar="P", help="0.9 for confident, 0.98 for triage unless given"
+    )
+    batch.add_argument(
+        "--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id (default: the shipped one)"
+    )
+    batch.add_argument(
+        "--workers", type=_positive_int, metavar="N", help="worker processes (default: by CPU count)"
+    )
+    batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
+    batch.add_argument("--listen", action="store_true", help=LISTEN_HELP)
+    add_precision(batch)
+    batch.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the files on a Ray cluster: 'auto' joins the one running here, HOST:PORT another;"
+        " no address starts one of this machine's cores (needs punctum[cluster])",
+    )
+    batch.add_argument(
+        "--media-url",
+        metavar="URL",
+        help="with --ray: the folder as workers read it (fsspec, e.g. s3://bucket/captions);"
+        " default: media at its path, which every node must see",
+    )
+    batch.set_defaults(run=_batch)
+
+    status = commands.add_parser("status", help="per file: state, pending/accepted/rejected, review time")
+    status.add_argument("project", metavar="P.punctum", help="the project file")
+    status.add_argument("--json", action="store_true", help="print the rows as JSON")
+    status.set_defaults(run=_status)
+
+    export = commands.add_parser("export", help="write every processed file of a project")
+    export.add_argument("project", metavar="P.punctum", help="the project file")
+    export.add_argument(
+        "--out", required=True, metavar="DIR", help="folder to write into (made if its parent exists)"
+    )
+    export.add_argument("--format", choices=["srt", "vtt"], help="default: each file's own format")
+    export.set_defaults(run=_export)
+
+    relink = commands.add_parser("relink", help="point a project's file at its media in a new place")
+    relink.add_argument("project", metavar="P.punctum", help="the project file")
+    relink.add_argument("file", metavar="FILE", help="the file's name as punctum status lists it")
+    relink.add_argument("media", metavar="MEDIA", help="the video or audio where it is now")
+    relink.set_defaults(run=_relink)
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from app.services.batch import file_counts, import_folder, open_project, run_batch
+    from app.services.batch_scheduler import BatchSettings
+    from app.services.punctuate import ApplyPolicy
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: not a folder")
+    if args.media_url is not None and args.ray is None:
+        raise UsageError("--media-url is for --ray: the local batch reads media where it is")
+    if args.ray is not None:
+        from app.services.cluster import check_address, check_ray
+
+        check_address(args.ray or None)  # before the project is touched
+        check_ray()
+    args.min_confidence = threshold(args, 0.9)
+    settings = BatchSettings(
+        model=args.model,
+        policy=ApplyPolicy(args.apply, args.min_confidence),
+        workers=args.workers,
+        use_audio=not args.no_audio,
+        listen=args.listen,
+        int8=args.int8,
+    )
+    with open_project(Path(args.project), create=True, command="punctum batch") as project:
+        pairing = import_folder(folder, project)
+        for path in pairing.unpaired:
+            print(f"punctum: unpaired (no captions with its name): {path}", file=sys.stderr)
+        for stem, paths in pairing.ambiguous.items():
+            print(f"punctum: ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}", file=sys.stderr)
+        for stem, what in pairing.reimported.items():
+            print(f"punctum: {stem}: {what}", file=sys.stderr)
+        for path, why in pairing.skipped_links.items():
+            print(f"punctum: skipped {path}: {why}", file=sys.stderr)
+        total, done = file_counts(project)
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=not sys.stderr.isatty(),
+            console=None,
+        ) as progress:
+            overall = progress.add_task("files", total=total, completed=done)
+            tasks: dict[str, object] = {}
+
+            def report(stem: str, state: str) -> None:
+                if state == "started":
+                    tasks[stem] = progress.add_task(f"  {stem}", total=None)
+                    return
+                task = tasks.pop(stem, None)
+                if task is not None:
+                    progress.remove_task(task)  # type: ignore[arg-type]
+                progress.advance(overall)
+                if state == "failed":
+                    progress.console.print(f"[red]failed[/red] {stem}")
+
+            if args.ray is None:
+                summary = run_batch(project, settings, report)
+            else:
+                from app.services.cluster import ClusterSettings, run_batch_on_ray
+
+                cluster = ClusterSettings(args.ray or None, args.media_url, folder)
+                summary = run_batch_on_ray(project, settings, cluster, report)
+    # Files that could not even be imported failed in this run too.
+    summary.failed += len(pairing.failed_imports)
+    summary.failures = {**pairing.failed_imports, **summary.failures}
+    print(
+        f"{args.project}: {summary.done} processed, {summary.failed} failed, {summary.skipped} already done"
+    )
+    for stem, reason in summary.failures.items():
+        print(f"punctum: {stem}: {reason}", file=sys.stderr)
+    if summary.workers_lowered:
+        print(f"punctum: {summary.workers_lowered}", file=sys.stderr)
+    _print_cluster_summary(summary)
+    return EXIT_OK
+
+
+def _print_cluster_summary(summary: object) -> None:
+    """A Ray run's retries, model loads and per-node throughput (nothing for a local run)."""
+    from app.services.cluster import ClusterSummary
+
+    if not isinstance(summary, ClusterSummary) or not summary.nodes:
+        return
+    for stem in summary.retried:
+        print(f"punctum: {stem}: its worker died; Ray ran it again (recorded once)", file=sys.stderr)
+    print(f"{summary.seconds:.1f} s on the cluster, {summary.model_loads} model loads")
+    for line in summary.node_lines():
+        print(f"  {line}")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _status(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.services.batch import open_project, project_status
+
+    with open_project(Path(args.project), read_only=True) as project:
+        rows = project_status(project)
+    if args.json:
+        print(json.dumps([row.as_json() for row in rows], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(
+        f"{'file':40} {'state':11} {'gaps':>6} {'pending':>8} {'accepted':>8} {'rejected':>8} {'review':>8}"
+    )
+    for row in rows:
+        if row.state == "done":
+            print(
+                f"{row.file[:40]:40} {row.state:11} {row.gaps_to_review:>6} {row.pending:>8} "
+                f"{row.accepted:>8} {row.rejected:>8} {row.review_minutes:>6} min"
+            )
+        else:
+            print(f"{row.file[:40]:40} {row.state:11} {row.reason or ''}")
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.services.batch import export_project, open_project
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: is a file; --out names a folder")
+    with open_project(Path(args.project), read_only=True) as project:
+        written = export_project(project, out, args.format)
+    print(f"{len(written)} files written to {args.out}")
+    return EXIT_OK
+
+
+def _relink(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.services.batch import open_project, relink_media
+
+    media = Path(args.media)
+    if not media.is_file():
+        raise UsageError(f"{media}: no such file")
+    with open_project(Path(args.project)) as project:
+        relink_media(project, args.file, media)
+    print(f"{args.file}: media is now {media}")
+    return EXIT_OK

@@ -16,7 +16,7 @@ import pytest
 
 from app.core.model import Status
 from app.formats import read_document
-from app.services.batch import pair_folder
+from app.services.folder_pairing import pair_folder
 from app.services.projects import add_caption_file, load_document
 from app.store.project import Project, ProjectError
 from tests.conftest import ROOT, SAMPLE, requires_ffmpeg

@@ -1,45 +1,34 @@
 """``punctum batch --ray``: the batch on a Ray cluster, for archives one machine cannot keep up with.
 
-Each file is a call on one of a pool of Ray actors, worker processes that load the model on their
-first file and keep it. Plain Ray tasks did as well on one machine (see the README's figures), but
-only because Ray happened to reuse their processes; an actor loads the model once by design, and
-is the worker Ray restarts and retries on. The driver, this process, stays the project's only
-writer: it commits each file's outcome as it arrives through ``batch.record_outcome``, as the
-local batch does, so everything the local batch promises holds here too: a driver stopped at any moment
-(Ctrl+C, kill -9, a lost cluster) leaves every file done or pending, and the next run does the
-pending ones only.
+Each file is a call on one of a pool of Ray actors (``cluster_worker``), worker processes that
+load the model on their first file and keep it. Plain Ray tasks did as well on one machine (see
+the README's figures), but only because Ray happened to reuse their processes; an actor loads the
+model once by design, and is the worker Ray restarts and retries on. The actors are the workers
+of the local batch's own scheduler (``batch_scheduler``), so the driver, this process, stays the
+project's only writer and commits each file's outcome as it arrives: everything the local batch
+promises holds here too. A driver stopped at any moment (Ctrl+C, kill -9, a lost cluster) leaves
+every file done or pending, and the next run does the pending ones only.
 
 A worker that dies mid-file (out of memory, its node lost) is started again and Ray runs the file
 again, ``WORKER_RETRIES`` times; the file is still recorded once, by the driver. Caption bytes
 travel in the call; media is read by the worker from a path every node sees, or from an fsspec
-URL (``--media-url``). Ray is imported here only, and only when a run asks for it.
+URL (``--media-url``). Ray is imported here and by the actors only, and only when a run asks for it.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.core.errors import PunctumError
-from app.services.analysis import AnalysisRequest
-from app.services.batch import (
-    BatchJob,
-    BatchSettings,
-    BatchSummary,
-    FileOutcome,
-    pending_files,
-    process_job,
-    record_outcome,
-    worker_count,
-)
-from app.services.model import ModelCache, Punctuator, prepare_model
+from app.services.batch_job import BatchJob, FileOutcome
+from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending, worker_count
+from app.services.cluster_worker import ClusterJob, FileWorker, WorkerCannotReadError, WorkerReport
 from app.services.reaper import start_watching
 from app.store.project import Project
 
@@ -58,13 +47,6 @@ class ClusterError(PunctumError):
 
 class ClusterLostError(PunctumError):
     """The driver lost the cluster mid-run: the files done are kept, the others are pending."""
-
-    exit_code = 3
-
-
-class WorkerCannotReadError(PunctumError):
-    """A worker cannot read what the driver can (the media, the model): the cluster lacks shared
-    storage. The run stops and nothing is marked failed, so a rerun after the fix does it all."""
 
     exit_code = 3
 
@@ -93,7 +75,6 @@ class NodeThroughput:
 @dataclass
 class ClusterSummary(BatchSummary):
     seconds: float = 0.0  # from connecting to the last file's commit
-    commit_seconds: float = 0.0  # the driver's time writing results: what bounds a large cluster
     model_loads: int = 0  # as the workers report them: one per worker process
     #: Files whose worker died on them and which Ray ran again (each recorded once).
     retried: list[str] = field(default_factory=list)
@@ -109,30 +90,6 @@ class ClusterSummary(BatchSummary):
                 f" ({hourly:.0f} files/hour, {done.words / max(self.seconds, 1e-9):.0f} words/s)"
             )
         return lines
-
-
-@dataclass(frozen=True)
-class ClusterJob:
-    """One file for a Ray worker: the local batch's job, and where the worker reads its media."""
-
-    job: BatchJob
-    media_url: str | None = None
-    #: Whether the driver can read the media: then a worker that cannot stops the run (the
-    #: cluster's storage is at fault); otherwise the file fails as it would locally.
-    media_on_driver: bool = False
-
-
-@dataclass(frozen=True)
-class WorkerReport:
-    """A worker's answer for one file, and what it says about the worker."""
-
-    outcome: FileOutcome
-    node: str = "?"
-    pid: int = 0
-    model_loads: int = 0  # this worker process's, so far
-    seconds: float = 0.0
-    retried: bool = False  # the file's first worker died on it
-    refusal: str | None = None  # why this worker cannot do any file (WorkerCannotReadError)
 
 
 def check_ray() -> None:
@@ -155,63 +112,84 @@ def run_batch_on_ray(
 ) -> ClusterSummary:
     """Process every pending file on a Ray cluster; ``on_progress(stem, state)`` as for ``run_batch``."""
     summary = ClusterSummary()
-    queue = pending_files(project, summary)
-    if not queue:
-        return summary
-    # A malformed model is refused before the cluster starts, and its export made here, once.
-    prepare_model(settings.model, settings.int8)
-    to_do = len(queue)
-    ray = _connect(cluster.address)
-    began = time.perf_counter()
-    loads: dict[int, int] = {}
-    try:
-        # Each worker takes a CPU: more than the cluster has would wait for one for ever.
-        cores = int(ray.cluster_resources().get("CPU", 1))
-        count = worker_count(settings.workers, len(queue), cores, summary, default=cores)
-        options = {"num_cpus": 1, "max_restarts": -1, "max_task_retries": WORKER_RETRIES}
-        worker_class = ray.remote(**options)(FileWorker)
-        workers = [worker_class.remote(settings) for _ in range(count)]
+
+    @contextmanager
+    def on_the_cluster(files: int) -> Iterator[RayWorkers]:
+        ray = _connect(cluster.address)
+        began = time.perf_counter()
+        try:
+            # Each worker takes a CPU: more than the cluster has would wait for one for ever.
+            cores = int(ray.cluster_resources().get("CPU", 1))
+            count = worker_count(settings.workers, files, cores, summary, default=cores)
+            options = {"num_cpus": 1, "max_restarts": -1, "max_task_retries": WORKER_RETRIES}
+            worker_class = ray.remote(**options)(FileWorker)
+            yield RayWorkers(ray, [worker_class.remote(settings) for _ in range(count)], cluster, summary)
+            summary.seconds = time.perf_counter() - began
+        except ClusterLostError:
+            project.reset_interrupted()  # the files still out go back to pending
+            where = f" at {cluster.address}" if cluster.address else ""
+            finished = summary.done + summary.failed
+            raise ClusterLostError(
+                f"lost the Ray cluster{where}: the {finished} files finished are kept, {files - finished}"
+                " go back to pending; run the same command again to do them"
+            ) from None
+        # Whatever else stops a run on Ray (a worker that cannot read, Ray's own errors, the
+        # SystemExit Ray's driver makes of SIGTERM) puts them back too; Ctrl+C is the scheduler's.
+        except (Exception, SystemExit):
+            project.reset_interrupted()
+            raise
+        finally:
+            with _native_lines_discarded():
+                ray.shutdown()
+
+    run_pending(project, settings, summary, on_the_cluster, on_progress)
+    return summary
+
+
+class RayWorkers:
+    """A pool of ``FileWorker`` actors as the scheduler's ``Workers``, counting in ``summary``
+    what each worker's report says (its node, its model loads, a retry)."""
+
+    def __init__(
+        self, ray: Any, actors: list[Any], cluster: ClusterSettings, summary: ClusterSummary
+    ) -> None:
+        self.ray = ray
+        self.cluster = cluster
+        self.summary = summary
         # Each worker holds a second file in its queue, so it starts it the moment it is done with
         # the first rather than when the driver has committed that one and sent another.
-        idle = [*workers, *workers]
-        running: dict[Any, tuple[tuple[int, int, str], Any]] = {}
-        while queue or running:
-            while queue and idle:
-                entry = queue.pop(0)
-                worker = idle.pop()
-                request = AnalysisRequest.from_project(project, entry.id, settings.use_audio, settings.listen)
-                call = worker.process.remote(_cluster_job(BatchJob(entry.id, request), cluster))
-                running[call] = ((entry.id, project.start_job(entry.id), entry.stem), worker)
-                if on_progress:
-                    on_progress(entry.stem, "started")
-            ready, _ = ray.wait(list(running), num_returns=1)
-            file, worker = running.pop(ready[0])
-            idle.append(worker)
-            report = _answer(ray, ready[0])
-            if report.refusal is not None:
-                raise WorkerCannotReadError(report.refusal)
-            committing = time.perf_counter()
-            state = record_outcome(project, settings, summary, file, report.outcome)
-            summary.commit_seconds += time.perf_counter() - committing
-            _count(summary, report, file[2], loads)
-            summary.seconds = time.perf_counter() - began
-            if on_progress:
-                on_progress(file[2], state)
-    except ClusterLostError:
-        project.reset_interrupted()  # the files still out go back to pending
-        where = f" at {cluster.address}" if cluster.address else ""
-        finished = summary.done + summary.failed
-        raise ClusterLostError(
-            f"lost the Ray cluster{where}: the {finished} files finished are kept, {to_do - finished}"
-            " go back to pending; run the same command again to do them"
-        ) from None
-    except BaseException:
-        project.reset_interrupted()  # the files still out go back to pending
-        raise
-    finally:
-        with _native_lines_discarded():
-            ray.shutdown()
-    return summary
+        self.idle = [*actors, *actors]
+        self.capacity = len(self.idle)
+        self.running: dict[Any, tuple[int, str, Any]] = {}  # by call: its file id, stem and worker
+        self.loads: dict[int, int] = {}  # by worker process: its model loads
+
+    def submit(self, job: BatchJob, stem: str) -> None:
+        worker = self.idle.pop()
+        call = worker.process.remote(_cluster_job(job, self.cluster))
+        self.running[call] = (job.file_id, stem, worker)
+
+    def next_finished(self) -> tuple[int, FileOutcome]:
+        ready, _ = self.ray.wait(list(self.running), num_returns=1)
+        file_id, stem, worker = self.running.pop(ready[0])
+        self.idle.append(worker)
+        report = _answer(self.ray, ready[0])
+        if report.refusal is not None:
+            raise WorkerCannotReadError(report.refusal)
+        self._count(report, stem)
+        return file_id, report.outcome
+
+    def _count(self, report: WorkerReport, stem: str) -> None:
+        if report.retried:
+            self.summary.retried.append(stem)
+        if not report.pid:  # the worker died: nothing to say about it
+            return
+        node = self.summary.nodes.setdefault(report.node, NodeThroughput())
+        node.files += 1
+        node.words += int(report.outcome.report.get("words", 0))
+        node.busy_seconds += report.seconds
+        node.workers.add(report.pid)
+        self.loads[report.pid] = report.model_loads
+        self.summary.model_loads = sum(self.loads.values())
 
 
 @contextmanager
@@ -339,7 +317,7 @@ def _answer(ray: Any, call: Any) -> WorkerReport:
         if not _cluster_answers(ray):
             raise ClusterLostError("lost the Ray cluster") from None
         died = f"processing stopped: its worker process died {WORKER_RETRIES + 1} times (out of memory?)"
-        return WorkerReport(FileOutcome(error=died, worker_died=True))
+        return WorkerReport(FileOutcome(error=died))
     except ray.exceptions.RayTaskError as error:
         return WorkerReport(FileOutcome(error=f"processing crashed: {error.cause}"))
     except ray.exceptions.RaySystemError:
@@ -357,116 +335,3 @@ def _cluster_answers(ray: Any) -> bool:
 
 def _alive() -> bool:
     return True
-
-
-def _count(summary: ClusterSummary, report: WorkerReport, stem: str, loads: dict[int, int]) -> None:
-    if report.retried:
-        summary.retried.append(stem)
-    if not report.pid:  # the worker died: nothing to say about it
-        return
-    node = summary.nodes.setdefault(report.node, NodeThroughput())
-    node.files += 1
-    node.words += int(report.outcome.report.get("words", 0))
-    node.busy_seconds += report.seconds
-    node.workers.add(report.pid)
-    loads[report.pid] = report.model_loads
-    summary.model_loads = sum(loads.values())
-
-
-# --- in the workers ---------------------------------------------------------------------------
-
-
-class FileWorker:
-    """One worker process of the pool, made a Ray actor by ``run_batch_on_ray``: it loads the
-    model on its first file and keeps it for the others."""
-
-    def __init__(self, settings: BatchSettings) -> None:
-        self.settings = settings
-        self.models = ModelCache()
-        self.calls = 0
-
-    def process(self, work: ClusterJob) -> WorkerReport:
-        import ray
-
-        began = time.perf_counter()
-        # Ray runs the calls a dead worker left again on the worker it starts in its place.
-        retried = self.calls == 0 and ray.get_runtime_context().was_current_actor_reconstructed
-        self.calls += 1
-        node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
-
-        def report(outcome: FileOutcome, refusal: str | None = None) -> WorkerReport:
-            seconds = time.perf_counter() - began
-            return WorkerReport(outcome, node, os.getpid(), self.models.loads, seconds, retried, refusal)
-
-        try:
-            with _media_here(work) as request:
-                punctuator = self._punctuator()
-                return report(process_job(replace(work.job, request=request), lambda: punctuator))
-        except WorkerCannotReadError as error:
-            return report(FileOutcome(error=str(error)), f"node {node}: {error}")
-
-    def _punctuator(self) -> Punctuator:
-        punctuator = self.models.punctuator(self.settings.model, self.settings.int8, threads=1)
-        try:
-            # The first worker on a node without the model's export makes it in the node's
-            # cache; the others wait for it rather than make it again. Loaded, it stays loaded.
-            with _node_lock():
-                punctuator.load()
-        except PunctumError as error:
-            raise WorkerCannotReadError(
-                f"cannot load the model ({error}); give --model a path every node sees,"
-                " or install the same punctum on every node"
-            ) from None
-        return punctuator
-
-
-@contextmanager
-def _media_here(work: ClusterJob) -> Iterator[AnalysisRequest]:
-    """The request with its media readable on this node: at its path, or fetched from its URL
-    to a temporary file for the file's time (the audio decoder reads files)."""
-    request = work.job.request
-    if request.media is None or not request.use_audio:
-        yield request
-        return
-    if work.media_url is None:
-        if work.media_on_driver and not os.access(request.media, os.R_OK):
-            raise WorkerCannotReadError(
-                f"cannot read the media {request.media}: put the media on storage every node"
-                " mounts at the same path, or give --media-url"
-            )
-        yield request
-        return
-    copy = _fetch(work.media_url, request.media.suffix)
-    try:
-        yield replace(request, media=copy)
-    finally:
-        copy.unlink(missing_ok=True)
-
-
-def _fetch(url: str, suffix: str) -> Path:
-    handle, name = tempfile.mkstemp(suffix=suffix, prefix="punctum-media-")
-    copy = Path(name)
-    try:
-        import fsspec
-
-        with fsspec.open(url, "rb") as source, os.fdopen(handle, "wb") as target:
-            shutil.copyfileobj(source, target, 1 << 20)
-    except (OSError, ValueError, ImportError) as error:
-        copy.unlink(missing_ok=True)
-        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-        raise WorkerCannotReadError(
-            f"cannot read the media {url} ({reason}); check --media-url and this node's access to it"
-        ) from None
-    return copy
-
-
-@contextmanager
-def _node_lock() -> Iterator[None]:
-    import fcntl
-
-    from app.ml.base_encoder import cache_root
-
-    cache_root().mkdir(parents=True, exist_ok=True)
-    with (cache_root() / ".cluster-prepare.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield

@@ -65,7 +65,8 @@ def main() -> None:
 
 
 def _pool(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, object]:
-    from app.services.batch import BatchSettings, export_project, import_folder, run_batch
+    from app.services.batch import export_project, import_folder, run_batch
+    from app.services.batch_scheduler import BatchSettings
     from app.store.project import Project
 
     began = time.perf_counter()
@@ -96,7 +97,8 @@ def _pool(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, obj
 def _pool_against_ray(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, object]:
     """Processing time of the local pool and of a local Ray cluster (started by the run, as
     ``punctum batch --ray`` does, and counted in its time) on the same files."""
-    from app.services.batch import BatchSettings, import_folder, run_batch
+    from app.services.batch import import_folder, run_batch
+    from app.services.batch_scheduler import BatchSettings
     from app.services.cluster import ClusterSettings, run_batch_on_ray
     from app.store.project import Project
 

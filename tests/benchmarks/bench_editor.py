@@ -111,7 +111,8 @@ def run(folder: Path) -> dict[str, object]:
     from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.services.batch import BatchSettings, import_folder, run_batch
+    from app.services.batch import import_folder, run_batch
+    from app.services.batch_scheduler import BatchSettings
     from app.store.project import Project
     from app.ui.window import MainWindow
 

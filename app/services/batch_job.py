@@ -1,0 +1,49 @@
+"""One file of a batch run, as a worker does it, wherever it runs (a local worker process, a Ray
+worker): what it is handed, the analysis, and the outcome it answers with. Workers never write
+the project; the driver commits each outcome (``batch_scheduler``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.errors import PunctumError
+from app.core.evidence import GapMeasure
+from app.core.model import Suggestion
+from app.services.analysis import AnalysisRequest
+from app.services.model import Punctuator
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """One file for a worker: which project file it is, and what to analyse."""
+
+    file_id: int
+    request: AnalysisRequest
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """A worker's answer for one file: its suggestions and report, or why it failed."""
+
+    suggestions: list[Suggestion] = field(default_factory=list)
+    report: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    measures: list[GapMeasure] | None = None  # what was measured at each gap, for the review
+
+
+def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutcome:
+    """One file: reference transfer, then the model (with audio when there is media). What the
+    file or the model refuses is its outcome, so that the other files go on."""
+    from app.services.analysis import analyse
+
+    try:
+        analysis = analyse(job.request, punctuator())
+    except PunctumError as error:
+        return FileOutcome(error=str(error))
+    except (OSError, ValueError) as error:
+        return FileOutcome(error=f"{type(error).__name__}: {error}")
+    # Reference suggestions first; the model's ids follow theirs.
+    return FileOutcome(analysis.suggestions, analysis.report.as_json(), measures=analysis.measures)

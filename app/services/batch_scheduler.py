@@ -1,0 +1,167 @@
+"""The scheduling of a batch run, the same wherever its files are processed: take the files to do
+(those pending, and those a run that died left running), hand them to the workers as they have
+room, commit each outcome as it comes back, and on Ctrl+C put the files still out back to pending.
+
+Where the files run is behind ``Workers``: the local process pool (``local_pool``) or actors on a
+Ray cluster (``cluster``). This process, the driver, is the project's only writer: each file's
+outcome reaches the project here, in one transaction, so a run stopped at any moment leaves
+every file either done or pending.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from app.core.commands import ApplyPolicy, accept_confident
+from app.core.decisions import AcceptMany, Decision, Settle, encode
+from app.core.model import Suggestion
+from app.services.analysis import AnalysisRequest
+from app.services.batch_job import BatchJob, FileOutcome
+from app.services.model import prepare_model
+from app.services.projects import carried_decisions
+from app.store.project import DONE, FAILED, PENDING, FileEntry, Project
+
+
+@dataclass
+class BatchSettings:
+    model: str | None = None
+    # What is accepted without review: nothing by default; "confident", "all" or the triage rule.
+    policy: ApplyPolicy = field(default_factory=lambda: ApplyPolicy("none", 0.9))
+    workers: int | None = None
+    use_audio: bool = True
+    listen: bool = False  # the model hears the media too (``gap_evidence``)
+    int8: bool | None = None  # None: the default precision (INT8_BY_DEFAULT)
+
+
+@dataclass
+class BatchSummary:
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0  # already done by an earlier run
+    failures: dict[str, str] = field(default_factory=dict)
+    workers_lowered: str | None = None  # why fewer workers ran than --workers asked for
+    commit_seconds: float = 0.0  # the driver's time writing results: what bounds a large cluster
+
+
+class Workers(Protocol):
+    """Where a run's files are processed: the local process pool, or actors on a Ray cluster."""
+
+    #: How many files the workers hold at once.
+    capacity: int
+
+    def submit(self, job: BatchJob, stem: str) -> None:
+        """Hand one file (``stem`` names it) to a worker."""
+
+    def next_finished(self) -> tuple[int, FileOutcome]:
+        """Wait for the next file a worker is done with: its id, and its outcome (its failure,
+        when its worker died on it)."""
+
+
+def worker_count(asked: int | None, files: int, cores: int, summary: BatchSummary, default: int = 4) -> int:
+    """Workers for ``files`` files on ``cores`` CPUs: as many as asked (``default`` when nothing
+    was), but never more than cores or files, since each worker loads its own model; lowering what
+    was asked is recorded in ``summary``."""
+    count = max(1, min(asked or default, files, cores))
+    if asked and count < asked:
+        summary.workers_lowered = (
+            f"--workers {asked} lowered to {count}: one per CPU ({cores}) and file to do ({files})"
+        )
+    return count
+
+
+def run_pending(
+    project: Project,
+    settings: BatchSettings,
+    summary: BatchSummary,
+    start_workers: Callable[[int], AbstractContextManager[Workers]],
+    on_progress: Callable[[str, str], None] | None = None,
+) -> None:
+    """Process every pending file on the workers ``start_workers(files to do)`` starts (and stops
+    when the run ends); ``on_progress(stem, state)`` hears each start and finish, and ``summary``
+    counts what was done."""
+    queue = _pending_files(project, summary)
+    if not queue:
+        return
+    # A malformed model is refused before any worker starts; one without an export gets it here,
+    # once, rather than in every worker at the same time.
+    prepare_model(settings.model, settings.int8)
+    running: dict[int, tuple[int, str]] = {}  # by file id: its job id and stem
+    with start_workers(len(queue)) as workers:
+        try:
+            while queue or running:
+                while queue and len(running) < workers.capacity:
+                    entry = queue.pop(0)
+                    running[entry.id] = (project.start_job(entry.id), entry.stem)
+                    request = AnalysisRequest.from_project(
+                        project, entry.id, settings.use_audio, settings.listen
+                    )
+                    workers.submit(BatchJob(entry.id, request), entry.stem)
+                    if on_progress:
+                        on_progress(entry.stem, "started")
+                file_id, outcome = workers.next_finished()
+                job, stem = running.pop(file_id)
+                committing = time.perf_counter()
+                state = _record_outcome(project, settings, summary, (file_id, job, stem), outcome)
+                summary.commit_seconds += time.perf_counter() - committing
+                if on_progress:
+                    on_progress(stem, state)
+        except KeyboardInterrupt:
+            project.reset_interrupted()  # the files still out go back to pending
+            raise
+
+
+def _pending_files(project: Project, summary: BatchSummary) -> list[FileEntry]:
+    """The files a run processes, in order: those pending, and those a run that died left running
+    (put back to pending first). ``summary`` counts the files done by earlier runs."""
+    project.reset_interrupted()
+    entries = project.files()
+    summary.skipped = sum(1 for e in entries if e.state == DONE)
+    return [e for e in entries if e.state == PENDING]
+
+
+def _record_outcome(
+    project: Project,
+    settings: BatchSettings,
+    summary: BatchSummary,
+    running: tuple[int, int, str],
+    outcome: FileOutcome,
+) -> str:
+    """Commit one file's outcome (``running``: its file id, job id and stem) in one transaction:
+    its results and the decisions ``--apply`` makes, or its failure with the reason. Returns the
+    file's new state, "done" or "failed"."""
+    file_id, job, stem = running
+    if outcome.error is not None:
+        project.fail(file_id, job, outcome.error)
+        summary.failed += 1
+        summary.failures[stem] = outcome.error
+        return FAILED
+    carried, settled = carried_decisions(project, file_id, outcome.suggestions)
+    decisions, by = _batch_decisions(settled, settings)
+    project.finish(
+        file_id,
+        job,
+        outcome.suggestions,
+        outcome.report,
+        [encode(d) for d in decisions],
+        [encode(d) for d in carried],
+        outcome.measures,
+        by,
+    )
+    summary.done += 1
+    return DONE
+
+
+def _batch_decisions(suggestions: list[Suggestion], settings: BatchSettings) -> tuple[list[Decision], str]:
+    """What ``--apply`` accepts (``commands.accept_confident``), as the decision to record, and who
+    decided: the triage rule's settlement is the editor's own (a policy changed there reopens it);
+    the other policies are the batch's."""
+    chosen = accept_confident(suggestions, settings.policy)
+    if not chosen:
+        return [], "batch"
+    if settings.policy.how == "triage":
+        return [Settle((), tuple(chosen))], "rule"
+    return [AcceptMany(tuple(chosen))], "batch"

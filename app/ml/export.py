@@ -7,7 +7,7 @@ indexing, and running the branch on every word would cost time for nothing. Each
 checked against the torch model on inputs of other sizes than it was traced with.
 
 ``python -m app.ml.export [MODEL_DIR] [--float]`` exports the shipped model (set-up does this): the
-float graph and the int8 one (``--float``: the float one alone).
+float graph and the int8 one (``app.ml.quantize``; ``--float``: the float one alone).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from torch import nn
 
 from app.ml.model import PunctuationModel, _channels_with_presence, _gather, batch_tensors
 from app.ml.packaging import ModelError, load_model
+from app.ml.quantize import quantize_graph
 from app.ml.runtime import (
     EXPORT_FORMAT,
     PACKAGED_EXPORT,
@@ -221,7 +222,7 @@ def _fuse_graph(network: PunctuationModel, source: Path, target: Path) -> None:
 
         options = FusionOptions("bert")
         # The word-embedding table stays a plain Gather, so that the int8 graph can hold it as
-        # int8 rows (``_int8_embeddings``); fusing it saves under 1% of a run.
+        # int8 rows (``app.ml.quantize``); fusing it saves under 1% of a run.
         options.enable_embed_layer_norm = False
         fused = optimizer.optimize_model(
             str(source),
@@ -237,88 +238,6 @@ def _fuse_graph(network: PunctuationModel, source: Path, target: Path) -> None:
 
         onnx.save_model(
             onnx.load(str(source)), str(target), save_as_external_data=True, location=data_name(target.name)
-        )
-    finally:
-        logging.disable(previous)
-
-
-def _int8_embeddings(graph: Any) -> None:
-    """The word-embedding table (the Gather of an initializer by ``input_ids``) as int8 rows with
-    one scale each, turned back into float rows as they are read: a quarter of the bytes, and
-    rounding of 1/254 of each row's largest value. ONNX Runtime's own int8 form of the table
-    has one scale for all of it, which cost up to 0.4 F1."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    tables = {t.name: t for t in graph.graph.initializer}
-    for position, node in enumerate(graph.graph.node):
-        if node.op_type != "Gather" or node.input[0] not in tables or node.input[1] != "input_ids":
-            continue
-        table = numpy_helper.to_array(tables[node.input[0]]).astype(np.float32)
-        scales = np.abs(table).max(axis=1, keepdims=True) / 127.0
-        scales[scales == 0] = 1.0
-        rows = np.clip(np.round(table / scales), -127, 127).astype(np.int8)
-        name, output = node.input[0], node.output[0]
-        graph.graph.initializer.remove(tables[name])
-        graph.graph.initializer.extend(
-            [numpy_helper.from_array(rows, f"{name}.int8"), numpy_helper.from_array(scales, f"{name}.scale")]
-        )
-        graph.graph.node.remove(node)
-        replacement = [
-            helper.make_node(
-                "Gather", [f"{name}.int8", "input_ids"], [f"{output}.int8"], name=f"{node.name}.int8"
-            ),
-            helper.make_node("Cast", [f"{output}.int8"], [f"{output}.float"], to=TensorProto.FLOAT),
-            helper.make_node(
-                "Gather", [f"{name}.scale", "input_ids"], [f"{output}.scale"], name=f"{node.name}.scale"
-            ),
-            helper.make_node(
-                "Mul", [f"{output}.float", f"{output}.scale"], [output], name=f"{node.name}.rows"
-            ),
-        ]
-        for offset, added in enumerate(replacement):
-            graph.graph.node.insert(position + offset, added)
-        return
-
-
-def _quantize_graph(source: Path, target: Path) -> None:
-    """int8 weights for the encoder's attention (fused or not) and matrices, but for the
-    feed-forward output projections (see ``app.ml.packaging.quantized_layers`` for why those stay
-    float). The embedding table has int8 rows of its own (``_int8_embeddings``). The small heads
-    and branches stay float: they cost little and lose most from rounding.
-
-    Unsigned weights with unsigned activations (u8u8): x86 CPUs without VNNI (AVX2, and AVX-512
-    without it) multiply u8 activations by s8 weights in pairs whose 16-bit sums saturate (a test
-    model's probabilities moved by up to 0.10 on an AVX2-only CPU); u8u8 products do not, so
-    the full 8 bits are kept on every CPU, the same numbers on each."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    graph = onnx.load(str(source))
-    _int8_embeddings(graph)
-    chosen = [
-        node.name
-        for node in graph.graph.node
-        if node.op_type == "Attention"
-        or (
-            node.op_type == "MatMul"
-            and node.name.startswith("/encoder/")
-            and not ("/output/dense/" in node.name and "/attention/" not in node.name)
-        )
-    ]
-    # ONNX Runtime advises graph pre-processing on the root logger at every run; a user of
-    # ``--int8`` can do nothing with that line, so it is kept off their terminal.
-    previous = logging.root.manager.disable
-    logging.disable(logging.WARNING)
-    try:
-        quantize_dynamic(
-            graph,
-            str(target),
-            use_external_data_format=True,
-            weight_type=QuantType.QUInt8,
-            per_channel=True,
-            nodes_to_quantize=chosen,
-            # Shape inference cannot type the outputs of ONNX Runtime's fused operators.
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
     finally:
         logging.disable(previous)
@@ -402,7 +321,7 @@ def export_model(model_dir: Path, int8: bool = False, log: Any = None) -> Path:
             _fuse_graph(network, staging / _PLAIN_NAME, staging / graph_name(False))
             (staging / _PLAIN_NAME).unlink()
         if int8:
-            _quantize_graph(staging / graph_name(False), staging / graph_name(True))
+            quantize_graph(staging / graph_name(False), staging / graph_name(True))
         shape = runtime_shape(network, tokenizer, vocabulary, model_dir)
         (staging / RUNTIME_NAME).write_text(json.dumps(shape, indent=2) + "\n")
         _publish(staging, target)

@@ -19,7 +19,7 @@ from app.core.errors import PunctumError
 
 if TYPE_CHECKING:
     from app.services.analysis import Analysis, AnalysisRequest
-    from app.services.review import Waveform
+    from app.services.waveform import Waveform
 
 Progress = Callable[[str, float], None]
 
@@ -146,7 +146,7 @@ _STATE: dict[str, Any] = {}
 
 def _read_audio(message: _ReadAudio, progress: Progress) -> Waveform:
     from app.audio.analysis import analyse_media
-    from app.services.review import Waveform
+    from app.services.waveform import Waveform
 
     progress("Reading the audio", 0.0)
     track = analyse_media(message.media, lambda fraction: progress("Reading the audio", fraction))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.services.analysis import Analysis
-from app.services.review import Waveform
+from app.services.waveform import Waveform
 from app.ui import startup_log
 from app.ui.shortcuts import saved_listening
 

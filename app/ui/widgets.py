@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.review import Waveform
+from app.services.waveform import Waveform
 
 
 class RichTextDelegate(QStyledItemDelegate):

@@ -1,7 +1,8 @@
 """The main window: welcome screen, then the review of one caption file against its video.
 
 Everything it does goes through ``ReviewSession`` (the same service the command line uses); slow work
-goes to the ``Worker``. Decisions are recorded as they are made, so there is nothing to save.
+goes to the ``Worker``. Decisions are recorded as they are made, so there is nothing to save. The
+pages' widgets are built in ``app.ui.pages``; the window connects them to its controllers.
 """
 
 from __future__ import annotations
@@ -14,19 +15,12 @@ from typing import Any
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QListWidget,
     QMainWindow,
     QMessageBox,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QStackedWidget,
-    QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -36,9 +30,9 @@ from app.services.review import ReviewSession
 from app.services.worker_process import WorkerProcess
 from app.ui.about import about_html
 from app.ui.analysis_controller import AnalysisController
-from app.ui.evidence import EvidencePanel
 from app.ui.file_controller import FileController
 from app.ui.models import CueModel, GapModel
+from app.ui.pages import EditorPage, WelcomePage
 from app.ui.review_controller import ReviewController
 from app.ui.shortcuts import (
     COMMANDS,
@@ -54,7 +48,6 @@ from app.ui.shortcuts import (
     saved_policy,
 )
 from app.ui.tasks import Worker
-from app.ui.widgets import MediaPanel, RichTextDelegate, WaveformView
 
 _PROCESS: list[WorkerProcess] = []
 
@@ -114,75 +107,24 @@ class MainWindow(QMainWindow):
     # --- building -----------------------------------------------------------------------------
 
     def _welcome_page(self) -> QWidget:
-        page = QWidget(self)
-        layout = QVBoxLayout(page)
-        layout.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        title = QLabel("<h1>Punctum</h1><p>Put the punctuation back into ASR captions.</p>")
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(title)
-        row = QHBoxLayout()
-        self.sample_button = QPushButton("Open the sample")
-        self.sample_button.clicked.connect(self.files.open_sample)
-        open_button = QPushButton("Open captions…")
-        open_button.clicked.connect(lambda: self.files.choose_captions())
-        project_button = QPushButton("Open project…")
-        project_button.clicked.connect(lambda: self.files.choose_project())
-        for button in (self.sample_button, open_button, project_button):
-            row.addWidget(button)
-        layout.addLayout(row)
-        layout.addWidget(
-            QLabel("Recent files (double-click to open), or drop captions, media and a transcript here:")
-        )
-        self.recent_list = QListWidget(page)
-        self.recent_list.setMaximumWidth(700)
+        page = WelcomePage(self)
+        page.sample_button.clicked.connect(self.files.open_sample)
+        page.open_button.clicked.connect(lambda: self.files.choose_captions())
+        page.project_button.clicked.connect(lambda: self.files.choose_project())
+        self.recent_list = page.recent_list
         self.recent_list.itemActivated.connect(lambda item: self.files.open_paths([Path(item.text())]))
-        layout.addWidget(self.recent_list)
         self.files.fill_recent()
         return page
 
     def _editor_page(self) -> QWidget:
-        page = QWidget(self)
-        layout = QVBoxLayout(page)
-        layout.setContentsMargins(4, 4, 4, 4)
-        self.media = MediaPanel(page)
+        self.editor_page = page = EditorPage(self)
+        self.media, self.gap_view, self.evidence = page.media, page.gap_view, page.evidence
+        self.transcript, self.waveform = page.transcript, page.waveform
         self.media.position_changed.connect(self._player_moved)
         self.media.failed.connect(lambda text: self.show_error("The media cannot be played", text))
-        self.gap_view = QTableView(page)
-        self.gap_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.gap_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.gap_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.gap_view.verticalHeader().hide()
-        self.gap_view.verticalHeader().setDefaultSectionSize(22)
         self.gap_view.clicked.connect(self.review.gap_clicked)
-        self.evidence = EvidencePanel(page)
-        self.transcript = QTableView(page)
-        self.transcript.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.transcript.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.transcript.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.transcript.setWordWrap(True)
-        # A light selection, so the suggestion colours of the current cue stay readable.
-        self.transcript.setStyleSheet("QTableView::item:selected { background: #dde7f3; color: black; }")
-        self.transcript.verticalHeader().hide()
-        # Fixed row heights: the view never measures rows it does not show.
-        self.transcript.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.transcript.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() * 2 + 10)
-        self.transcript.setItemDelegateForColumn(CueModel.TEXT, RichTextDelegate(self.transcript))
         self.transcript.clicked.connect(self.review.cue_clicked)
-        self.waveform = WaveformView(page)
         self.waveform.seek_requested.connect(self._seek)
-        left = QSplitter(Qt.Orientation.Vertical, page)
-        left.addWidget(self.media)
-        left.addWidget(self.gap_view)
-        left.addWidget(self.evidence)
-        top = QSplitter(Qt.Orientation.Horizontal, page)
-        top.addWidget(left)
-        top.addWidget(self.transcript)
-        top.setSizes([480, 920])
-        whole = QSplitter(Qt.Orientation.Vertical, page)
-        whole.addWidget(top)
-        whole.addWidget(self.waveform)
-        whole.setSizes([720, 120])
-        layout.addWidget(whole)
         return page
 
     def _status_bar(self) -> None:
@@ -258,24 +200,9 @@ class MainWindow(QMainWindow):
             self.session.close()
         self.session = session
         self.cue_model = CueModel(session, self.limits)
-        self.transcript.setModel(self.cue_model)
-        header = self.transcript.horizontalHeader()
-        header.setSectionResizeMode(CueModel.TEXT, QHeaderView.ResizeMode.Stretch)
-        # Widths from the font, not from measuring every row: opening stays instant on long files.
-        digits = self.fontMetrics().horizontalAdvance("0")
-        for column, characters in (
-            (0, 6),
-            (1, 11),
-            (CueModel.CPS, 6),
-            (CueModel.LINE, 5),
-            (CueModel.LINES, 6),
-        ):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(column, digits * characters + 12)
         self.gap_model = GapModel(session, self.cue_model.cue_of_word)
         self.gap_model.set_view(self.review.queue_only, self.review.lowest_first)
-        self.gap_view.setModel(self.gap_model)
-        self.gap_view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.editor_page.show_models(self.cue_model, self.gap_model)
         self.waveform.set_cues([(cue.start, cue.end) for cue in session.document.cues])
         self._cue_starts = [cue.start for cue in session.document.cues]
         self.waveform.set_waveform(None, "No media" if not session.entry.media_path else "Reading the audio…")
@@ -301,8 +228,6 @@ class MainWindow(QMainWindow):
         self.show_counts()
         if session.analysed:
             self.review.next_suggestion()
-
-    # --- background work --------------------------------------------------------------------------
 
     # --- review ---------------------------------------------------------------------------------
 
@@ -443,8 +368,6 @@ class MainWindow(QMainWindow):
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
-
-    # --- media, reference, project, export -----------------------------------------------------
 
     # --- settings ---------------------------------------------------------------------------------
 

@@ -1,0 +1,112 @@
+"""The main window's two pages, built and laid out: the welcome page and the review page.
+
+The pages hold widgets only; the window connects their buttons and views to what they do.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui.evidence import EvidencePanel
+from app.ui.models import CueModel, GapModel
+from app.ui.widgets import MediaPanel, RichTextDelegate, WaveformView
+
+
+class WelcomePage(QWidget):
+    """What the window shows before a file is open: ways to open one, and the recent files."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        title = QLabel("<h1>Punctum</h1><p>Put the punctuation back into ASR captions.</p>")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(title)
+        row = QHBoxLayout()
+        self.sample_button = QPushButton("Open the sample")
+        self.open_button = QPushButton("Open captions…")
+        self.project_button = QPushButton("Open project…")
+        for button in (self.sample_button, self.open_button, self.project_button):
+            row.addWidget(button)
+        layout.addLayout(row)
+        layout.addWidget(
+            QLabel("Recent files (double-click to open), or drop captions, media and a transcript here:")
+        )
+        self.recent_list = QListWidget(self)
+        self.recent_list.setMaximumWidth(700)
+        layout.addWidget(self.recent_list)
+
+
+class EditorPage(QWidget):
+    """The review of one file: the player, the review list and the evidence beside the transcript,
+    the waveform beneath."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.media = MediaPanel(self)
+        self.gap_view = QTableView(self)
+        self.gap_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.gap_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.gap_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.gap_view.verticalHeader().hide()
+        self.gap_view.verticalHeader().setDefaultSectionSize(22)
+        self.evidence = EvidencePanel(self)
+        self.transcript = QTableView(self)
+        self.transcript.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.transcript.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.transcript.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.transcript.setWordWrap(True)
+        # A light selection, so the suggestion colours of the current cue stay readable.
+        self.transcript.setStyleSheet("QTableView::item:selected { background: #dde7f3; color: black; }")
+        self.transcript.verticalHeader().hide()
+        # Fixed row heights: the view never measures rows it does not show.
+        self.transcript.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.transcript.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() * 2 + 10)
+        self.transcript.setItemDelegateForColumn(CueModel.TEXT, RichTextDelegate(self.transcript))
+        self.waveform = WaveformView(self)
+        left = QSplitter(Qt.Orientation.Vertical, self)
+        left.addWidget(self.media)
+        left.addWidget(self.gap_view)
+        left.addWidget(self.evidence)
+        top = QSplitter(Qt.Orientation.Horizontal, self)
+        top.addWidget(left)
+        top.addWidget(self.transcript)
+        top.setSizes([480, 920])
+        whole = QSplitter(Qt.Orientation.Vertical, self)
+        whole.addWidget(top)
+        whole.addWidget(self.waveform)
+        whole.setSizes([720, 120])
+        layout.addWidget(whole)
+
+    def show_models(self, cue_model: CueModel, gap_model: GapModel) -> None:
+        """Show a newly opened file's cues in the transcript and its gaps in the review list."""
+        self.transcript.setModel(cue_model)
+        header = self.transcript.horizontalHeader()
+        header.setSectionResizeMode(CueModel.TEXT, QHeaderView.ResizeMode.Stretch)
+        # Widths from the font, not from measuring every row: opening stays instant on long files.
+        digits = self.fontMetrics().horizontalAdvance("0")
+        for column, characters in (
+            (0, 6),
+            (1, 11),
+            (CueModel.CPS, 6),
+            (CueModel.LINE, 5),
+            (CueModel.LINES, 6),
+        ):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, digits * characters + 12)
+        self.gap_view.setModel(gap_model)
+        self.gap_view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)

@@ -23,12 +23,11 @@ from app.services.stream import (
     DEADLINE,
     END,
     LOOKAHEAD,
-    StreamInputError,
     StreamPunctuator,
     StreamWord,
-    parse_line,
     run_json_lines,
 )
+from app.services.stream_input import StreamInputError, parse_line
 from tests.conftest import ROOT, SAMPLE
 
 #: The sample's recognised words with their times (milliseconds in the file, seconds here).

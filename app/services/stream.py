@@ -9,16 +9,17 @@ entropy of its mark prediction is under ``entropy_threshold``; and at the latest
 ``max_delay_ms`` after it (see ``StreamPunctuator``). Word times, when they come, give the gap
 evidence of batch mode: the pause after a word is known once the next word starts, and from then
 on it feeds the model.
+
+``run_json_lines`` is ``punctum stream``: JSON lines in, through a ``StreamPunctuator``, JSON lines
+out; reading and checking its input lines is ``stream_input``'s job.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import math
 import queue
-import re
 import threading
 import time
 from collections import deque
@@ -28,12 +29,12 @@ from typing import IO, Any
 
 from app.audio.evidence import timed_gaps
 from app.audio.prosody import RATE_CONTEXT
-from app.core.errors import PunctumError
 from app.core.marks import SENTENCE_END_CLASSES, has_protected_punctuation, model_class, set_mark
 from app.core.model import Word, apply_casing
 from app.formats.cuetext import split_token
 from app.services.gap_evidence import GapEvidence
 from app.services.model import Punctuator
+from app.services.stream_input import MAX_LINE_BYTES, OVERLONG, StreamInputError, parse_line, read_lines
 from app.services.suggestions import head_casing, model_mark, model_word, written_capital
 
 #: Words after a gap before it is decided, by default (F1 and delay for each lookahead: the README).
@@ -58,10 +59,6 @@ EARLIEST = 1
 
 #: Why a word was decided when it was.
 LOOKAHEAD, CONFIDENT, DEADLINE, END = "lookahead", "confident", "deadline", "end"
-
-
-class StreamInputError(PunctumError):
-    """A line or word of the stream that cannot be read; the stream goes on without it."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +158,7 @@ class StreamPunctuator:
         self.threshold = None if fixed else entropy_threshold
         self.max_delay = None if max_delay_ms is None else max_delay_ms / 1000
         # One model window holds the whole window, so it is read once per word.
-        self.context_tokens = min(context_tokens, int(model.settings.get("window_tokens", 192)) - 2)
+        self.context_tokens = min(context_tokens, model.settings.window_tokens - 2)
         self.clock = clock
         self._tokenizer, self._special = model.tokenizer, model.special
         self._entries: deque[_Entry] = deque()
@@ -352,100 +349,6 @@ def _settle_gap(entries: deque[_Entry], newest: _Entry) -> None:
 # --- JSON lines ------------------------------------------------------------------------------
 
 
-#: The most one input line may hold: a recogniser's segment is a few dozen words. Longer lines are
-#: refused (one warning) rather than read: their words would all wait for one model run.
-MAX_LINE_BYTES = 1_000_000
-MAX_LINE_WORDS = 10_000
-#: JSON nested deeper than this is refused before it is parsed (a word needs two levels).
-MAX_NESTING = 32
-
-
-def parse_line(line: str) -> list[tuple[str, float | None, float | None]]:
-    """The words of one input line, which are read together: ``{"word": ..., "start": s, "end":
-    s}`` (times in seconds, optional), a JSON list of those (a recogniser's segment), or a JSON
-    string of words without times."""
-    if _nesting(line) > MAX_NESTING:
-        raise StreamInputError(f"JSON nested more than {MAX_NESTING} deep")
-    try:
-        item = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise StreamInputError(f"not JSON ({error.msg})") from None
-    except (ValueError, RecursionError) as error:  # e.g. an integer of thousands of digits
-        raise StreamInputError(f"not readable JSON ({str(error).split(';')[0]})") from None
-    words: list[tuple[str, float | None, float | None]]
-    if isinstance(item, str):
-        words = [(_text(word), None, None) for word in item.split()]
-        if not words:
-            raise StreamInputError("an empty string: no word")
-    elif isinstance(item, list) and item:
-        words = [word for element in item for word in _timed_word(element)]
-    else:
-        words = _timed_word(item)
-    if len(words) > MAX_LINE_WORDS:
-        raise StreamInputError(
-            f"{len(words):,} words in one line, more than {MAX_LINE_WORDS:,}; send a segment per line"
-        )
-    return words
-
-
-def _nesting(line: str) -> int:
-    """How deep the line's brackets go, strings left out: cheap, and safe on any input."""
-    depth = deepest = 0
-    for bracket in re.findall(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', line):
-        if bracket in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif bracket in "]}":
-            depth -= 1
-    return deepest
-
-
-def _text(word: str) -> str:
-    """A word that can be written out again: text with a lone surrogate (JSON "\\ud800") cannot."""
-    try:
-        word.encode("utf-8")
-    except UnicodeEncodeError:
-        raise StreamInputError(f"{json.dumps(word)} is not valid Unicode (a lone surrogate)") from None
-    return word
-
-
-def _timed_word(item: Any) -> list[tuple[str, float | None, float | None]]:
-    if not isinstance(item, dict) or not isinstance(item.get("word"), str):
-        raise StreamInputError(
-            'give {"word": "...", "start": seconds, "end": seconds}, a list of them or a JSON string'
-        )
-    start, end = _seconds(item, "start"), _seconds(item, "end")
-    if start is not None and end is not None and end < start:
-        raise StreamInputError(f"end {end} is before start {start}")
-    return [(_text(item["word"]), start, end)]
-
-
-def _seconds(item: dict[str, Any], key: str) -> float | None:
-    value = item.get(key)
-    if value is None:
-        return None
-    refused = StreamInputError(f'"{key}" must be a number of seconds (0 or more), not {_shown(value)}')
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise refused
-    try:
-        seconds = float(value)
-    except OverflowError:  # an integer beyond any float
-        raise refused from None
-    if not math.isfinite(seconds) or seconds < 0:
-        raise refused
-    return seconds
-
-
-def _shown(value: Any) -> str:
-    """A refused value as the message shows it: JSON, cut short."""
-    text = str(value) if isinstance(value, int) else json.dumps(value, ensure_ascii=True)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-#: What the input thread puts in place of a line longer than ``MAX_LINE_BYTES``.
-OVERLONG = b"\x00overlong line"
-
-
 def run_json_lines(
     stream: StreamPunctuator,
     source: IO[bytes],
@@ -456,20 +359,9 @@ def run_json_lines(
     ``sink``, each written and flushed as soon as it is decided. A line that cannot be read gets
     one line from ``warn`` and is skipped. Returns how many lines were skipped."""
     lines: queue.Queue[bytes | None] = queue.Queue()
-
-    def read() -> None:
-        # An input that fails (a closed or broken pipe) ends the stream like its end does.
-        with contextlib.suppress(OSError, ValueError):
-            while line := source.readline(MAX_LINE_BYTES + 1):
-                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                    # The rest of an overlong line is read and dropped, never held whole.
-                    while (rest := source.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                        pass
-                    line = OVERLONG
-                lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=read, name="punctum-stream-input", daemon=True).start()
+    threading.Thread(
+        target=read_lines, args=(source, lines), name="punctum-stream-input", daemon=True
+    ).start()
 
     def write(words: list[StreamWord]) -> None:
         for word in words:

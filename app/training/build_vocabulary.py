@@ -14,7 +14,8 @@ from app.ml.vocabulary import build_vocabulary
 def _training_words(recipes: list[Path], data_root: Path | None) -> tuple[list[str], list[str]]:
     """Every word of the recipes' training sources (their train parts; synthesised speech reads
     text of the other sources) and the names of the sources read."""
-    from app.training.train import TrainConfig, load_source
+    from app.training.config import TrainConfig
+    from app.training.sampling import load_source
 
     words: list[str] = []
     names: list[str] = []

@@ -16,7 +16,8 @@ def train_run(
     stop_after: int | None = None,
 ) -> None:
     """Run (or continue, with ``resume``) the training a TOML file describes."""
-    from app.training.train import TrainConfig, TrainConfigError, has_checkpoint, train
+    from app.training.config import TrainConfig, TrainConfigError
+    from app.training.train import has_checkpoint, train
 
     config = TrainConfig.load(config_path)
     if data:
@@ -38,7 +39,8 @@ def calibrate(
     config_path: Path, model: Path, dev_words: int | None = None, data: Path | None = None
 ) -> dict[str, Any]:
     """Fit a trained model's mark biases and temperature on its run's dev data."""
-    from app.training.train import TrainConfig, calibrate_model
+    from app.training.config import TrainConfig
+    from app.training.model_folder import calibrate_model
 
     overrides = {"dev_words_per_source": dev_words} if dev_words else None
     config = TrainConfig.load(config_path, overrides)

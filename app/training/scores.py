@@ -10,14 +10,15 @@ import numpy as np
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
 from app.ml.gaps import document_gaps, restrict
-from app.ml.inference import LoadedModel, inference_options, predict_probabilities
+from app.ml.inference import LoadedModel, predict_probabilities
+from app.ml.model_settings import ModelSettings
 from app.training.data import LabelledText
 
 
 def predict_documents(
     model: LoadedModel,
     documents: Sequence[LabelledText],
-    settings: dict[str, Any],
+    settings: ModelSettings,
     use_timings: bool = True,
 ) -> list[np.ndarray]:
     """Mark probabilities per document, with the inference options a model's ``settings`` call for
@@ -27,8 +28,8 @@ def predict_documents(
     for d in documents:
         gaps = None
         if use_timings and model.gap_features:
-            gaps = restrict(document_gaps(d.extras, d.words), settings.get("gap_inputs"))
-        options = inference_options(settings, d.language)
+            gaps = restrict(document_gaps(d.extras, d.words), settings.gap_inputs)
+        options = settings.inference_options(d.language)
         results.append(predict_probabilities(model, d.words, gaps=gaps, **options)[0])
     return results
 
@@ -59,7 +60,9 @@ def evaluate_documents(
     gap_inputs: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Overall scores and scores per source (the gap branch shown only ``gap_inputs``, if given)."""
-    settings = {"window_tokens": window_tokens, "gap_inputs": gap_inputs}
+    settings = ModelSettings(
+        window_tokens=window_tokens, gap_inputs=tuple(gap_inputs) if gap_inputs is not None else None
+    )
     probabilities = predict_documents(model, documents, settings)
     result: dict[str, Any] = {"overall": scores_from(documents, probabilities)}
     for source in sorted({d.source for d in documents}):

@@ -23,7 +23,9 @@ import torch
 from app.core.bundled import sample_dir, shipped_model_dir
 from app.ml.windows import encode_words
 from app.training import data as corpora
-from app.training.train import EncodedDocument, Sampler, TrainConfig, _parameter_groups, _run_model, _Stepper
+from app.training.config import TrainConfig
+from app.training.optimisation import Stepper, parameter_groups, run_model
+from app.training.sampling import EncodedDocument, Sampler
 from tests.benchmarks import cpu_flags
 
 MODES = {
@@ -34,7 +36,7 @@ MODES = {
 }
 
 
-def stepper(mode: dict[str, bool], text: corpora.LabelledText) -> _Stepper:
+def stepper(mode: dict[str, bool], text: corpora.LabelledText) -> Stepper:
     config = TrainConfig(
         output=Path("unused"),
         data_root=Path("unused"),
@@ -46,13 +48,13 @@ def stepper(mode: dict[str, bool], text: corpora.LabelledText) -> _Stepper:
         lr_encoder=3e-5,
         **mode,
     )
-    model, tokenizer, _ = _run_model(config, False, lambda _: None)
+    model, tokenizer, _ = run_model(config, False, lambda _: None)
     document = EncodedDocument(text, encode_words(tokenizer, text.words), casing=text.casing)
     sampler = Sampler([(1.0, [document])], config.window_tokens - 2, seed=1)
     layers = int(model.encoder.config.num_hidden_layers)
-    optimizer = torch.optim.AdamW(_parameter_groups(model, config, layers), weight_decay=config.weight_decay)
+    optimizer = torch.optim.AdamW(parameter_groups(model, config, layers), weight_decay=config.weight_decay)
     model.train()
-    return _Stepper(model, tokenizer, optimizer, sampler, config)
+    return Stepper(model, tokenizer, optimizer, sampler, config)
 
 
 def main() -> int:

@@ -177,7 +177,7 @@ def test_temperature_fixes_overconfidence() -> None:
 
 def toy_run(output: Path, encoder_dir: Path, **settings: Any) -> Any:
     """A training run on the tiny encoder, small enough for a test, its data beside ``output``."""
-    from app.training.train import TrainConfig
+    from app.training.config import TrainConfig
 
     small = {"batch_size": 2, "window_tokens": 48, "lora_rank": 2, "lora_alpha": 4, "warmup_steps": 1}
     return TrainConfig(
@@ -293,8 +293,9 @@ def test_a_stage_whose_encoder_matrices_learn_saves_them_as_adapters_and_resumes
 def test_a_casing_stage_learns_only_mid_sentence_capitals_and_leaves_marks_alone(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
+    from app.training.config import TrainConfig
     from app.training.data import UNKNOWN, from_punctuated_text, mid_sentence_casing
-    from app.training.train import TrainConfig, train
+    from app.training.train import train
 
     text = "We met Anna in Paris. Then we left, and NASA called. Did I say so? Yes. " * 30
     document = from_punctuated_text(text, "en", "toy")
@@ -391,8 +392,8 @@ def test_combine_keeps_the_text_model_and_puts_in_the_other_acoustic_branch(
     save_model(text, {**text_config, "stride": 0.25}, tmp_path / "text")
 
     settings = combine_acoustic_branch(tmp_path / "text", tmp_path / "heard", tmp_path / "both")
-    assert settings["acoustic_features"] == FRAME_SIZE and settings["silent_without_evidence"] is True
-    assert settings["stride"] == 0.25 and "temperature" not in settings  # calibrate it anew
+    assert settings.acoustic_features == FRAME_SIZE and settings.silent_without_evidence is True
+    assert settings.stride == 0.25 and "temperature" not in settings.json  # calibrate it anew
     both = load_file(str(tmp_path / "both" / "weights.safetensors"))
     for name, value in heard.state_dict().items():
         if name.startswith("acoustic_branch."):
@@ -406,7 +407,7 @@ def test_combine_keeps_the_text_model_and_puts_in_the_other_acoustic_branch(
 
 
 def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Path) -> None:
-    from app.training.train import TrainConfig
+    from app.training.config import TrainConfig
 
     (tmp_path / "first.toml").write_text(
         '[train]\noutput = "first"\n\n'
@@ -431,7 +432,7 @@ def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Pat
 
 
 def test_a_continued_run_adds_sources_of_its_own_but_names_each_once(tmp_path: Path) -> None:
-    from app.training.train import TrainConfig, TrainConfigError
+    from app.training.config import TrainConfig, TrainConfigError
 
     (tmp_path / "first.toml").write_text(
         '[train]\n\n[[source]]\nname = "en"\nkind = "text"\npath = "en"\nlanguage = "en"\n'
@@ -473,7 +474,8 @@ def test_talks_are_read_whole_and_held_out_whole(tmp_path: Path) -> None:
 
 
 def test_a_paused_run_resumes_exactly_where_it_stopped(encoder_dir: Path, tmp_path: Path) -> None:
-    from app.training.train import TrainConfig, train
+    from app.training.config import TrainConfig
+    from app.training.train import train
 
     text = "Hello there, how are you? I am fine, thank you. It is a nice day, is it not? Yes. "
     (tmp_path / "data").mkdir()
@@ -511,7 +513,8 @@ def test_a_paused_run_resumes_exactly_where_it_stopped(encoder_dir: Path, tmp_pa
 
 
 def test_runs_with_different_seeds_share_a_dev_sample_when_it_has_its_own_seed(tmp_path: Path) -> None:
-    from app.training.train import TrainConfig, dev_documents
+    from app.training.config import TrainConfig
+    from app.training.sampling import dev_documents
 
     calls = tmp_path / "data" / "calls"
     calls.mkdir(parents=True)
@@ -651,7 +654,7 @@ def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp
     assert (timed.argmax(dim=-1) == labels[0]).float().mean() > 0.95
     save_model(model, config, tmp_path / "gap-model")
     reloaded, _, settings = load_model(tmp_path / "gap-model")
-    assert settings["gap_features"] == SIZE and reloaded.gap_branch is not None
+    assert settings.gap_features == SIZE and reloaded.gap_branch is not None
     again, _ = predict(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(again, timed, atol=1e-4)
 
@@ -729,7 +732,7 @@ def test_gap_context_tells_a_boundary_pause_from_a_slow_speakers_usual_one(
     assert scores[1] > 0.95 and scores[0] < scores[1] - 0.05, scores
     save_model(around, config, tmp_path / "context-model")
     reloaded, _, settings = load_model(tmp_path / "context-model")
-    assert settings["gap_context"] == 7
+    assert settings.gap_context == 7
     assert _gap_accuracy(reloaded, tokenizer, held_out) == scores[1]
 
 
@@ -804,7 +807,7 @@ def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path
     assert unheard.argmax(dim=-1).tolist() != labelled(test_questions)[0].tolist()
     save_model(model, config, tmp_path / "acoustic-model")
     reloaded, _, settings = load_model(tmp_path / "acoustic-model")
-    assert settings["acoustic_features"] == SIZE and reloaded.acoustic_branch is not None
+    assert settings.acoustic_features == SIZE and reloaded.acoustic_branch is not None
     again, _ = predict(reloaded, tokenizer, words, window_tokens=32, audio=audio)
     assert torch.allclose(again, heard, atol=1e-4)
 
@@ -868,7 +871,7 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
     model.silent_without_evidence = True
     save_model(model, config, tmp_path / "silent-model")
     reloaded, _, settings = load_model(tmp_path / "silent-model")
-    assert settings["silent_without_evidence"] and reloaded.silent_without_evidence
+    assert settings.silent_without_evidence and reloaded.silent_without_evidence
     assert torch.equal(predict(reloaded, tokenizer, words, window_tokens=32)[0], plain)
 
 
@@ -910,7 +913,7 @@ def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
 
     save_model(model, config, tmp_path / "timing-reader-model")
     reloaded, _, settings = load_model(tmp_path / "timing-reader-model")
-    assert settings["acoustic_timing_context"] == 2
+    assert settings.acoustic_timing_context == 2
     again, _ = predict(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(again, timed, atol=1e-4)
 
@@ -921,7 +924,8 @@ def test_an_audio_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach
     from app.audio.frames import SIZE as FRAME_SIZE
     from app.ml.gaps import SIZE, timed_gaps
     from app.ml.model import GapBranch
-    from app.training.train import TrainConfig, choose_trainable
+    from app.training.config import TrainConfig
+    from app.training.optimisation import choose_trainable
 
     model, tokenizer, _ = build_model(
         str(encoder_dir),

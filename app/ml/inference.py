@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from app.ml.model_settings import DEFAULT_STRIDE, DEFAULT_WINDOW_MERGE, DEFAULT_WINDOW_TOKENS, ModelSettings
 from app.ml.windows import (
     WINDOW_MERGES,
     AudioEvidence,
@@ -29,7 +30,7 @@ from app.ml.windows import (
 class LoadedModel(Protocol):
     """A punctuation model ready to run, with its tokenizer and its settings (``punctum-model.json``)."""
 
-    settings: dict[str, Any]
+    settings: ModelSettings
     tokenizer: Any
     special: SpecialTokens
     marks: int  # mark classes
@@ -56,14 +57,14 @@ def softmax(x: np.ndarray) -> np.ndarray:
 def predict_probabilities(
     model: LoadedModel,
     words: Sequence[str],
-    window_tokens: int = 192,
+    window_tokens: int = DEFAULT_WINDOW_TOKENS,
     batch_size: int = 8,
     temperature: float = 1.0,
-    stride: float = 0.5,
+    stride: float = DEFAULT_STRIDE,
     mark_bias: Sequence[float] | None = None,
     gaps: Sequence[list[float] | None] | None = None,
     audio: AudioEvidence | None = None,
-    merge: str = "central",
+    merge: str = DEFAULT_WINDOW_MERGE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per word: probabilities of each mark after it (words x marks) and of its casing.
 
@@ -113,16 +114,3 @@ def predict_probabilities(
     marks = softmax((log_softmax(mark_log_sums / counts) + bias) / temperature)
     casing /= counts
     return marks, casing
-
-
-def inference_options(settings: dict[str, Any], language: str | None = None) -> dict[str, Any]:
-    """The keyword arguments of ``predict_probabilities`` a model's settings call for (the mark
-    biases calibrated for ``language`` where there are some)."""
-    biases = settings.get("mark_bias_by_language") or {}
-    return {
-        "window_tokens": int(settings.get("window_tokens", 192)),
-        "stride": float(settings.get("stride", 0.5)),
-        "merge": str(settings.get("window_merge", "central")),
-        "temperature": float(settings.get("temperature", 1.0)),
-        "mark_bias": biases.get(language, settings.get("mark_bias")),
-    }

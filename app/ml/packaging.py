@@ -25,6 +25,7 @@ from torch import nn
 from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, resolve_encoder
 from app.ml.model import PunctuationModel, batch_tensors
+from app.ml.model_settings import DEFAULT_WINDOW_TOKENS, ModelSettings
 from app.ml.validation import CONFIG_NAME, FORMAT, WEIGHTS_NAME, check_model, refuse_pickle_only
 from app.ml.validation import ModelError as ModelError  # re-exported: the loaders' error
 from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
@@ -103,7 +104,7 @@ def build_model(
         "casings": ["lower", "capitalised", "upper"],
         "lora": {"rank": lora_rank, "alpha": lora_alpha, "targets": LORA_TARGETS},
         "temperature": 1.0,
-        "window_tokens": 192,
+        "window_tokens": DEFAULT_WINDOW_TOKENS,
         # Windows move by half their length and each word's predictions are the mean over the two
         # windows that hold it: 0.4 F1 above the most central window alone on the English TED dev
         # part (69.1 against 68.7), at 1.5x the cost of 75% steps.
@@ -122,10 +123,10 @@ class TorchModel:
     """A torch punctuation model as ``app.ml.inference`` runs it (see ``LoadedModel``)."""
 
     def __init__(
-        self, network: PunctuationModel, tokenizer: Any, settings: dict[str, Any] | None = None
+        self, network: PunctuationModel, tokenizer: Any, settings: ModelSettings | None = None
     ) -> None:
         self.network, self.tokenizer = network, tokenizer
-        self.settings = settings or {}
+        self.settings = settings or ModelSettings()
         self.special = SpecialTokens.of(tokenizer)
         self.marks = network.mark_head.out_features
         self.casings = network.casing_head.out_features
@@ -207,29 +208,28 @@ def save_model(
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def read_config(directory: Path) -> dict[str, Any]:
+def read_config(directory: Path) -> ModelSettings:
     """A model folder's settings, once they, its encoder and its weights are checked
     (``app.ml.validation``)."""
     return check_model(directory)
 
 
-def build_from_settings(settings: dict[str, Any]) -> tuple[PunctuationModel, Any]:
+def build_from_settings(settings: ModelSettings) -> tuple[PunctuationModel, Any]:
     """A model (with untrained parts) and its tokenizer, shaped as a saved model's settings say."""
-    lora = settings.get("lora", {})
     model, tokenizer, _ = build_model(
-        settings["encoder"],
-        lora_rank=int(lora.get("rank", 0)),
-        lora_alpha=int(lora.get("alpha", 1)),
-        gap_features=int(settings.get("gap_features", 0)),
-        gap_context=int(settings.get("gap_context", 0)),
-        acoustic_features=int(settings.get("acoustic_features", 0)),
-        acoustic_timing_context=int(settings.get("acoustic_timing_context", 0)),
-        silent_without_evidence=bool(settings.get("silent_without_evidence", False)),
+        settings.encoder,
+        lora_rank=settings.lora.rank,
+        lora_alpha=settings.lora.alpha,
+        gap_features=settings.gap_features,
+        gap_context=settings.gap_context,
+        acoustic_features=settings.acoustic_features,
+        acoustic_timing_context=settings.acoustic_timing_context,
+        silent_without_evidence=settings.silent_without_evidence,
     )
     return model, tokenizer
 
 
-def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationModel, Any, dict[str, Any]]:
+def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationModel, Any, ModelSettings]:
     """The model ready for inference: adapters merged into the encoder, eval mode."""
     config = read_config(directory)
     if not (directory / WEIGHTS_NAME).is_file():
@@ -239,7 +239,7 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
         model, tokenizer = build_from_settings(config)
     except OSError as error:  # Transformers' word for an encoder it cannot find or fetch
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ModelError(f"{directory / CONFIG_NAME}: encoder {config['encoder']}: {reason}") from None
+        raise ModelError(f"{directory / CONFIG_NAME}: encoder {config.encoder}: {reason}") from None
     load_weights(model, directory)
     encoder: Any = model.encoder
     if hasattr(encoder, "merge_and_unload"):
@@ -270,14 +270,14 @@ ACOUSTIC_SETTINGS = ("acoustic_features", "acoustic_timing_context", "silent_wit
 CALIBRATION_SETTINGS = ("temperature", "mark_bias", "mark_bias_by_language", "calibration")
 
 
-def combine_acoustic_branch(text_dir: Path, acoustic_dir: Path, output: Path) -> dict[str, Any]:
+def combine_acoustic_branch(text_dir: Path, acoustic_dir: Path, output: Path) -> ModelSettings:
     """The text model of ``text_dir`` with the acoustic branch of ``acoustic_dir`` put in.
 
     The acoustic branch adds to the mark logits, silent where a word has neither timing nor
     audio, so one trained beside an earlier text model of the same lineage carries over: a text
     run need not synthesise speech and train the branch again. The calibration is left out,
     since it was fitted to other outputs; calibrate the result."""
-    text_settings, acoustic_settings = read_config(text_dir), read_config(acoustic_dir)
+    text_settings, acoustic_settings = read_config(text_dir).json, read_config(acoustic_dir).json
     if not acoustic_settings.get("acoustic_features"):
         raise ModelError(f"{acoustic_dir}: this model has no acoustic branch")
     for key in ("encoder", "gap_features", "gap_context"):
@@ -285,11 +285,11 @@ def combine_acoustic_branch(text_dir: Path, acoustic_dir: Path, output: Path) ->
             raise ModelError(f"{acoustic_dir}: its {key} differs from {text_dir}'s")
     settings = {k: v for k, v in text_settings.items() if k not in CALIBRATION_SETTINGS}
     settings.update({key: acoustic_settings[key] for key in ACOUSTIC_SETTINGS if key in acoustic_settings})
-    model, _ = build_from_settings(settings)
+    model, _ = build_from_settings(ModelSettings.from_json(settings))
     load_weights(model, text_dir, new_parts=("acoustic_branch.",))
     load_part(model, acoustic_dir, "acoustic_branch.")
     save_model(model, settings, output)
-    return settings
+    return ModelSettings.from_json(settings)
 
 
 #: Where peft puts a LoRA-wrapped encoder's layers, as the saved weights name them.

@@ -18,13 +18,13 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from app.core.bundled import shipped_model_dir
 from app.core.errors import PunctumError
 from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir, cache_root
+from app.ml.model_settings import ModelSettings
 from app.ml.validation import CONFIG_NAME, WEIGHTS_NAME
 from app.ml.vocabulary import VOCABULARY_NAME, vocabulary_digest
 from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
@@ -165,7 +165,9 @@ class OnnxModel:
         folder = folder or export_dir(model_dir)
         if not ((folder / graph_name(int8)).is_file() if given else has_export(folder, int8)):
             raise RuntimeMissingError(f"{model_dir}: not exported for ONNX Runtime yet")
-        self.settings: dict[str, Any] = json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))
+        self.settings = ModelSettings.from_json(
+            json.loads((model_dir / CONFIG_NAME).read_text(encoding="utf-8"))
+        )
         shape = json.loads((folder / RUNTIME_NAME).read_text(encoding="utf-8"))
         self.special = SpecialTokens(**shape["special"])
         self.marks, self.casings = int(shape["marks"]), int(shape["casings"])

@@ -20,6 +20,7 @@ from app.core.errors import PunctumError
 from app.core.evidence import FEATURES
 from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir
+from app.ml.model_settings import DEFAULT_STRIDE, DEFAULT_WINDOW_MERGE, DEFAULT_WINDOW_TOKENS, ModelSettings
 from app.ml.windows import WINDOW_MERGES
 
 CONFIG_NAME = "punctum-model.json"
@@ -37,7 +38,7 @@ class ModelError(PunctumError):
     """A model that cannot be found or loaded."""
 
 
-def check_model(directory: Path) -> dict[str, Any]:
+def check_model(directory: Path) -> ModelSettings:
     """``directory``'s settings, once they, its encoder and its weights are found sound; else a
     ``ModelError`` naming the folder (or its file) and the problem."""
     settings = check_settings(directory)
@@ -64,7 +65,7 @@ def check_vocabulary(directory: Path, encoder: dict[str, Any]) -> None:
         raise ModelError(f"{path}: piece id {kept[-1]} is past the encoder's {size} pieces")
 
 
-def check_settings(directory: Path) -> dict[str, Any]:
+def check_settings(directory: Path) -> ModelSettings:
     """``punctum-model.json`` read and checked (the weights and the encoder are not looked at)."""
     path = directory / CONFIG_NAME
     if not path.is_file():
@@ -79,7 +80,7 @@ def check_settings(directory: Path) -> dict[str, Any]:
     problem = _settings_problem(settings)
     if problem:
         raise ModelError(f"{path}: {problem}")
-    return settings
+    return ModelSettings.from_json(settings)
 
 
 def _settings_problem(settings: dict[str, Any]) -> str | None:
@@ -100,13 +101,13 @@ def _settings_problem(settings: dict[str, Any]) -> str | None:
     problem = (
         _whole(lora, "rank", 0, 0, "lora.")
         or _whole(lora, "alpha", 1, 1, "lora.")
-        or _whole(settings, "window_tokens", 192, MIN_WINDOW_TOKENS, high=MAX_WINDOW_TOKENS)
+        or _whole(settings, "window_tokens", DEFAULT_WINDOW_TOKENS, MIN_WINDOW_TOKENS, high=MAX_WINDOW_TOKENS)
         or _whole(settings, "gap_features", 0, 0, high=len(FEATURES))
         or _whole(settings, "gap_context", 0, 0)
         or _whole(settings, "acoustic_features", 0, 0)
         or _whole(settings, "acoustic_timing_context", 0, 0)
         or _positive(settings, "temperature", 1.0)
-        or _positive(settings, "stride", 0.5, high=1.0)
+        or _positive(settings, "stride", DEFAULT_STRIDE, high=1.0)
         or _biases(settings.get("mark_bias"), "mark_bias")
     )
     if problem:
@@ -114,7 +115,7 @@ def _settings_problem(settings: dict[str, Any]) -> str | None:
     targets = lora.get("targets", [])
     if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
         return f"lora.targets is {targets!r}: must be a list of layer names"
-    merge = settings.get("window_merge", "central")
+    merge = settings.get("window_merge", DEFAULT_WINDOW_MERGE)
     if merge not in WINDOW_MERGES:
         return f"window_merge {merge!r} is not one of {', '.join(WINDOW_MERGES)}"
     if not isinstance(settings.get("silent_without_evidence", False), bool):
@@ -194,11 +195,11 @@ def _looks_like_folder(name: str) -> bool:
     )
 
 
-def check_encoder(directory: Path, settings: dict[str, Any]) -> dict[str, Any]:
+def check_encoder(directory: Path, settings: ModelSettings) -> dict[str, Any]:
     """The encoder's ``config.json`` where it can be read without the network (the converted base
     encoder, a local folder); {} for a Hugging Face id. A folder must exist and hold safetensors
     weights (a pickle is never loaded)."""
-    name = str(settings["encoder"])
+    name = settings.encoder
     if name == BASE_ENCODER:
         folder = base_encoder_dir()  # converted at set-up; built on first use otherwise
         return _encoder_config(folder) if folder.is_dir() else {}
@@ -234,7 +235,7 @@ def _encoder_config(folder: Path) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- the weights
 
 
-def check_weights(directory: Path, settings: dict[str, Any], encoder: dict[str, Any]) -> None:
+def check_weights(directory: Path, settings: ModelSettings, encoder: dict[str, Any]) -> None:
     """The weights hold finite numbers, every part the settings call for and none they do not,
     each of the shape the settings (and the encoder's ``config.json``, where known) say."""
     path = directory / WEIGHTS_NAME
@@ -253,7 +254,7 @@ def check_weights(directory: Path, settings: dict[str, Any], encoder: dict[str, 
 
 
 def _weights_problem(
-    weights: dict[str, np.ndarray], settings: dict[str, Any], encoder: dict[str, Any]
+    weights: dict[str, np.ndarray], settings: ModelSettings, encoder: dict[str, Any]
 ) -> str | None:
     for name, value in weights.items():
         if not np.issubdtype(value.dtype, np.floating):
@@ -279,8 +280,8 @@ def _weights_problem(
         "casing_head.weight": (len(CASINGS), text),
         "casing_head.bias": (len(CASINGS),),
     }
-    gaps, context = int(settings.get("gap_features", 0)), int(settings.get("gap_context", 0))
-    heard, timing = int(settings.get("acoustic_features", 0)), int(settings.get("acoustic_timing_context", 0))
+    gaps, context = settings.gap_features, settings.gap_context
+    heard, timing = settings.acoustic_features, settings.acoustic_timing_context
     for branch, present in (("gap_branch", gaps), ("acoustic_branch", heard)):
         absent = weights.get(f"{branch}.absent")
         width = int(absent.shape[0]) if absent is not None and absent.ndim == 1 else None
@@ -322,8 +323,8 @@ def _weights_problem(
     return _lora_problem(weights, settings)
 
 
-def _lora_problem(weights: dict[str, np.ndarray], settings: dict[str, Any]) -> str | None:
-    rank = int(settings.get("lora", {}).get("rank", 0))
+def _lora_problem(weights: dict[str, np.ndarray], settings: ModelSettings) -> str | None:
+    rank = settings.lora.rank
     adapters = {name: value for name, value in weights.items() if ".lora_" in name}
     if rank and not adapters:
         return f"no LoRA adapters, though lora.rank is {rank}"

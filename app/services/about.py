@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from importlib import metadata
 
@@ -39,11 +38,14 @@ class About:
 
 
 def about() -> About:
+    from app.ml.model_settings import ModelSettings
+    from app.ml.validation import ModelError, check_settings
+
     folder = shipped_model_dir()
     try:
-        settings = json.loads((folder / "punctum-model.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        settings = {}
+        settings = check_settings(folder)
+    except ModelError:
+        settings = ModelSettings()
     components = []
     for name, package, licence in COMPONENTS:
         installed = ""
@@ -56,7 +58,7 @@ def about() -> About:
     return About(
         version=version(),
         model=folder.name,
-        model_version=str(settings.get("version", "unknown")),
-        data_note=str(settings.get("data_note", "")),
+        model_version=settings.version,
+        data_note=settings.data_note,
         components=components,
     )

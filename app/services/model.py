@@ -103,12 +103,12 @@ class Punctuator:
     @property
     def languages(self) -> tuple[str, ...]:
         """The languages the model was trained on, as its settings list them (none: unknown)."""
-        return tuple(str(code) for code in self.load().settings.get("languages", ()))
+        return self.load().settings.languages
 
     @property
     def hears(self) -> bool:
         """Whether the model has a gap branch that uses timings and audio."""
-        return bool(int(self.load().settings.get("gap_features", 0)))
+        return bool(self.load().settings.gap_features)
 
     def probabilities(
         self,
@@ -119,7 +119,7 @@ class Punctuator:
         """Mark and casing probabilities per word; ``evidence`` (from ``gap_evidence``) for models
         that listen."""
         from app.core.evidence import restrict
-        from app.ml.inference import inference_options, predict_probabilities
+        from app.ml.inference import predict_probabilities
         from app.ml.windows import AudioEvidence
 
         model = self.load()
@@ -134,9 +134,9 @@ class Punctuator:
         marks, casing = predict_probabilities(
             model,
             words,
-            gaps=restrict(gaps, config.get("gap_inputs")),
+            gaps=restrict(gaps, config.gap_inputs),
             audio=audio,
-            **inference_options(config, language),
+            **config.inference_options(language),
         )
         return marks.tolist(), casing.tolist()
 

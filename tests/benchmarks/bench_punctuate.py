@@ -61,7 +61,7 @@ SHIPPED_KINDS = {
 
 
 def measure(kind: str, count: int, model_dir: str | None = None) -> dict[str, object]:
-    from app.ml.inference import inference_options, predict_probabilities
+    from app.ml.inference import predict_probabilities
 
     if kind in SHIPPED_KINDS:
         from app.services.model import Punctuator
@@ -71,7 +71,7 @@ def measure(kind: str, count: int, model_dir: str | None = None) -> dict[str, ob
             model = _export_before(Path(model_dir) if model_dir else None)
         else:
             model = Punctuator(model_dir, quantize=int8, threads=2, engine=engine).load()
-        options = inference_options(model.settings)
+        options = model.settings.inference_options()
     else:
         import torch
         from transformers import AutoTokenizer, BertConfig, BertModel
@@ -86,7 +86,7 @@ def measure(kind: str, count: int, model_dir: str | None = None) -> dict[str, ob
         encoder = BertModel(BertConfig(vocab_size=len(tokenizer), **SIZES[kind]), add_pooling_layer=False)
         model = TorchModel(PunctuationModel(encoder, 6).eval(), tokenizer)
         # The same windows as the shipped model, so only the encoder differs.
-        options = inference_options(read_config(Path(model_dir or DEFAULT_MODEL)))
+        options = read_config(Path(model_dir or DEFAULT_MODEL)).inference_options()
         options["temperature"], options["mark_bias"] = 1.0, None
     words = document(count)
     predict_probabilities(model, words[:300], **options)  # warm-up

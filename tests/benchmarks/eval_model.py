@@ -16,6 +16,7 @@ Run: `.venv/bin/python -m tests.benchmarks.eval_model [--model DIR] [--int8] [--
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -106,20 +107,17 @@ def main() -> int:
         print(f"eval_model: no data folder at {root}", file=sys.stderr)
         return 3
     punctuator = Punctuator(args.model, quantize=args.int8, engine=args.engine)
-    settings = punctuator.load().settings
-    if args.stride:
-        settings["stride"] = args.stride
-    if args.window:
-        settings["window_tokens"] = args.window
-    if args.merge:
-        settings["window_merge"] = args.merge
+    model = punctuator.load()
+    tried = {"stride": args.stride, "window_tokens": args.window, "window_merge": args.merge}
+    model.settings = dataclasses.replace(model.settings, **{k: v for k, v in tried.items() if v})
+    settings = model.settings
     results: dict[str, object] = {
         "model": args.model or "shipped default",
         "int8": args.int8,
         "engine": args.engine,
-        "window_tokens": settings.get("window_tokens"),
-        "stride": settings.get("stride", 0.5),
-        "window_merge": settings.get("window_merge", "central"),
+        "window_tokens": settings.window_tokens,
+        "stride": settings.stride,
+        "window_merge": settings.window_merge,
     }
     for name, documents in benchmarks(root).items():
         if args.only and name not in args.only:

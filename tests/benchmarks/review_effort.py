@@ -117,13 +117,13 @@ def earnings(punctuator: Punctuator, root: Path) -> dict[str, object]:
 
 
 def iwslt_asr(punctuator: Punctuator, root: Path, with_reference: bool) -> dict[str, object]:
-    from app.ml.inference import inference_options, predict_probabilities
+    from app.ml.inference import predict_probabilities
 
     model = punctuator.load()
     asr = read_token_tags(root / "iwslt2011" / "test2011asr")
     gold = [mark_class(w.mark) for w in asr]
     captions = [replace(w, mark="") for w in asr]
-    options = inference_options(model.settings, "en")
+    options = model.settings.inference_options("en")
     probabilities = predict_probabilities(model, [w.text.lower() for w in captions], **options)[0]
     suggestions: list[Suggestion] = []
     if with_reference:

@@ -1,0 +1,110 @@
+"""A model's settings (``punctum-model.json``) as one typed, frozen value.
+
+``app.ml.validation`` checks the file and makes this once; everything that runs or describes a
+model reads its fields, so each default (the 192-token window, the half-window stride) is written
+here alone. The file's own content stays in ``json`` for the few places that write a model's
+settings back (training, calibration, combining branches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from app.ml.base_encoder import BASE_ENCODER
+
+#: Tokens in one window the model reads, start and end tokens included.
+DEFAULT_WINDOW_TOKENS = 192
+#: How far a window moves, as a share of its length: each word is read twice.
+DEFAULT_STRIDE = 0.5
+DEFAULT_WINDOW_MERGE = "central"
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    rank: int = 0
+    alpha: int = 1
+    targets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What a model folder says of itself; defaults are those of a file that leaves a key out."""
+
+    encoder: str = BASE_ENCODER
+    lora: LoraSettings = LoraSettings()
+    window_tokens: int = DEFAULT_WINDOW_TOKENS
+    stride: float = DEFAULT_STRIDE
+    window_merge: str = DEFAULT_WINDOW_MERGE
+    temperature: float = 1.0
+    mark_bias: tuple[float, ...] | None = None
+    #: Mark biases calibrated per language, where there are some.
+    mark_bias_by_language: Mapping[str, tuple[float, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    gap_features: int = 0
+    gap_context: int = 0
+    acoustic_features: int = 0
+    acoustic_timing_context: int = 0
+    silent_without_evidence: bool = False
+    #: The gap features the model reads, when only some of them (None: all).
+    gap_inputs: tuple[str, ...] | None = None
+    #: The languages it was trained on (empty: not said).
+    languages: tuple[str, ...] = ()
+    version: str = "unknown"
+    data_note: str = ""
+    #: The file's content as read (empty for settings made in code).
+    json: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False)
+
+    @classmethod
+    def from_json(cls, content: Mapping[str, Any]) -> ModelSettings:
+        """The settings of a file ``app.ml.validation`` has found sound (types are not checked here)."""
+        lora = content.get("lora") or {}
+        by_language = content.get("mark_bias_by_language") or {}
+        return cls(
+            encoder=str(content["encoder"]),
+            lora=LoraSettings(
+                rank=int(lora.get("rank", 0)),
+                alpha=int(lora.get("alpha", 1)),
+                targets=tuple(lora.get("targets", ())),
+            ),
+            window_tokens=int(content.get("window_tokens", DEFAULT_WINDOW_TOKENS)),
+            stride=float(content.get("stride", DEFAULT_STRIDE)),
+            window_merge=str(content.get("window_merge", DEFAULT_WINDOW_MERGE)),
+            temperature=float(content.get("temperature", 1.0)),
+            mark_bias=_biases(content.get("mark_bias")),
+            mark_bias_by_language=MappingProxyType(
+                {str(language): tuple(map(float, biases)) for language, biases in by_language.items()}
+            ),
+            gap_features=int(content.get("gap_features", 0)),
+            gap_context=int(content.get("gap_context", 0)),
+            acoustic_features=int(content.get("acoustic_features", 0)),
+            acoustic_timing_context=int(content.get("acoustic_timing_context", 0)),
+            silent_without_evidence=bool(content.get("silent_without_evidence", False)),
+            gap_inputs=tuple(content["gap_inputs"]) if content.get("gap_inputs") is not None else None,
+            languages=tuple(str(code) for code in content.get("languages") or ()),
+            version=str(content.get("version", "unknown")),
+            data_note=str(content.get("data_note", "")),
+            json=MappingProxyType(dict(content)),
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """A copy of the file's content, to change and write back."""
+        return dict(self.json)
+
+    def inference_options(self, language: str | None = None) -> dict[str, Any]:
+        """The keyword arguments of ``app.ml.inference.predict_probabilities`` these settings call
+        for (the mark biases calibrated for ``language`` where there are some)."""
+        return {
+            "window_tokens": self.window_tokens,
+            "stride": self.stride,
+            "merge": self.window_merge,
+            "temperature": self.temperature,
+            "mark_bias": self.mark_bias_by_language.get(language or "", self.mark_bias),
+        }
+
+
+def _biases(value: Sequence[float] | None) -> tuple[float, ...] | None:
+    return tuple(map(float, value)) if value is not None else None

@@ -1,6 +1,8 @@
-"""The shape of the code a newcomer relies on: no import circles anywhere in app/."""
+"""The shape of the code a newcomer relies on: no import circles in app/, no module past 450 lines."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import grimp
 
@@ -53,3 +55,17 @@ def test_the_circle_finder_finds_a_circle() -> None:
     graph.add_import(importer="pkg.b", imported="pkg.a")
     graph.add_import(importer="pkg.c", imported="pkg.a")
     assert circles(graph) == [["pkg.a", "pkg.b"]]
+
+
+#: A module a reader can hold in mind at once; past this it is doing more than one job.
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_of_app_is_longer_than_a_reader_can_follow() -> None:
+    root = Path(__file__).resolve().parent.parent / "app"
+    lines = {
+        str(path.relative_to(root.parent)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in root.rglob("*.py")
+    }
+    assert lines, "no modules found"
+    assert {name: count for name, count in lines.items() if count > MAX_MODULE_LINES} == {}

@@ -510,9 +510,10 @@ def test_the_evidence_panel_shows_what_is_known_about_a_gap(qtbot, window: MainW
     )
     assert "<b>Reference</b>&nbsp;</td><td>.</td>" in text
     assert f"<b>Pause</b>&nbsp;</td><td>{pause_ms} ms</td>" in text
-    slope = prosody[cafe].pitch_slope
-    if slope is not None:
-        assert f"{round(slope, 1):+.0f} semitones/s" in text
+    change = prosody[cafe].pitch_change
+    if change is not None and abs(change) >= 1:
+        direction = "rising" if change > 0 else "falling"
+        assert f"{direction} {abs(round(change, 1)):.1f} semitones over the word" in text
     # The gap is marked on the waveform, and P plays the three seconds around it.
     assert window.waveform.gap == end_ms
     press(qtbot, window, Qt.Key.Key_P)
@@ -534,3 +535,15 @@ def test_gui_without_a_display_says_so_in_one_line() -> None:
     )
     assert result.returncode == 3
     assert result.stderr.strip().startswith("punctum: no display") and "\n" not in result.stderr.strip()
+
+
+def test_pitch_is_told_in_semitones_over_the_word_and_a_short_track_says_so() -> None:
+    from app.core.evidence import GapMeasure
+    from app.ui.evidence import pitch_text
+
+    # A 0.1 s word rising at 89 semitones a second moves 8.9 semitones, not "+89".
+    assert pitch_text(GapMeasure(120, 89.0, 1500, 8.9)) == "rising 8.9 semitones over the word"
+    assert pitch_text(GapMeasure(120, -30.0, 1500, -2.4)) == "falling 2.4 semitones over the word"
+    assert pitch_text(GapMeasure(120, 5.0, 1500, 0.4)).startswith("level")
+    assert pitch_text(GapMeasure(120, None, 1500, None)) == "too little voiced sound in the word to tell"
+    assert pitch_text(GapMeasure(None, None, None, None)) == "not measured"

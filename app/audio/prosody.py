@@ -26,6 +26,7 @@ class GapProsody:
     rate_change: float | None = None  # log of (last word's characters per second / recent mean)
     energy: float | None = None  # dB of the last word relative to the recent words
     pitch_slope: float | None = None  # semitones per second over the last word's voiced frames
+    pitch_change: float | None = None  # semitones over those frames (the slope times their span)
 
     @property
     def heard(self) -> bool:
@@ -47,8 +48,8 @@ def gap_prosody(words: list[str], timings: list[WordTiming], track: AudioTrack |
         recent_levels = [v for v in levels[max(0, index - RATE_CONTEXT) : index] if v is not None]
         if level is not None:
             energy = level - (sum(recent_levels) / len(recent_levels) if recent_levels else level)
-        slope = _pitch_slope(track, timing) if track is not None else None
-        result.append(GapProsody(timing.pause_after, timing.source, rate_change, energy, slope))
+        slope, change = _pitch_movement(track, timing) if track is not None else (None, None)
+        result.append(GapProsody(timing.pause_after, timing.source, rate_change, energy, slope, change))
     return result
 
 
@@ -65,15 +66,17 @@ def _level(track: AudioTrack, timing: WordTiming) -> float | None:
     return float(frames.mean()) if frames.size else None
 
 
-def _pitch_slope(track: AudioTrack, timing: WordTiming) -> float | None:
-    """Least-squares slope of the pitch (in semitones) over the word's voiced frames."""
+def _pitch_movement(track: AudioTrack, timing: WordTiming) -> tuple[float | None, float | None]:
+    """Least-squares slope of the pitch (semitones per second) over the word's voiced frames, and
+    the semitones that line rises from the first voiced frame to the last; None for a word with
+    fewer than 4 voiced frames, too short a track to tell."""
     if timing.start is None or timing.end is None:
-        return None
+        return None, None
     f0 = track.frames(track.f0, timing.start, timing.end)
     voiced = np.flatnonzero(~np.isnan(f0))
     if voiced.size < 4:
-        return None
+        return None, None
     semitones = 12 * np.log2(f0[voiced] / 100.0)
     seconds = voiced * 0.01
-    slope = np.polyfit(seconds, semitones, 1)[0]
-    return float(np.clip(slope, -200, 200))
+    slope = float(np.clip(np.polyfit(seconds, semitones, 1)[0], -200, 200))
+    return slope, slope * float(seconds[-1] - seconds[0])

@@ -21,9 +21,10 @@ class GapMeasure:
 
     pause_ms: int | None = None  # silence before the next word
     pitch_slope: float | None = None  # semitones per second over the word's voiced frames
-    end_ms: int | None = (
-        None  # when the word ends in the media  # per word: its gap's features, or None when nothing is known
-    )
+    end_ms: int | None = None  # when the word ends in the media
+    #: Semitones the pitch moved from the first voiced frame of the word to its last (the fitted
+    #: line's rise): what an ear judges, where a slope over a 0.1 s word reads as a leap.
+    pitch_change: float | None = None
 
 
 def restrict(vectors: GapVectors | None, names: Sequence[str] | None) -> GapVectors | None:

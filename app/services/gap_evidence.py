@@ -93,6 +93,7 @@ def gap_evidence(
                 None if g.pause is None else round(g.pause * 1000),
                 None if g.pitch_slope is None else round(g.pitch_slope, 1),
                 None if t.end is None else round(t.end * 1000),
+                None if g.pitch_change is None else round(g.pitch_change, 1),
             )
             for g, t in zip(measured, measured_timings, strict=True)
         ],

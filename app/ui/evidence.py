@@ -15,8 +15,9 @@ from app.services.review import ReviewSession
 from app.ui.models import proposal_text
 
 CONTEXT_WORDS = 6  # words shown on each side of the gap
-#: A slope this small (semitones per second) is heard as level.
-LEVEL_PITCH = 10.0
+#: A movement this small over a word (semitones) is heard as level: about a semitone is the
+#: smallest pitch step a listener reliably hears in speech.
+LEVEL_PITCH = 1.0
 
 
 def pause_text(measure: GapMeasure | None) -> str:
@@ -26,11 +27,18 @@ def pause_text(measure: GapMeasure | None) -> str:
 
 
 def pitch_text(measure: GapMeasure | None) -> str:
-    if measure is None or measure.pitch_slope is None:
+    """How the pitch moved over the word, in semitones: what an ear can judge."""
+    if measure is None or measure.end_ms is None:
         return "not measured"
-    slope = measure.pitch_slope
-    direction = "level" if abs(slope) < LEVEL_PITCH else "rising" if slope > 0 else "falling"
-    return f"{direction} ({slope:+.0f} semitones/s)"
+    change = measure.pitch_change
+    if change is None:
+        if measure.pitch_slope is None:
+            return "too little voiced sound in the word to tell"
+        # Measured by an earlier version, which kept only the slope.
+        return "rising" if measure.pitch_slope > 0 else "falling"
+    if abs(change) < LEVEL_PITCH:
+        return f"level (within {LEVEL_PITCH:g} semitone)"
+    return f"{'rising' if change > 0 else 'falling'} {abs(change):.1f} semitones over the word"
 
 
 def evidence_html(session: ReviewSession, gap: Gap) -> str:

@@ -484,7 +484,7 @@ def test_a_policy_change_re_triages_and_undo_takes_back_the_rules_settlement(
 @requires_ffmpeg
 def test_the_evidence_panel_shows_what_is_known_about_a_gap(qtbot, window: MainWindow, sample: Path) -> None:
     from app.audio.analysis import analyse_media
-    from app.audio.evidence import caption_gaps
+    from app.audio.gap_features import caption_gaps
     from app.formats import parse_document
     from app.services.documents import attach_timing_file
 
@@ -538,7 +538,7 @@ def test_gui_without_a_display_says_so_in_one_line() -> None:
 
 
 def test_pitch_is_told_in_semitones_over_the_word_and_a_short_track_says_so() -> None:
-    from app.core.evidence import GapMeasure
+    from app.core.gap_features import GapMeasure
     from app.ui.evidence import pitch_text
 
     # A 0.1 s word rising at 89 semitones a second moves 8.9 semitones, not "+89".

@@ -761,7 +761,7 @@ def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path
     import numpy as np
 
     from app.audio.frames import SIZE
-    from app.ml.windows import AudioEvidence
+    from app.ml.windows import AudioFrames
 
     text_model, model, tokenizer, config = _with_new_branch(encoder_dir, acoustic_features=SIZE)
     # The same words over and over; only the audio tells which "here" ends a question: there the
@@ -771,13 +771,13 @@ def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path
     ends = [0.5 * (i + 1) for i in range(len(words))]
     rng = random.Random(4)
 
-    def spoken(questions: list[int]) -> AudioEvidence:
+    def spoken(questions: list[int]) -> AudioFrames:
         frames = np.zeros((int(ends[-1] * 100) + 60, SIZE), dtype=np.float16)
         frames[:, -3] = 1.0  # voiced throughout
         for i in questions:
             end = int(ends[i] * 100)
             frames[end - 30 : end, -4] = np.linspace(0, 1.5, 30)
-        return AudioEvidence(frames, ends, FRAME_SECONDS)
+        return AudioFrames(frames, ends, FRAME_SECONDS)
 
     def labelled(questions: list[int]) -> torch.Tensor:
         return torch.tensor([[3 if i in questions else 0 for i in range(len(words))]])
@@ -819,7 +819,7 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
 
     from app.audio.frames import SIZE as FRAME_SIZE
     from app.ml.gaps import SIZE, timed_gaps
-    from app.ml.windows import AudioEvidence
+    from app.ml.windows import AudioFrames
 
     # A text model whose gap branch has learned something, so its stand-in for missing timings
     # is part of how it reads plain text; then the same with a trained (here: randomised)
@@ -859,7 +859,7 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
     assert torch.equal(text_timed[half:], timed[half:])
     assert not torch.allclose(text_timed[: half - 1], timed[: half - 1], atol=1e-3)
 
-    audio = AudioEvidence(
+    audio = AudioFrames(
         np.ones((1200, FRAME_SIZE), dtype=np.float16), [s + 0.3 for s in starts], FRAME_SECONDS
     )
     heard, _ = predict(model, tokenizer, words, window_tokens=32, audio=audio)

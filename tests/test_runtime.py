@@ -20,7 +20,7 @@ from app.core.errors import PunctumError
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
 from app.ml.runtime import INT8_BY_DEFAULT, OnnxModel, graph_name, is_exported, runtime_dir
-from app.ml.windows import AudioEvidence
+from app.ml.windows import AudioFrames
 from app.services.model import Punctuator
 from tests.conftest import ROOT, SAMPLE
 from tests.ml_fixtures import WORDS, tiny_encoder
@@ -75,7 +75,7 @@ def _listening_model(encoder_dir: Path, folder: Path, silent: bool, seed: int) -
     return folder
 
 
-def _evidence(words: list[str], seed: int) -> tuple[list[list[float] | None], AudioEvidence]:
+def _evidence(words: list[str], seed: int) -> tuple[list[list[float] | None], AudioFrames]:
     """Gap vectors for about two words in three, and audio for the words of the first half."""
     from app.audio.frames import SIZE as FRAME_SIZE
     from app.ml.gaps import SIZE
@@ -87,7 +87,7 @@ def _evidence(words: list[str], seed: int) -> tuple[list[list[float] | None], Au
     seconds = 0.4 * len(words) // 2
     frames = rng.normal(size=(int(seconds * 100) + 50, FRAME_SIZE)).astype(np.float32)
     ends = [0.4 * (i + 1) if i < len(words) // 2 else None for i in range(len(words))]
-    return gaps, AudioEvidence(frames, ends, FRAME_SECONDS)
+    return gaps, AudioFrames(frames, ends, FRAME_SECONDS)
 
 
 def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:

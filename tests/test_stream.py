@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.audio.evidence import timed_gaps
+from app.audio.gap_features import timed_gaps
 from app.formats import parse_document
 from app.services.gap_evidence import GapEvidence
 from app.services.model import Punctuator

@@ -1,17 +1,17 @@
 """Gap evidence for training and evaluation corpora. The vector itself is defined in
-``app.core.evidence`` and computed by ``app.audio.evidence``; the model's runtime reads the
+``app.core.gap_features`` and computed by ``app.audio.gap_features``; the model's runtime reads the
 vectors it is given and never the media."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.audio.evidence import timed_gaps as timed_gaps
-from app.core.evidence import FEATURES as FEATURES
-from app.core.evidence import SIZE as SIZE
-from app.core.evidence import TIMING_FEATURES as TIMING_FEATURES
-from app.core.evidence import GapVectors
-from app.core.evidence import restrict as restrict
+from app.audio.gap_features import timed_gaps as timed_gaps
+from app.core.gap_features import FEATURES as FEATURES
+from app.core.gap_features import SIZE as SIZE
+from app.core.gap_features import TIMING_FEATURES as TIMING_FEATURES
+from app.core.gap_features import GapVectors
+from app.core.gap_features import restrict as restrict
 
 
 def document_gaps(extras: dict[str, object], words: Sequence[str]) -> GapVectors | None:

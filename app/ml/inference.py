@@ -17,7 +17,7 @@ import numpy as np
 from app.ml.model_settings import DEFAULT_STRIDE, DEFAULT_WINDOW_MERGE, DEFAULT_WINDOW_TOKENS, ModelSettings
 from app.ml.windows import (
     WINDOW_MERGES,
-    AudioEvidence,
+    AudioFrames,
     SpecialTokens,
     WindowBatch,
     central_windows,
@@ -63,13 +63,13 @@ def predict_probabilities(
     stride: float = DEFAULT_STRIDE,
     mark_bias: Sequence[float] | None = None,
     gaps: Sequence[list[float] | None] | None = None,
-    audio: AudioEvidence | None = None,
+    audio: AudioFrames | None = None,
     merge: str = DEFAULT_WINDOW_MERGE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per word: probabilities of each mark after it (words x marks) and of its casing.
 
     The mark probabilities are ``softmax((log_softmax(logits) + mark_bias) / temperature)``.
-    ``gaps`` holds each word's gap evidence (see ``app.core.evidence``) for models with a gap branch,
+    ``gaps`` holds each word's gap evidence (see ``app.core.gap_features``) for models with a gap branch,
     ``audio`` the frame features and word end times for models with an acoustic branch.
     ``merge`` is ``central`` (each word keeps the window where it sits most centrally) or ``mean``
     (the mean of its log-probabilities over every window that holds it: each window sees a

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from app.core.errors import PunctumError
-from app.core.evidence import FEATURES
+from app.core.gap_features import FEATURES
 from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir
 from app.ml.model_settings import DEFAULT_STRIDE, DEFAULT_WINDOW_MERGE, DEFAULT_WINDOW_TOKENS, ModelSettings

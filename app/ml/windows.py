@@ -175,7 +175,7 @@ class WindowBatch:
                     present[row, column] = True
         self.gap_features, self.gap_present = features, present
 
-    def add_audio(self, windows: Sequence[tuple[AudioEvidence | None, int, int]], features: int) -> None:
+    def add_audio(self, windows: Sequence[tuple[AudioFrames | None, int, int]], features: int) -> None:
         """The audio frames around each word's end: (the document's audio or None, first, stop)."""
         pieces: list[np.ndarray] = []
         slots: list[int] = []
@@ -217,7 +217,7 @@ class WindowBatch:
 
 
 @dataclass
-class AudioEvidence:
+class AudioFrames:
     """A document's audio as the acoustic branch reads it: frame features and each word's end."""
 
     frames: np.ndarray  # (frames, features), frame k starting at k * frame_seconds

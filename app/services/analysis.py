@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.evidence import GapMeasure
+from app.core.gap_features import GapMeasure
 from app.core.model import Document, Suggestion
 from app.formats import format_of, parse_document
 from app.services.gap_evidence import gap_evidence

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.errors import PunctumError
-from app.core.evidence import GapMeasure
+from app.core.gap_features import GapMeasure
 from app.core.model import Suggestion
 from app.services.analysis import AnalysisRequest
 from app.services.model import Punctuator

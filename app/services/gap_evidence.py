@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.evidence import GapMeasure
+from app.core.gap_features import GapMeasure
 from app.core.model import Document
 
 #: Below this share of the captions' time with speech found, a media's audio is taken to be
@@ -51,7 +51,7 @@ def gap_evidence(
     for its waveform), so the audio is decoded once.
     """
     from app.audio.analysis import analyse_media
-    from app.audio.evidence import caption_gaps
+    from app.audio.gap_features import caption_gaps
     from app.audio.timing import TimingSource
 
     if track is None and media is not None:

@@ -118,9 +118,9 @@ class Punctuator:
     ) -> tuple[list[list[float]], list[list[float]]]:
         """Mark and casing probabilities per word; ``evidence`` (from ``gap_evidence``) for models
         that listen."""
-        from app.core.evidence import restrict
+        from app.core.gap_features import restrict
         from app.ml.inference import predict_probabilities
-        from app.ml.windows import AudioEvidence
+        from app.ml.windows import AudioFrames
 
         model = self.load()
         config = model.settings
@@ -130,7 +130,7 @@ class Punctuator:
         if evidence is not None and model.acoustic_features and evidence.ends is not None:
             from app.audio.frames import FRAME_SECONDS
 
-            audio = AudioEvidence(evidence.frames, evidence.ends, FRAME_SECONDS)
+            audio = AudioFrames(evidence.frames, evidence.ends, FRAME_SECONDS)
         marks, casing = predict_probabilities(
             model,
             words,

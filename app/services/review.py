@@ -37,7 +37,7 @@ from app.core.decisions import (
     step_of,
 )
 from app.core.errors import PunctumError
-from app.core.evidence import GapMeasure
+from app.core.gap_features import GapMeasure
 from app.core.history import History, Step, SuggestionEdit
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from app.audio.evidence import timed_gaps
+from app.audio.gap_features import timed_gaps
 from app.audio.prosody import RATE_CONTEXT
 from app.core.marks import SENTENCE_END_CLASSES, has_protected_punctuation, model_class, set_mark
 from app.core.model import Word, apply_casing

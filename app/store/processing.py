@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from app.core.evidence import GapMeasure
+from app.core.gap_features import GapMeasure
 from app.core.model import Suggestion
 from app.store.decisions import DecisionLog
 from app.store.files import DONE, FAILED, PENDING, RUNNING

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from app.core.evidence import GapMeasure
+from app.core.gap_features import GapMeasure
 from app.core.model import Casing, Source, Suggestion
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from app.audio.frames import FRAME_SECONDS
 from app.ml import gaps
-from app.ml.windows import AudioEvidence, Encoded, encode_words, window_end
+from app.ml.windows import AudioFrames, Encoded, encode_words, window_end
 from app.training import data as corpora
 from app.training.config import TrainConfig
 
@@ -58,11 +58,11 @@ def load_source(
     raise ValueError(f"unknown source kind {kind!r}")
 
 
-def _audio_of(document: corpora.LabelledText) -> AudioEvidence | None:
+def _audio_of(document: corpora.LabelledText) -> AudioFrames | None:
     frames, ends = document.extras.get("frames"), document.extras.get("word_ends")
     if frames is None or not isinstance(ends, list):
         return None
-    return AudioEvidence(frames, ends, FRAME_SECONDS)  # type: ignore[arg-type]
+    return AudioFrames(frames, ends, FRAME_SECONDS)  # type: ignore[arg-type]
 
 
 def _word_cap(spec: dict[str, Any], config: TrainConfig) -> int:
@@ -90,7 +90,7 @@ class EncodedDocument:
     text: corpora.LabelledText
     encoded: Encoded
     gaps: list[list[float] | None] | None = None
-    audio: AudioEvidence | None = None
+    audio: AudioFrames | None = None
     # The casing the casing head learns (the text's own, or with sentence starts left out).
     casing: list[int] = field(default_factory=list)
 

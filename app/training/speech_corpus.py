@@ -7,7 +7,7 @@ must learn to hear. Text is cut into caption-like cues regardless of sentences (
 recognisers cut them); each cue is spoken on its own, its silence trimmed, and cues are joined with
 the same short gap, so cue edges say nothing about punctuation. The captions given to the model
 are the lowercase words without marks with the cue times; word times are estimated from speech
-activity and the evidence computed exactly as for a user's video (`app.audio.evidence.caption_gaps`).
+activity and the evidence computed exactly as for a user's video (`app.audio.gap_features.caption_gaps`).
 
 A prepared corpus is a folder of ``.npz`` files (words, labels, casing, gap vectors, frame
 features, word end times), built once and read by training.
@@ -31,10 +31,10 @@ import soundfile
 
 from app.audio.analysis import analyse_media
 from app.audio.decode import SAMPLE_RATE
-from app.audio.evidence import caption_gaps
 from app.audio.frames import frame_features
+from app.audio.gap_features import caption_gaps
 from app.core.errors import PunctumError
-from app.core.evidence import SIZE as GAP_SIZE
+from app.core.gap_features import SIZE as GAP_SIZE
 from app.core.marks import MODEL_MARKS
 from app.core.model import Cue, Document, Slot, Word
 from app.training.data import LabelledText, words_between

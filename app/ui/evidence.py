@@ -8,7 +8,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.core.evidence import GapMeasure
+from app.core.gap_features import GapMeasure
 from app.core.model import Source
 from app.core.triage import Gap
 from app.services.review import ReviewSession

@@ -1,4 +1,4 @@
-"""The gap evidence vector: what the audio layer computes for each gap between words and the model
+"""The gap feature vector: what the audio layer computes for each gap between words and the model
 reads. Its features, in order, are defined here, below both."""
 
 from __future__ import annotations

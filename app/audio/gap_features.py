@@ -1,4 +1,4 @@
-"""Gap evidence vectors (``app.core.evidence``) from captions' timings, a media's audio, or word
+"""Gap feature vectors (``app.core.gap_features``) from captions' timings, a media's audio, or word
 timings alone. A gap without any evidence is None, and the model puts a learned stand-in
 ("virtual") embedding there, so one model serves captions with audio, with timings only, and
 plain text."""
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from app.audio.analysis import AudioTrack
 from app.audio.prosody import GapProsody, gap_prosody
 from app.audio.timing import TimingSource, WordTiming, word_timings
-from app.core.evidence import GapVectors
+from app.core.gap_features import GapVectors
 from app.core.model import Document
 
 

@@ -72,7 +72,7 @@ def test_about_box_names_the_versions_the_model_and_the_licences(qtbot, tmp_path
 
     window = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
-    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "Help")
+    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
     assert "&About Punctum" in [action.text() for action in help_menu.actions()]
     text = about_html(about())
     assert "Punctum 0.1.0" in text and "punctum-base" in text

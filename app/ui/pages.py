@@ -35,9 +35,9 @@ class WelcomePage(QWidget):
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout.addWidget(title)
         row = QHBoxLayout()
-        self.sample_button = QPushButton("Open the sample")
-        self.open_button = QPushButton("Open captions…")
-        self.project_button = QPushButton("Open project…")
+        self.sample_button = QPushButton("Open the sa&mple")
+        self.open_button = QPushButton("Open c&aptions…")
+        self.project_button = QPushButton("Open &project…")
         for button in (self.sample_button, self.open_button, self.project_button):
             row.addWidget(button)
         layout.addLayout(row)
@@ -82,10 +82,13 @@ class EditorPage(QWidget):
         left.addWidget(self.media)
         left.addWidget(self.gap_view)
         left.addWidget(self.evidence)
-        top = QSplitter(Qt.Orientation.Horizontal, self)
+        self.top = top = QSplitter(Qt.Orientation.Horizontal, self)
         top.addWidget(left)
         top.addWidget(self.transcript)
         top.setSizes([480, 920])
+        # Tab goes from the player to the review list to the transcript, as the eye does.
+        QWidget.setTabOrder(self.media, self.gap_view)
+        QWidget.setTabOrder(self.gap_view, self.transcript)
         whole = QSplitter(Qt.Orientation.Vertical, self)
         whole.addWidget(top)
         whole.addWidget(self.waveform)
@@ -109,4 +112,26 @@ class EditorPage(QWidget):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, digits * characters + 12)
         self.gap_view.setModel(gap_model)
-        self.gap_view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self._fit_review_list()
+
+    def _fit_review_list(self) -> None:
+        """Every column of the review list in view without scrolling sideways: widths from the font
+        and the headers, and the left pane made wide enough for them."""
+        header = self.gap_view.horizontalHeader()
+        letters = self.fontMetrics().horizontalAdvance("0")
+        widths = {
+            GapModel.STATE: letters * 3 + 8,
+            GapModel.CUE: letters * 5 + 12,
+            GapModel.REFERENCE: header.fontMetrics().horizontalAdvance("Reference") + 24,
+            GapModel.MODEL: header.fontMetrics().horizontalAdvance("Model (its confidence)") + 24,
+        }
+        for column, width in widths.items():
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, width)
+        header.setSectionResizeMode(GapModel.WORD, QHeaderView.ResizeMode.Stretch)
+        word = letters * 12
+        scroll = self.gap_view.verticalScrollBar().sizeHint().width()
+        needed = sum(widths.values()) + word + scroll + 2 * self.gap_view.frameWidth()
+        sizes = self.top.sizes()
+        if sizes[0] < needed and sum(sizes) > 0:
+            self.top.setSizes([needed, max(0, sum(sizes) - needed)])

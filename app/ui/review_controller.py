@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtWidgets import QAbstractItemView, QInputDialog
+from PySide6.QtWidgets import QAbstractItemView
 
 from app.core.errors import PunctumError
 from app.core.history import Step, SuggestionEdit
 from app.core.model import Source
 from app.core.triage import Gap, TriagePolicy
 from app.services.typography import render_mark
+from app.ui.dialogs import ask_number, ask_text
 from app.ui.models import ID_ROLE, CueModel
 
 if TYPE_CHECKING:
@@ -126,16 +127,16 @@ class ReviewController:
         if session is None:
             return
         if threshold is None:
-            value, ok = QInputDialog.getDouble(
+            value = ask_number(
                 self.window.dialog_parent(),
                 "Accept above a confidence",
-                "Accept every pending suggestion at least this sure:",
+                "Accept every pending suggestion at least this &sure:",
                 float(str(self.window.settings.value("review/threshold", 0.9))),
                 0.0,
                 1.0,
                 2,
             )
-            if not ok:
+            if value is None:
                 return
             threshold = value
             self.window.settings.setValue("review/threshold", value)
@@ -153,10 +154,8 @@ class ReviewController:
         gap = session.document.suggestion(sid).gap
         if text is None:
             current = session.document.word(gap).text
-            text, ok = QInputDialog.getText(
-                self.window.dialog_parent(), "Edit the word", "Word:", text=current
-            )
-            if not ok:
+            text = ask_text(self.window.dialog_parent(), "Edit the word", "&Word:", current)
+            if text is None:
                 return
         new_text = text.strip()
         self._run(lambda: session.edit_word(gap, new_text))

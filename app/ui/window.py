@@ -30,17 +30,16 @@ from app.services.review import ReviewSession
 from app.services.worker_process import WorkerProcess
 from app.ui.about import about_html
 from app.ui.analysis_controller import AnalysisController
+from app.ui.dialogs import LimitsDialog, ShortcutDialog, TriagePolicyDialog, message_box
 from app.ui.file_controller import FileController
+from app.ui.help_overlay import HelpOverlay
 from app.ui.models import CueModel, GapModel
 from app.ui.pages import EditorPage, WelcomePage
 from app.ui.review_controller import ReviewController
 from app.ui.shortcuts import (
     COMMANDS,
     MARK_COMMANDS,
-    HelpOverlay,
-    LimitsDialog,
-    ShortcutDialog,
-    TriagePolicyDialog,
+    MENUS,
     save_policy,
     saved_keys,
     saved_limits,
@@ -133,7 +132,7 @@ class MainWindow(QMainWindow):
         self.progress_label = QLabel("")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(200)
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton("&Cancel")
         self.cancel_button.clicked.connect(self.worker.cancel_all)
         for widget in (self.progress_label, self.progress, self.cancel_button):
             widget.hide()
@@ -172,10 +171,8 @@ class MainWindow(QMainWindow):
         }
         for name, mark in MARK_COMMANDS.items():
             handlers[name] = lambda _checked=False, mark=mark: self.review.change_mark(mark)
-        menus: dict[str, Any] = {}
+        menus = {name: self.menuBar().addMenu(title) for name, title in MENUS.items()}
         for command in COMMANDS:
-            if command.menu not in menus:
-                menus[command.menu] = self.menuBar().addMenu(command.menu)
             action = QAction(command.label, self)
             action.setShortcuts(key_sequences(keys[command.name]))
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -184,7 +181,7 @@ class MainWindow(QMainWindow):
             self.addAction(action)
             self.actions_by_name[command.name] = action
             if command.name == "open_project":
-                self.recent_menu = menus["File"].addMenu("Open &recent")
+                self.recent_menu = menus["File"].addMenu("Open rece&nt")
         self.actions_by_name["lowest_first"].setCheckable(True)
         self.actions_by_name["show_all"].setCheckable(True)
         self.actions_by_name["listen"].setCheckable(True)
@@ -365,14 +362,14 @@ class MainWindow(QMainWindow):
     def show_error(self, title: str, text: str) -> None:
         """A dialog with the reason; it does not block, and the window stays usable."""
         self.last_error = f"{title}: {text}"
-        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+        message_box(self, title, text, QMessageBox.Icon.Warning).open()
 
     # --- settings ---------------------------------------------------------------------------------
 
     def show_about(self) -> None:
-        QMessageBox.about(self, "About Punctum", about_html(about()))
+        box = message_box(self, "About Punctum", about_html(about()), QMessageBox.Icon.Information)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.open()
 
     def edit_shortcuts(self) -> None:
         dialog = ShortcutDialog(saved_keys(self.settings), self)

@@ -1,0 +1,204 @@
+"""The Settings dialogs (keyboard shortcuts, caption limits, triage policy) and the buttons every
+dialog of the editor uses: each with an Alt key, as a keyboard-first editor expects."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QInputDialog,
+    QKeySequenceEdit,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.checks import CaptionLimits
+from app.core.triage import OPERATING_THRESHOLD, TriagePolicy
+from app.ui.shortcuts import COMMANDS
+
+#: Standard buttons with their Alt keys (Qt's own texts have none on Linux).
+BUTTON_TEXTS = {
+    QDialogButtonBox.StandardButton.Ok: "&OK",
+    QDialogButtonBox.StandardButton.Cancel: "&Cancel",
+    QDialogButtonBox.StandardButton.Close: "C&lose",
+    QDialogButtonBox.StandardButton.RestoreDefaults: "&Restore defaults",
+}
+
+
+def dialog_buttons(parent: QWidget, *buttons: QDialogButtonBox.StandardButton) -> QDialogButtonBox:
+    """A dialog's button row, each button with its Alt key."""
+    box = QDialogButtonBox(parent)
+    for button in buttons:
+        box.addButton(button).setText(BUTTON_TEXTS[button])
+    return box
+
+
+def message_box(parent: QWidget, title: str, text: str, icon: QMessageBox.Icon) -> QMessageBox:
+    """A message with an "&OK" button, deleted when closed."""
+    box = QMessageBox(icon, title, text, QMessageBox.StandardButton.NoButton, parent)
+    ok: QPushButton = box.addButton(QMessageBox.StandardButton.Ok)
+    ok.setText(BUTTON_TEXTS[QDialogButtonBox.StandardButton.Ok])
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    return box
+
+
+class ShortcutDialog(QDialog):
+    """Change any command's key; a key used twice is refused."""
+
+    def __init__(self, keys: dict[str, str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        layout = QVBoxLayout(self)
+        self.table = QTableWidget(len(COMMANDS), 2, self)
+        self.table.setHorizontalHeaderLabels(["Command", "Key"])
+        self.edits: dict[str, QKeySequenceEdit] = {}
+        for row, command in enumerate(COMMANDS):
+            item = QTableWidgetItem(command.label.replace("&", ""))
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.table.setItem(row, 0, item)
+            edit = QKeySequenceEdit(QKeySequence(keys.get(command.name, "")), self)
+            self.edits[command.name] = edit
+            self.table.setCellWidget(row, 1, edit)
+        self.table.resizeColumnsToContents()
+        layout.addWidget(self.table)
+        self.problem = QLabel("")
+        self.problem.setStyleSheet("color: #a33")
+        layout.addWidget(self.problem)
+        buttons = dialog_buttons(
+            self,
+            QDialogButtonBox.StandardButton.Ok,
+            QDialogButtonBox.StandardButton.Cancel,
+            QDialogButtonBox.StandardButton.RestoreDefaults,
+        )
+        buttons.accepted.connect(self._check_and_accept)
+        buttons.rejected.connect(self.reject)
+        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._defaults)
+        layout.addWidget(buttons)
+        self.resize(520, 600)
+
+    def keys(self) -> dict[str, str]:
+        return {name: edit.keySequence().toString() for name, edit in self.edits.items()}
+
+    def _defaults(self) -> None:
+        for command in COMMANDS:
+            self.edits[command.name].setKeySequence(QKeySequence(command.keys))
+
+    def _check_and_accept(self) -> None:
+        seen: dict[str, str] = {}
+        for name, key in self.keys().items():
+            if key and key in seen:
+                self.problem.setText(f"{key} is used by both “{seen[key]}” and “{name}”")
+                return
+            seen[key] = name
+        self.accept()
+
+
+class LimitsDialog(QDialog):
+    def __init__(self, limits: CaptionLimits, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Caption limits")
+        form = QFormLayout(self)
+        self.cps = QDoubleSpinBox(self)
+        self.cps.setRange(5, 60)
+        self.cps.setValue(limits.max_cps)
+        self.line = QSpinBox(self)
+        self.line.setRange(10, 200)
+        self.line.setValue(limits.max_line_length)
+        self.lines = QSpinBox(self)
+        self.lines.setRange(1, 10)
+        self.lines.setValue(limits.max_lines)
+        form.addRow("Characters per &second at most", self.cps)
+        form.addRow("Characters per l&ine at most", self.line)
+        form.addRow("&Lines per cue at most", self.lines)
+        buttons = dialog_buttons(
+            self, QDialogButtonBox.StandardButton.Ok, QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def limits(self) -> CaptionLimits:
+        return CaptionLimits(self.cps.value(), self.line.value(), self.lines.value())
+
+
+class TriagePolicyDialog(QDialog):
+    """Which gaps settle by themselves; the rest wait in the queue for a person."""
+
+    def __init__(self, policy: TriagePolicy, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Triage policy")
+        form = QFormLayout(self)
+        self.agreement = QCheckBox("&Where the reference and the model propose the same mark", self)
+        self.agreement.setChecked(policy.agreement)
+        self.model_alone = QCheckBox(
+            "Where there is &no reference and the model is at least this sure:", self
+        )
+        self.model_alone.setChecked(policy.model_threshold is not None)
+        self.threshold = QDoubleSpinBox(self)
+        self.threshold.setRange(0.5, 1.0)
+        self.threshold.setSingleStep(0.01)
+        self.threshold.setDecimals(2)
+        self.threshold.setValue(
+            policy.model_threshold if policy.model_threshold is not None else OPERATING_THRESHOLD
+        )
+        self.threshold.setEnabled(self.model_alone.isChecked())
+        self.model_alone.toggled.connect(self.threshold.setEnabled)
+        form.addRow(QLabel("Settle by themselves the gaps:"))
+        form.addRow(self.agreement)
+        form.addRow(self.model_alone, self.threshold)
+        form.addRow(
+            QLabel(
+                f"At {OPERATING_THRESHOLD:.2f} the model's own decisions were 98% right on held-out\n"
+                "business calls (the review-effort benchmark); everything else is queued for you."
+            )
+        )
+        buttons = dialog_buttons(
+            self, QDialogButtonBox.StandardButton.Ok, QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def policy(self) -> TriagePolicy:
+        return TriagePolicy(
+            self.agreement.isChecked(), self.threshold.value() if self.model_alone.isChecked() else None
+        )
+
+
+def ask_number(
+    parent: QWidget, title: str, label: str, value: float, low: float, high: float, decimals: int
+) -> float | None:
+    """A number from the user, or None when the dialog is cancelled."""
+    dialog = _input_dialog(parent, title, label)
+    dialog.setInputMode(QInputDialog.InputMode.DoubleInput)
+    dialog.setDoubleRange(low, high)
+    dialog.setDoubleDecimals(decimals)
+    dialog.setDoubleValue(value)
+    return dialog.doubleValue() if dialog.exec() else None
+
+
+def ask_text(parent: QWidget, title: str, label: str, text: str) -> str | None:
+    """A line of text from the user, or None when the dialog is cancelled."""
+    dialog = _input_dialog(parent, title, label)
+    dialog.setTextValue(text)
+    return dialog.textValue() if dialog.exec() else None
+
+
+def _input_dialog(parent: QWidget, title: str, label: str) -> QInputDialog:
+    dialog = QInputDialog(parent)
+    dialog.setWindowTitle(title)
+    dialog.setLabelText(label)
+    dialog.setOkButtonText(BUTTON_TEXTS[QDialogButtonBox.StandardButton.Ok])
+    dialog.setCancelButtonText(BUTTON_TEXTS[QDialogButtonBox.StandardButton.Cancel])
+    return dialog

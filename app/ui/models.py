@@ -28,6 +28,18 @@ SOURCE_COLOURS = {Source.REFERENCE: "#1f5fbf", Source.MODEL: "#202020", Source.E
 PROBLEM_COLOUR = QColor("#f6c7c3")
 
 
+#: A review row's state at a glance (the list's first column): its sign, what it means (on hover),
+#: its colour. A tick once done; a sign where the reference and the model disagree.
+GAP_STATES: dict[str, tuple[str, str, QColor | None]] = {
+    "to review": ("•", "To review", None),
+    "disagree": ("≠", "The reference and the model disagree", QColor("#f4c7c3")),
+    "decided": ("✓", "Decided by you", QColor("#cfe8d4")),
+    "settled by rule": ("✓", "Settled by the triage rule", QColor("#dde9f5")),
+}
+#: Done rows step back, so the pending ones stand out.
+DONE_TEXT = QColor("#8a8a8a")
+
+
 def confidence_colour(confidence: float) -> QColor:
     """Red for unsure, through yellow, to green for sure; light enough to read text on."""
     share = min(1.0, max(0.0, (confidence - 0.4) / 0.6))
@@ -228,8 +240,8 @@ class GapModel(_Table):
     order; ``lowest_first`` orders either by how sure the surest proposal is.
     """
 
-    HEADERS = ("Cue", "Word", "Reference", "Model", "Sure", "Status")
-    CONFIDENCE = 4
+    HEADERS = ("", "Cue", "Word", "Reference", "Model (its confidence)")
+    STATE, CUE, WORD, REFERENCE, MODEL = range(5)
 
     def __init__(self, session: ReviewSession, cue_of_word: Any) -> None:
         super().__init__()
@@ -297,25 +309,32 @@ class GapModel(_Table):
         column = index.column()
         if role == ID_ROLE:
             return gap.lead.id
+        status = self.status(gap)
+        glyph, told, colour = GAP_STATES[status]
         if role == Qt.ItemDataRole.DisplayRole:
-            if column == 0:
+            if column == self.STATE:
+                return glyph
+            if column == self.CUE:
                 return self._cue_of_word(gap.index) + 1
-            if column == 1:
+            if column == self.WORD:
                 return self.session.document.word(gap.index).text
-            if column in (2, 3):
-                source = Source.REFERENCE if column == 2 else Source.MODEL
-                return proposal_text(gap, source)
-            if column == self.CONFIDENCE:
-                return f"{gap.queue_key[1]:.2f}"
-            return self._status(gap)
-        if role == Qt.ItemDataRole.BackgroundRole and column == self.CONFIDENCE:
-            return confidence_colour(gap.queue_key[1])
-        if role == Qt.ItemDataRole.ForegroundRole and column == 5:
-            status = self._status(gap)
-            return QColor("#555" if status == "to review" else "#a33" if status == "disagree" else "#1d7a36")
+            return proposal_text(gap, Source.REFERENCE if column == self.REFERENCE else Source.MODEL)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return told
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == self.STATE:
+            return Qt.AlignmentFlag.AlignCenter
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if column == self.STATE:
+                return colour
+            if column == self.MODEL and gap.pending:
+                model = _surest(gap, Source.MODEL)
+                return confidence_colour(model.confidence) if model is not None else None
+        if role == Qt.ItemDataRole.ForegroundRole and not gap.pending:
+            return DONE_TEXT
         return None
 
-    def _status(self, gap: Gap) -> str:
+    def status(self, gap: Gap) -> str:
+        """ "to review", "disagree", "decided" or "settled by rule"."""
         if gap.pending:
             return "disagree" if gap.disagreement else "to review"
         if any(s.id in self._settled for s in gap.suggestions):
@@ -325,14 +344,18 @@ class GapModel(_Table):
 
 def proposal_text(gap: Gap, source: Source) -> str:
     """What ``source`` proposed for the gap, as the list and the evidence panel show it."""
-    candidates = [s for s in (gap.marks or gap.capitals) if s.source is source]
-    if not candidates:
+    surest = _surest(gap, source)
+    if surest is None:
         return ""
-    surest = max(candidates, key=lambda s: s.confidence)
     if surest.casing is not None:
         return {"upper": "UPPER", "lower": "lower"}.get(surest.casing.value, "Capital")
     mark = surest.mark.strip() or "no mark"
     return mark if source is Source.REFERENCE else f"{mark} {surest.confidence:.2f}"
+
+
+def _surest(gap: Gap, source: Source) -> Suggestion | None:
+    candidates = [s for s in (gap.marks or gap.capitals) if s.source is source]
+    return max(candidates, key=lambda s: s.confidence) if candidates else None
 
 
 def _key(gap: Gap) -> tuple[int, bool]:

@@ -48,10 +48,10 @@ $(STAMP): pyproject.toml
 run: setup desktop
 	$(BIN)/punctum gui --sample
 
-# Screenshots of the real window in its main states, on a virtual X screen (needs xvfb, imagemagick,
-# xdotool for real key presses).
+# Screenshots of the real window in every state a user meets, at 1280x720 and 1920x1080, grabbed
+# from a virtual X screen (needs xvfb).
 screenshots: setup desktop
-	xvfb-run -a -s "-screen 0 1600x1000x24" $(BIN)/python packaging/screenshots.py screenshots
+	xvfb-run -a -s "-screen 0 1920x1080x24" $(BIN)/python packaging/screenshots.py screenshots
 
 # The installable app: a wheel with the model and sample inside, and a one-folder desktop bundle
 # (PyInstaller) as dist/Punctum-<version>-<platform>.tar.gz with install.sh. Not part of make test.

@@ -1,31 +1,29 @@
-"""Screenshots of the real editor window on a virtual screen, in its main states.
+"""Screenshots of the real editor window on a virtual screen, in every state a user meets.
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python packaging/screenshots.py OUT_DIR
+    xvfb-run -a -s "-screen 0 1920x1080x24" .venv/bin/python packaging/screenshots.py OUT_DIR
 
-(or `make screenshots`). The window runs on the X11 (xcb) platform like on a desktop; each state is
-captured from the X server itself with ImageMagick's `import`, so what is saved is what a user would
-see. Screenshots are written to OUT_DIR and are not part of the repository.
+(or `make screenshots`). The window runs on the X11 (xcb) platform like on a desktop, at 1280x720
+and at 1920x1080; each state is grabbed from the X server's screen (menus and dialogs included),
+so what is saved is what a user would see. Keys go to the window as key events, as a keyboard's
+would. Screenshots are written to OUT_DIR and are not part of the repository.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SIZES = ((1280, 720), (1920, 1080))
 
 
 def main() -> int:
     if not os.environ.get("DISPLAY"):
         print("screenshots: no X display; run under xvfb-run (see the module's help)", file=sys.stderr)
-        return 2
-    if shutil.which("import") is None:
-        print("screenshots: ImageMagick's `import` is missing (apt install imagemagick)", file=sys.stderr)
         return 2
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots").resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -34,15 +32,16 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 
     from PySide6.QtCore import QSettings, Qt
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+    from app.ui.dialogs import LimitsDialog, ShortcutDialog, TriagePolicyDialog
+    from app.ui.shortcuts import saved_keys, saved_limits, saved_policy
     from app.ui.window import MainWindow
 
     app = QApplication([])
     window = MainWindow(settings=QSettings(str(scratch / "settings.ini"), QSettings.Format.IniFormat))
-    window.resize(1580, 960)
     window.move(0, 0)
-    window.show()
 
     def settle(seconds: float = 0.6) -> None:
         end = time.monotonic() + seconds
@@ -50,43 +49,75 @@ def main() -> int:
             app.processEvents()
             time.sleep(0.02)
 
-    def press(key: str) -> None:
-        if shutil.which("xdotool"):
-            subprocess.run(["xdotool", "key", key], check=True)
+    def press(key: Qt.Key, target: QWidget | None = None) -> None:
+        QTest.keyClick(target or window, key)
         settle(0.3)
 
     def shot(name: str) -> None:
         settle()
-        target = out / f"{name}.png"
-        subprocess.run(["import", "-window", "root", str(target)], check=True)
+        width, height = window.width(), window.height()
+        target = out / f"{width}x{height}-{name}.png"
+        screen = app.primaryScreen()
+        screen.grabWindow(0, 0, 0, width, height).save(str(target))
         print(target)
 
-    settle(1.0)
-    shot("1-welcome")
+    def shot_dialog(name: str, dialog: QWidget) -> None:
+        dialog.show()
+        dialog.move(window.x() + (window.width() - dialog.width()) // 2, window.y() + 120)
+        shot(name)
+        dialog.close()
+
+    def close_messages() -> None:
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, QMessageBox) and widget.isVisible():
+                widget.close()
+        settle(0.2)
+
     sample = scratch / "sample"
     shutil.copytree(ROOT / "resources" / "sample", sample)
-    window.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
-    settle(0.5)
-    shot("2-analysing")
-    deadline = time.monotonic() + 300
-    while window.session is None or window.worker.busy or not window.session.analysed:
-        settle(0.1)
-        if time.monotonic() > deadline:
-            break
-    shot("3-suggestions")
-    # Real key presses through the X server (xdotool), as an editor's keyboard would send them.
-    window.activateWindow()
-    settle()
-    for key in ("a", "a", "x", "j", "question", "a", "ctrl+z"):
-        press(key)
-    shot("4-after-decisions")
-    press("p")  # the gap marked on the waveform, its evidence beside the queue
-    shot("5-evidence")
-    press("e")
-    shot("6-every-gap")
-    press("F1")
-    shot("7-help-overlay")
-    window.help.hide()
+    for number, (width, height) in enumerate(SIZES):
+        window.resize(width, height)
+        window.show()
+        settle(1.0)
+        if number == 0:
+            shot("1-welcome")
+            window.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
+            settle(0.5)
+            shot("2-analysing")
+            deadline = time.monotonic() + 300
+            while window.session is None or window.worker.busy or not window.session.analysed:
+                settle(0.1)
+                if time.monotonic() > deadline:
+                    break
+        shot("3-suggestions")
+        if number == 0:
+            window.activateWindow()
+            for key in (Qt.Key.Key_J, Qt.Key.Key_A, Qt.Key.Key_X, Qt.Key.Key_Question):
+                press(key)
+        shot("4-queue-after-decisions")
+        press(Qt.Key.Key_E)
+        shot("5-every-gap")
+        press(Qt.Key.Key_E)
+        press(Qt.Key.Key_F1)
+        shot("6-keys")
+        press(Qt.Key.Key_Escape, window.help)
+        shot_dialog("7-settings-keys", ShortcutDialog(saved_keys(window.settings), window))
+        shot_dialog("8-settings-limits", LimitsDialog(saved_limits(window.settings), window))
+        shot_dialog("9-settings-triage", TriagePolicyDialog(saved_policy(window.settings), window))
+        window.show_about()
+        shot("10-about")
+        close_messages()
+        (scratch / "notes.txt").write_text("not captions\n")
+        window.open_paths([scratch / "notes.txt"])
+        shot("11-open-error")
+        close_messages()
+        window.export(scratch / "no-such-folder" / "out.srt")
+        shot("12-export-error")
+        close_messages()
+        # The window a first start shows while it prepares the model (once per machine).
+        window.analysis.show_progress(window.analysis.PREPARING + "…", -1)
+        shot("13-first-start")
+        window.analysis.show_busy(False)
     window.close()
     app.processEvents()
     shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,268 @@
+"""Plan caption cues from recognised words and their times: which words share a cue, and its lines.
+
+Speech-to-text gives a run of timed words; a caption editor expects them laid out as subtitle
+guidelines ask. With the limits of ``CueRules``:
+
+- Every word appears once, in order; cues are in time order and never overlap.
+- A cue has at most ``max_lines`` lines of at most ``max_line_chars`` characters (words joined by
+  one space). A word longer than a line gets a line of its own and is never cut.
+- A cue spans at most ``max_ms`` from its first word's start to its last word's end, unless it is
+  one word that is longer. It starts at its first word and ends at its last word's end, then is
+  extended into the silence after it to last ``min_ms``, as far as the next cue's start allows.
+- Cues break preferably at a sentence end (``. ? ! …`` or their CJK forms, closing quotes and
+  brackets allowed after them, and no lower-case word next) or at a pause of ``pause_ms`` or more,
+  then at a clause mark (``, ; :`` or a dash); a shorter pause makes any break cheaper. A sentence
+  end or a long pause inside a cue costs something, a cue with little text or too little time to
+  be read costs more, and every cue costs a little, so short sentences share a cue instead of
+  flashing by one at a time, and a long sentence is split evenly rather than leaving a scrap.
+- Within a cue the text stays on one line when it fits; otherwise it takes as few lines as it
+  can, as balanced in length as possible (either line may be the longer), broken after
+  punctuation where that costs little balance, and without a one-word line where avoidable.
+
+Both choices are small dynamic programmes over break positions, so the result is deterministic
+and the work grows with the number of words times the number of words a cue can hold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TimedWord:
+    """A recognised word as written, with any punctuation ("Hello,"), and its times in ms."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class CueRules:
+    """The limits a cue keeps to: characters per line, lines per cue, duration, and the silence
+    that counts as a natural break."""
+
+    max_line_chars: int = 42
+    max_lines: int = 2
+    min_ms: int = 1000
+    max_ms: int = 7000
+    pause_ms: int = 500
+
+    def __post_init__(self) -> None:
+        if self.max_line_chars < 1 or self.max_lines < 1 or self.max_ms < 1:
+            raise ValueError("a cue needs room for one character, one line and one millisecond")
+        if self.min_ms < 0 or self.pause_ms < 0:
+            raise ValueError("durations cannot be negative")
+        if self.min_ms > self.max_ms:
+            raise ValueError("a cue's shortest duration cannot exceed its longest")
+
+
+@dataclass(frozen=True)
+class PlannedCue:
+    """A cue's times (ms) and its lines, each a run of words."""
+
+    start: int
+    end: int
+    lines: tuple[tuple[TimedWord, ...], ...]
+
+    @property
+    def words(self) -> tuple[TimedWord, ...]:
+        return tuple(word for line in self.lines for word in line)
+
+
+_NONE, _CLAUSE, _SENTENCE = 0, 1, 2
+
+_SENTENCE_ENDS = frozenset(".?!…。？！‼⁇⁈⁉")
+_CLAUSE_MARKS = frozenset(",;:，、；：—–")
+_CLOSERS = "\"'”’»›)]}」』）】〉》"
+
+# Costs, in a common unit; the values only matter relative to one another.
+_CUE = 15.0  # every cue: fewer, fuller cues read better than many small ones
+_CLAUSE_BREAK = 30.0  # ending a cue after , ; : rather than at a sentence end
+_PLAIN_BREAK = 80.0  # ending a cue mid-clause
+_INNER_SENTENCE = 40.0  # a sentence end inside a cue: a new sentence reads best from a new cue
+_INNER_PAUSE = 20.0  # per pause_ms of silence inside a cue: its text shows before it is said
+_SHORT_TEXT = 40.0  # a cue with a scrap of text flashes by (scaled by the missing part of a line)
+_SHORT_TIME = 30.0  # a cue with less than min_ms before the next one cannot be read
+# Within a cue, in characters of imbalance between lines that a better break is worth.
+_LINE_CLAUSE_BREAK = 2.0
+_LINE_PLAIN_BREAK = 8.0
+_ORPHAN = 10.0
+
+
+def _shown(text: str) -> str:
+    """A word as a caption shows it: recognisers may write spaces around it."""
+    return " ".join(text.split())
+
+
+def _break_kind(word: TimedWord, following: TimedWord) -> int:
+    """How good a break after ``word`` is, by its punctuation."""
+    core = _shown(word.text).rstrip(_CLOSERS)
+    last = core[-1:]
+    if last in _SENTENCE_ENDS:
+        # "e.g. the", "… and then": a stop before a lower-case word ends no sentence.
+        letter = next((c for c in _shown(following.text) if c.isalpha()), "")
+        return _CLAUSE if letter.islower() else _SENTENCE
+    if last in _CLAUSE_MARKS:
+        return _CLAUSE
+    return _NONE
+
+
+def plan_cues(words: Sequence[TimedWord], rules: CueRules = CueRules()) -> list[PlannedCue]:
+    """The words laid out in cues and lines by the rules above; [] for no words."""
+    count = len(words)
+    if count == 0:
+        return []
+    lengths = [len(_shown(word.text)) for word in words]
+    kinds = [_break_kind(words[b], words[b + 1]) for b in range(count - 1)]
+    end_costs, inner_costs = _boundary_costs(words, kinds, rules)
+    spans = _cue_spans(words, lengths, end_costs, inner_costs, rules)
+
+    cues: list[PlannedCue] = []
+    previous_end = 0
+    for first, stop in spans:
+        group = words[first:stop]
+        # Recognisers may let a word overlap the next: a cue starts no earlier than the one before
+        # it ends (nor before 0, which a caption file cannot write).
+        start = max(group[0].start, previous_end)
+        end = max(start, *(word.end for word in group))
+        if end - start < rules.min_ms:
+            target = start + rules.min_ms
+            if stop < count:
+                target = min(target, words[stop].start)
+            end = max(end, target)
+        lines = _layout(group, lengths[first:stop], kinds[first : stop - 1], rules)
+        cues.append(PlannedCue(start, end, lines))
+        previous_end = end
+    return cues
+
+
+def _boundary_costs(
+    words: Sequence[TimedWord], kinds: list[int], rules: CueRules
+) -> tuple[list[float], list[float]]:
+    """For each gap between two words: the cost of ending a cue there, and of a cue spanning it."""
+    pause = max(rules.pause_ms, 1)
+    end_costs: list[float] = []
+    inner_costs: list[float] = []
+    for b, kind in enumerate(kinds):
+        gap = max(0, words[b + 1].start - words[b].end)
+        is_pause = gap >= rules.pause_ms
+        if kind == _SENTENCE or is_pause:
+            end_costs.append(0.0)
+        else:
+            base = _CLAUSE_BREAK if kind == _CLAUSE else _PLAIN_BREAK
+            end_costs.append(base * (1 - gap / pause))
+        inner = _INNER_SENTENCE if kind == _SENTENCE else 0.0
+        if is_pause:
+            inner += _INNER_PAUSE * gap / pause
+        inner_costs.append(inner)
+    return end_costs, inner_costs
+
+
+def _cue_spans(
+    words: Sequence[TimedWord],
+    lengths: list[int],
+    end_costs: list[float],
+    inner_costs: list[float],
+    rules: CueRules,
+) -> list[tuple[int, int]]:
+    """The cheapest split of the words into cues, as (first, stop) index pairs.
+
+    ``best[j]`` is the cheapest cost of laying out ``words[:j]``; the last cue of that layout
+    is grown backwards word by word while it still fits its lines and its time limit.
+    """
+    count = len(words)
+    width = rules.max_line_chars
+    best = [0.0] + [math.inf] * count
+    back = [0] * (count + 1)
+    for stop in range(1, count + 1):
+        lines = 0
+        front = 0  # characters on the cue's top line while filling lines from the bottom
+        chars = -1
+        inner = 0.0
+        latest = words[stop - 1].end
+        for first in range(stop - 1, -1, -1):
+            # Filling lines from the bottom, each as full as it goes, gives the fewest lines.
+            if lines and front + 1 + lengths[first] <= width:
+                front += 1 + lengths[first]
+            else:
+                lines += 1
+                front = lengths[first]
+            latest = max(latest, words[first].end)
+            if first < stop - 1:
+                if lines > rules.max_lines or latest - words[first].start > rules.max_ms:
+                    break
+                inner += inner_costs[first]
+            chars += lengths[first] + 1
+            cost = best[first] + _CUE + inner
+            cost += _SHORT_TEXT * (max(0, width - chars) / width) ** 2
+            if stop < count:
+                cost += end_costs[stop - 1]
+                room = words[stop].start - words[first].start
+                if room < rules.min_ms:
+                    cost += _SHORT_TIME * (rules.min_ms - room) / rules.min_ms
+            if cost < best[stop]:
+                best[stop], back[stop] = cost, first
+    spans: list[tuple[int, int]] = []
+    stop = count
+    while stop > 0:
+        spans.append((back[stop], stop))
+        stop = back[stop]
+    return spans[::-1]
+
+
+def _lines_needed(lengths: list[int], width: int) -> int:
+    lines, used = 0, 0
+    for length in lengths:
+        if lines and used + 1 + length <= width:
+            used += 1 + length
+        else:
+            lines, used = lines + 1, length
+    return lines
+
+
+def _layout(
+    words: Sequence[TimedWord], lengths: list[int], kinds: list[int], rules: CueRules
+) -> tuple[tuple[TimedWord, ...], ...]:
+    """A cue's words on as few lines as they need, balanced, broken after punctuation if it helps.
+
+    ``kinds[k]`` is the break quality after word ``k``. The cost of a layout is each line's
+    distance from the average length (for two lines, their difference) plus the cost of each break.
+    """
+    size = len(words)
+    width = rules.max_line_chars
+    needed = _lines_needed(lengths, width)
+    if needed == 1:
+        return (tuple(words),)
+    target = (sum(lengths) + size - needed) / needed
+    break_cost = {_SENTENCE: 0.0, _CLAUSE: _LINE_CLAUSE_BREAK, _NONE: _LINE_PLAIN_BREAK}
+    starts = [0]
+    for length in lengths:
+        starts.append(starts[-1] + length + 1)  # where each word would start on one long line
+    # best[k][e]: the cheapest layout of words[:e] on k lines. Shorter top lines are tried first,
+    # so of two equally balanced layouts the one with the longer bottom line wins.
+    best = [[math.inf] * (size + 1) for _ in range(needed + 1)]
+    back = [[0] * (size + 1) for _ in range(needed + 1)]
+    best[0][0] = 0.0
+    for line in range(1, needed + 1):
+        for stop in range(line, size + 1):
+            for first in range(line - 1, stop):
+                length = starts[stop] - starts[first] - 1
+                if (length > width and stop - first > 1) or best[line - 1][first] == math.inf:
+                    continue
+                cost = best[line - 1][first] + abs(length - target)
+                if stop < size:
+                    cost += break_cost[kinds[stop - 1]]
+                if stop - first == 1 and size > needed:
+                    cost += _ORPHAN
+                if cost < best[line][stop]:
+                    best[line][stop], back[line][stop] = cost, first
+    result: list[tuple[TimedWord, ...]] = []
+    stop = size
+    for line in range(needed, 0, -1):
+        first = back[line][stop]
+        result.append(tuple(words[first:stop]))
+        stop = first
+    return tuple(result[::-1])

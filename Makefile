@@ -15,6 +15,7 @@ SAMPLE := resources/sample/sample.srt
 setup: $(STAMP)
 	@$(BIN)/python -m app.ml.base_encoder
 	@$(BIN)/python -m app.ml.export
+	@$(BIN)/python -m app.ml.whisper_model >/dev/null
 	@$(BIN)/python -m app.services.languages
 
 # apt-get install without a prompt: as root, or through sudo when it needs no password.

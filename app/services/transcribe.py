@@ -1,0 +1,106 @@
+"""Captions for media that has none: speech recognised with word times, cut into cues an editor
+would keep, written as WebVTT (word times inline) or SRT (word times in ``<name>.words.json``
+beside it, which the editor and batch pair with the captions).
+
+The recogniser's own punctuation is kept as the captions' punctuation, to be reviewed like any
+other (the model's disagreements become suggestions), unless ``strip_punctuation`` asks for the
+plain lowercase words an ASR caption file usually has. Nothing is written unless the whole file
+is: a cancel, silence or an unreadable file leaves no partial captions behind.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.audio.decode import decode_audio
+from app.core.cue_segmentation import CueRules, TimedWord, plan_cues
+from app.core.errors import PunctumError
+from app.formats import write_file
+from app.formats.cuetext import split_token
+from app.formats.transcript import transcript_text, words_json
+from app.ml.transcriber import RecognisedWord, Transcriber
+
+CAPTION_SUFFIXES = (".vtt", ".srt")
+#: The word-timing file written beside SRT captions (``files.classify`` knows the suffix).
+WORDS_SUFFIX = ".words.json"
+
+
+class NoSpeechError(PunctumError):
+    """The media holds no speech the recogniser could hear."""
+
+
+@dataclass(frozen=True)
+class Transcript:
+    output: Path
+    words_file: Path | None
+    cues: int
+    words: int
+    language: str
+    audio_seconds: float
+    seconds: float  # time spent, decoding and recognising
+
+    @property
+    def real_time_factor(self) -> float:
+        return self.seconds / self.audio_seconds if self.audio_seconds else 0.0
+
+
+def open_recogniser(model: str | None = None, threads: int = 0) -> Transcriber:
+    """The speech recogniser (``model``: base, a CTranslate2 Whisper folder or an id), loaded once
+    for every file a caller transcribes."""
+    return Transcriber(model, threads)
+
+
+def words_file_for(output: Path) -> Path:
+    return output.with_name(output.stem + WORDS_SUFFIX)
+
+
+def transcribe_media(
+    media: Path,
+    output: Path,
+    transcriber: Transcriber,
+    language: str | None = None,
+    strip_punctuation: bool = False,
+    rules: CueRules | None = None,
+    progress: Callable[[float], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Transcript:
+    """Recognise ``media`` and write its captions to ``output`` (.vtt or .srt, atomically)."""
+    suffix = output.suffix.lower()
+    if suffix not in CAPTION_SUFFIXES:
+        raise PunctumError(f"{output}: captions are written as .vtt or .srt, not {suffix or 'no extension'}")
+    transcriber.check_language(language)
+    began = time.monotonic()
+    audio = decode_audio(media)
+    recognition = transcriber.transcribe(audio, language, progress, cancelled)
+    words = [timed for word in recognition.words if (timed := _timed(word, strip_punctuation)) is not None]
+    if not words:
+        raise NoSpeechError(f"{media}: no speech was heard; nothing was written")
+    cues = plan_cues(words, rules or CueRules())
+    text = transcript_text(cues, suffix[1:])
+    words_file = words_file_for(output) if suffix == ".srt" else None
+    if words_file is not None:
+        write_file(words_file, words_json(words).encode("utf-8"))
+    write_file(output, text.encode("utf-8"))
+    return Transcript(
+        output,
+        words_file,
+        len(cues),
+        len(words),
+        recognition.language,
+        recognition.audio_seconds,
+        time.monotonic() - began,
+    )
+
+
+def _timed(word: RecognisedWord, strip_punctuation: bool) -> TimedWord | None:
+    text = word.text
+    if strip_punctuation:
+        _, bare, _ = split_token(text)
+        text = bare.lower()
+    if not text:
+        return None
+    start = round(word.start * 1000)
+    return TimedWord(text, start, max(start, round(word.end * 1000)))

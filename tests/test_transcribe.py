@@ -1,0 +1,156 @@
+"""``punctum transcribe``: a video without captions becomes captions with word times, through the
+real recogniser (Whisper base) on a 9-second clip of the bundled sample, then reviewed as usual."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("faster_whisper", reason="transcribing needs the transcribe extra")
+
+from app.formats import parse_document
+from app.formats.cuetext import split_token
+from app.formats.timings import read_timings
+from app.services.files import FileKind, companions_of
+from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
+
+pytestmark = requires_ffmpeg
+CLIP_SECONDS = 9
+
+
+def punctum(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=180,
+        check=False,
+    )
+
+
+def ffmpeg(*args: str) -> None:
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first seconds of the sample's video: "Hello, and welcome to the Maple Street repair cafe…"."""
+    path = tmp_path_factory.mktemp("clip") / "talk.mp4"
+    ffmpeg("-i", str(SAMPLE / "sample.mp4"), "-t", str(CLIP_SECONDS), "-c", "copy", str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def transcriber():  # type: ignore[no-untyped-def]
+    from app.ml.transcriber import Transcriber
+
+    return Transcriber()
+
+
+def test_a_video_becomes_vtt_captions_with_word_times_that_punctuate_then_reviews(
+    clip: Path, tmp_path: Path
+) -> None:
+    media = tmp_path / "talk.mp4"
+    shutil.copy(clip, media)
+    result = punctum("transcribe", str(media), "-o", str(tmp_path / "talk.vtt"))
+    assert result.returncode == 0, result.stderr
+    assert "cues" in result.stdout and "(en)" in result.stdout
+    captions = tmp_path / "talk.vtt"
+    text = captions.read_text(encoding="utf-8")
+    assert text.startswith("WEBVTT")
+    assert "<00:00:0" in text  # word times inline
+    document = parse_document(captions.read_bytes(), "vtt", captions)
+    words = [w for cue in document.cues for w in cue.words]
+    heard = " ".join(w.text.lower() for w in words)
+    assert "welcome" in heard and "maple" in heard and "street" in heard
+    assert all(w.start is not None for w in words), "every word keeps its time"
+    assert [w.start for w in words] == sorted(w.start for w in words if w.start is not None)
+    for cue in document.cues:
+        lines = cue.text().split("\n")
+        assert len(lines) <= 2
+        plain = [_without_times(line) for line in lines]
+        assert all(len(line) <= 42 for line in plain), plain
+        assert cue.end - cue.start <= 7000
+    assert document.cues[-1].end <= CLIP_SECONDS * 1000 + 500
+    punctuated = punctum("punctuate", str(captions), "-o", str(tmp_path / "talk.punctuated.vtt"))
+    assert punctuated.returncode == 0, punctuated.stderr
+    assert (tmp_path / "talk.punctuated.vtt").is_file()
+
+
+def test_srt_keeps_the_word_times_beside_it_where_the_editor_and_batch_find_them(
+    clip: Path, tmp_path: Path
+) -> None:
+    media = tmp_path / "talk.mp4"
+    shutil.copy(clip, media)
+    result = punctum("transcribe", str(media), "-o", str(tmp_path / "talk.srt"), "--language", "en")
+    assert result.returncode == 0, result.stderr
+    captions, words_file = tmp_path / "talk.srt", tmp_path / "talk.words.json"
+    document = parse_document(captions.read_bytes(), "srt", captions)
+    timed = read_timings(words_file)
+    # The same words in the same order, each with its time (the file keeps the recogniser's marks).
+    assert [split_token(w.text)[1] for w in timed] == [w.text for cue in document.cues for w in cue.words]
+    assert all(w.start is not None and w.end is not None for w in timed)
+    beside = companions_of(captions)
+    assert beside[FileKind.MEDIA] == [media] and beside[FileKind.TIMINGS] == [words_file]
+
+
+def test_strip_punctuation_gives_the_plain_lowercase_words_of_an_asr_file(
+    clip: Path, tmp_path: Path, transcriber
+) -> None:  # type: ignore[no-untyped-def]
+    from app.services.transcribe import transcribe_media
+
+    done = transcribe_media(clip, tmp_path / "plain.vtt", transcriber, "en", strip_punctuation=True)
+    document = parse_document(done.output.read_bytes(), "vtt", done.output)
+    words = [w for cue in document.cues for w in cue.words]
+    assert words and all(not w.mark and w.text == w.text.lower() for w in words)
+
+
+def test_a_cancel_leaves_no_captions_behind(clip: Path, tmp_path: Path, transcriber) -> None:  # type: ignore[no-untyped-def]
+    from app.services.transcribe import transcribe_media
+
+    with pytest.raises(InterruptedError):
+        transcribe_media(clip, tmp_path / "x.srt", transcriber, "en", cancelled=lambda: True)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["empty", "truncated", "no audio", "silence", "language"])
+def test_bad_media_gets_one_line_exit_3_and_nothing_written(kind: str, clip: Path, tmp_path: Path) -> None:
+    media = tmp_path / "in.mp4"
+    language = []
+    if kind == "empty":
+        media.write_bytes(b"")
+    elif kind == "truncated":
+        media.write_bytes(clip.read_bytes()[:20_000])
+    elif kind == "no audio":
+        ffmpeg("-i", str(clip), "-an", "-c", "copy", str(media))
+    elif kind == "silence":
+        media = tmp_path / "in.wav"
+        ffmpeg("-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "4", str(media))
+    else:
+        shutil.copy(clip, media)
+        language = ["--language", "xx"]
+    before = set(tmp_path.iterdir())
+    result = punctum("transcribe", str(media), "-o", str(tmp_path / "out.srt"), *language)
+    assert result.returncode == 3, (kind, result.stdout, result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert set(tmp_path.iterdir()) == before, "nothing written"
+
+
+def test_the_default_output_never_replaces_existing_captions(clip: Path, tmp_path: Path) -> None:
+    media = tmp_path / "talk.mp4"
+    shutil.copy(clip, media)
+    (tmp_path / "talk.vtt").write_text("WEBVTT\n\nmine\n", encoding="utf-8")
+    result = punctum("transcribe", str(media))
+    assert result.returncode == 3 and "exists" in result.stderr
+    assert (tmp_path / "talk.vtt").read_text(encoding="utf-8") == "WEBVTT\n\nmine\n"
+
+
+def _without_times(line: str) -> str:
+    import re
+
+    return re.sub(r"<[\d:.]+>", "", line)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from app.cli.errors import EXIT_OK, UsageError
 from app.cli.options import LISTEN_HELP, Commands, add_precision, threshold
@@ -51,6 +52,12 @@ def add_project_commands(commands: Commands) -> None:
         help="with --ray: the folder as workers read it (fsspec, e.g. s3://bucket/captions);"
         " default: media at its path, which every node must see",
     )
+    batch.add_argument(
+        "--transcribe",
+        action="store_true",
+        help="first recognise the speech of media without captions into <name>.vtt beside it",
+    )
+    batch.add_argument("--language", metavar="CODE", help="with --transcribe: the speech's language")
     batch.set_defaults(run=_batch)
 
     status = commands.add_parser("status", help="per file: state, pending/accepted/rejected, review time")
@@ -71,6 +78,24 @@ def add_project_commands(commands: Commands) -> None:
     relink.add_argument("file", metavar="FILE", help="the file's name as punctum status lists it")
     relink.add_argument("media", metavar="MEDIA", help="the video or audio where it is now")
     relink.set_defaults(run=_relink)
+
+
+def _transcribe_folder(folder: Path, language: str | None) -> None:
+    """Captions for the folder's media that has none, before the batch pairs the folder."""
+    from app.services.transcribe import transcribe_folder
+
+    def told(media: Path, state: str) -> None:
+        if state == "started":
+            print(f"punctum: transcribing {media}", file=sys.stderr)
+
+    done = transcribe_folder(folder, language=language, on_file=told)
+    for why in done.failed.values():
+        print(f"punctum: not transcribed: {why}", file=sys.stderr)
+    if done.transcribed:
+        seconds = sum(t.audio_seconds for t in done.transcribed)
+        print(
+            f"punctum: transcribed {len(done.transcribed)} files ({seconds:.0f} s of speech)", file=sys.stderr
+        )
 
 
 def _batch(args: argparse.Namespace) -> int:
@@ -101,6 +126,10 @@ def _batch(args: argparse.Namespace) -> int:
         listen=args.listen,
         int8=args.int8,
     )
+    if args.language is not None and not args.transcribe:
+        raise UsageError("--language is for --transcribe: captions' language is detected")
+    if args.transcribe:
+        _transcribe_folder(folder, args.language.lower() if args.language else None)
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
         pairing = import_folder(folder, project)
         for path in pairing.unpaired:

@@ -104,3 +104,54 @@ def _timed(word: RecognisedWord, strip_punctuation: bool) -> TimedWord | None:
         return None
     start = round(word.start * 1000)
     return TimedWord(text, start, max(start, round(word.end * 1000)))
+
+
+@dataclass(frozen=True)
+class FolderTranscription:
+    transcribed: list[Transcript]
+    failed: dict[Path, str]  # media -> why, in one line
+
+
+def media_without_captions(folder: Path) -> list[Path]:
+    """The media of ``folder`` that no caption file pairs with (as batch pairs a folder)."""
+    from app.services.files import FileKind, classify
+    from app.services.folder_pairing import pair_folder
+
+    return [
+        path
+        for path in pair_folder(folder).unpaired
+        if (role := classify(path)) is not None and role.kind is FileKind.MEDIA
+    ]
+
+
+def transcribe_folder(
+    folder: Path,
+    model: str | None = None,
+    language: str | None = None,
+    strip_punctuation: bool = False,
+    on_file: Callable[[Path, str], None] | None = None,
+) -> FolderTranscription:
+    """Captions (``<name>.vtt`` beside each) for every medium of ``folder`` that has none, with one
+    recogniser for them all. Resumable: a medium transcribed before has its captions now and is not
+    met again; one that fails is told and the others go on."""
+    waiting = media_without_captions(folder)
+    done = FolderTranscription([], {})
+    if not waiting:
+        return done
+    transcriber = open_recogniser(model)
+    transcriber.check_language(language)
+    for media in waiting:
+        if on_file is not None:
+            on_file(media, "started")
+        try:
+            done.transcribed.append(
+                transcribe_media(media, media.with_suffix(".vtt"), transcriber, language, strip_punctuation)
+            )
+        except PunctumError as error:
+            done.failed[media] = str(error)
+            if on_file is not None:
+                on_file(media, "failed")
+            continue
+        if on_file is not None:
+            on_file(media, "done")
+    return done

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = ((1280, 720), (1920, 1080))
@@ -118,10 +119,44 @@ def main() -> int:
         window.analysis.show_progress(window.analysis.PREPARING + "…", -1)
         shot("13-first-start")
         window.analysis.show_busy(False)
+    transcribe_shots(window, scratch, settle, shot)
     window.close()
     app.processEvents()
     shutil.rmtree(scratch, ignore_errors=True)
     return 0
+
+
+def transcribe_shots(window: Any, scratch: Path, settle: Any, shot: Any) -> None:
+    """A video with no captions: the offer, the transcription's progress, the review that follows."""
+    import importlib.util
+
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    if importlib.util.find_spec("faster_whisper") is None:
+        print("screenshots: no transcription shots (the transcribe extra is not installed)", file=sys.stderr)
+        return
+    window.resize(*SIZES[0])
+    talk = scratch / "talk"
+    talk.mkdir()
+    shutil.copy(ROOT / "resources" / "sample" / "sample.mp4", talk / "talk.mp4")
+    window.open_paths([talk / "talk.mp4"])
+    settle(0.5)
+    shot("14-transcribe-offer")
+    offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
+    next(b for b in offer.buttons() if b.text() == "&Transcribe").click()
+    deadline = time.monotonic() + 120
+    while "Transcribing" not in window.progress_label.text() and time.monotonic() < deadline:
+        settle(0.1)
+    settle(2.0)
+    shot("15-transcribing")
+    deadline = time.monotonic() + 300
+    while (
+        window.session is None or window.session.entry.media_path != talk / "talk.mp4" or window.worker.busy
+    ):
+        settle(0.2)
+        if time.monotonic() > deadline:
+            break
+    shot("16-review-after-transcription")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ at a glance, and menus and dialogs reached by keyboard (offscreen Qt, the real m
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -168,3 +169,36 @@ def _mnemonic(text: str) -> str | None:
     """The letter after a single "&" (a "&&" is a literal ampersand)."""
     found = re.search(r"(?<!&)&([^&])", text)
     return found.group(1).lower() if found else None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("faster_whisper") is None, reason="needs the transcribe extra")
+def test_a_video_without_captions_is_offered_for_transcription_then_reviewed(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    import shutil
+    import subprocess
+
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from tests.conftest import SAMPLE
+
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg is not installed")
+    media = tmp_path / "talk.mp4"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(SAMPLE / "sample.mp4"), "-t", "8", "-c", "copy", str(media)],
+        check=True,
+        timeout=60,
+    )
+    window.open_paths([media])
+    offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
+    transcribe = next(b for b in offer.buttons() if b.text() == "&Transcribe")
+    assert "no captions" in offer.text()
+    transcribe.click()
+    qtbot.waitUntil(lambda: window.session is not None and window.session.analysed, timeout=ANALYSIS_TIMEOUT)
+    assert window.last_error is None, window.last_error
+    assert window.session.entry.captions_path == tmp_path / "talk.vtt"
+    assert window.session.entry.media_path == media
+    words = list(window.session.document.words())
+    assert len(words) > 10 and all(w.start is not None for w in words)
+    assert window.gap_model is not None and window.gap_model.rowCount() > 0

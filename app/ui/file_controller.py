@@ -6,7 +6,8 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.core.bundled import sample_dir
 from app.core.errors import PunctumError
@@ -14,10 +15,18 @@ from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
 
 if TYPE_CHECKING:
+    from app.ml.transcriber import Transcriber
+    from app.services.transcribe import Transcript
     from app.ui.shell import EditorWindow
 
 SAMPLE = sample_dir()
 MAX_RECENT = 10
+#: Captions to review, or a video or audio file without captions, to transcribe first.
+OPEN_FILTER = (
+    "Captions (*.srt *.vtt);;"
+    "Media to transcribe (*.mp4 *.mkv *.mov *.webm *.avi *.mp3 *.m4a *.wav *.flac *.ogg *.opus);;"
+    "All files (*)"
+)
 
 
 def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
@@ -42,14 +51,13 @@ class FileController:
 
     def __init__(self, window: EditorWindow) -> None:
         self.window = window
+        self._recogniser: Transcriber | None = None  # loaded on the first transcription, then kept
 
     def open_sample(self) -> None:
         self.open_captions(SAMPLE / "sample.srt", SAMPLE / "sample.mp4", SAMPLE / "reference.txt")
 
     def choose_captions(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self.window.dialog_parent(), "Open captions", "", "Captions (*.srt *.vtt)"
-        )
+        path, _ = QFileDialog.getOpenFileName(self.window.dialog_parent(), "Open captions", "", OPEN_FILTER)
         if path:
             self.open_paths([Path(path)])
 
@@ -83,6 +91,9 @@ class FileController:
         found = sort_paths(paths)
         if found["project"] is not None:
             return self.open_project(found["project"])
+        if found["captions"] is None and found["media"] is not None:
+            self.offer_transcription(found["media"])
+            return True
         if found["captions"] is None:
             names = ", ".join(p.name for p in paths) or "nothing"
             self.window.show_error(
@@ -116,6 +127,62 @@ class FileController:
             lambda: ReviewSession.open(captions, media, reference, timings=timings),
             captions,
         )
+
+    def offer_transcription(self, media: Path) -> None:
+        """Media with no captions beside it: offer to recognise its speech here, then review."""
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "No captions for this media",
+            f"{media.name} has no captions beside it.\n\nTranscribe its speech on this computer? "
+            f"The captions are written to {media.with_suffix('.vtt').name} beside it, with each "
+            "word's time, and open for review when done.",
+            QMessageBox.StandardButton.NoButton,
+            self.window.dialog_parent(),
+        )
+        transcribe = box.addButton("&Transcribe", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("&Cancel", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(transcribe)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda button: self.transcribe(media) if button is transcribe else None)
+        box.open()
+
+    def transcribe(self, media: Path) -> None:
+        """Recognise ``media``'s speech into ``<name>.vtt`` off the window's thread (progress and
+        Cancel in the status bar), then open it with the media for review."""
+        output = media.with_suffix(".vtt")
+        if output.exists():
+            self.window.show_error("Captions are already there", f"{output}: open it, or move it away first")
+            return
+
+        def work(progress: Any, cancelled: Any) -> Transcript:
+            from app.services.transcribe import open_recogniser, transcribe_media
+
+            progress("Loading the speech recogniser", -1.0)
+            if self._recogniser is None:
+                self._recogniser = open_recogniser()
+            return transcribe_media(
+                media,
+                output,
+                self._recogniser,
+                progress=lambda share: progress("Transcribing the speech", share),
+                cancelled=cancelled,
+            )
+
+        def done(transcript: Transcript) -> None:
+            self.window.statusBar().showMessage(
+                f"Transcribed {transcript.words} words into {transcript.cues} cues "
+                f"({transcript.language}) in {transcript.seconds:.0f} s",
+                10000,
+            )
+            self.open_captions(output, media)
+
+        def failed(reason: str) -> None:
+            self.window.show_error("The speech could not be transcribed", reason)
+
+        def cancelled() -> None:
+            self.window.statusBar().showMessage("Transcription cancelled; nothing was written", 8000)
+
+        self.window.worker.submit("transcribe", work, done, failed, cancelled)
 
     def open_project(self, path: Path) -> bool:
         return self._open("The project cannot be opened", lambda: ReviewSession.open_project(path), path)

@@ -22,7 +22,7 @@ from app.core.model import Source, Status, Suggestion
 
 
 @dataclass(frozen=True)
-class Gap:
+class ReviewRow:
     """One row of review: the gap after word ``index`` and what was proposed for it."""
 
     index: int
@@ -90,21 +90,21 @@ def _same(one: Suggestion, other: Suggestion) -> bool:
     return model_class(one.mark) == model_class(other.mark)
 
 
-def gaps_of(suggestions: Iterable[Suggestion]) -> list[Gap]:
+def gaps_of(suggestions: Iterable[Suggestion]) -> list[ReviewRow]:
     """The suggestions grouped into review rows, in document order."""
     marks: dict[int, list[Suggestion]] = {}
     capitals: dict[int, list[Suggestion]] = {}  # by the word they capitalise
     for suggestion in suggestions:
         (marks if suggestion.casing is None else capitals).setdefault(suggestion.gap, []).append(suggestion)
-    rows: dict[int, Gap] = {}
+    rows: dict[int, ReviewRow] = {}
     for index, proposed in marks.items():
         ends_sentence = any(model_class(s.mark) in SENTENCE_END_CLASSES for s in proposed)
         following = capitals.pop(index + 1, []) if ends_sentence else []
-        rows[index] = Gap(index, tuple(proposed), tuple(following))
+        rows[index] = ReviewRow(index, tuple(proposed), tuple(following))
     for word, proposed in capitals.items():
         # A capital on its own shares the row key space with gaps: keep both when they collide.
         key = word if word not in rows else -word - 1
-        rows[key] = Gap(word, (), tuple(proposed))
+        rows[key] = ReviewRow(word, (), tuple(proposed))
     return [rows[key] for key in sorted(rows, key=lambda k: (rows[k].index, k < 0))]
 
 
@@ -133,7 +133,7 @@ class Triage:
     in the order to review them."""
 
     accepted: list[int] = field(default_factory=list)
-    queue: list[Gap] = field(default_factory=list)
+    queue: list[ReviewRow] = field(default_factory=list)
 
 
 def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_reference: bool) -> Triage:
@@ -162,7 +162,7 @@ def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_referenc
     return result
 
 
-def _settled_by(gap: Gap, policy: TriagePolicy, has_reference: bool) -> Suggestion | None:
+def _settled_by(gap: ReviewRow, policy: TriagePolicy, has_reference: bool) -> Suggestion | None:
     reference, model = gap.by(Source.REFERENCE), gap.by(Source.MODEL)
     if reference is not None and model is not None:
         return reference if policy.agreement and _same(reference, model) else None
@@ -171,13 +171,13 @@ def _settled_by(gap: Gap, policy: TriagePolicy, has_reference: bool) -> Suggesti
     return None
 
 
-def proposed_gaps(suggestions: Iterable[Suggestion]) -> list[Gap]:
+def proposed_gaps(suggestions: Iterable[Suggestion]) -> list[ReviewRow]:
     """The gaps with a candidate from the reference or the model, in reading order (a mark the
     editor set on their own is no row of review)."""
     return [g for g in gaps_of(suggestions) if any(s.source is not Source.EDITOR for s in g.suggestions)]
 
 
-def review_queue(suggestions: Sequence[Suggestion], settled_by_rule: set[int]) -> list[Gap]:
+def review_queue(suggestions: Sequence[Suggestion], settled_by_rule: set[int]) -> list[ReviewRow]:
     """The gaps a person goes through, in queue order: every gap with a proposal, except those a
     rule settled (``settled_by_rule``: ids it accepted that still stand). Gaps decided already stay
     in it, so that a person can step back to them."""

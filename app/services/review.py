@@ -42,7 +42,7 @@ from app.core.history import History, Step, SuggestionEdit
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
 from app.core.triage import (
-    Gap,
+    ReviewRow,
     TriagePolicy,
     gaps_of,
     gaps_to_review,
@@ -243,16 +243,16 @@ class ReviewSession:
         accept = sorted(triage(trial, policy, self.has_reference).accepted)
         return self._do(Settle(tuple(reopen), tuple(accept)), by="rule")
 
-    def queue(self, settled: set[int] | None = None) -> list[Gap]:
+    def queue(self, settled: set[int] | None = None) -> list[ReviewRow]:
         """The gaps for a person, in the order to review them (``app.core.triage.review_queue``);
         ``settled``: ``settled_by_rule()`` when the caller has it already."""
         return review_queue(self.document.suggestions, self.settled_by_rule() if settled is None else settled)
 
-    def gaps(self) -> list[Gap]:
+    def gaps(self) -> list[ReviewRow]:
         """Every gap with a proposal, in reading order."""
         return proposed_gaps(self.document.suggestions)
 
-    def gap_of(self, suggestion_id: int) -> Gap:
+    def gap_of(self, suggestion_id: int) -> ReviewRow:
         """The review row a suggestion belongs to."""
         for gap in gaps_of(self.document.suggestions):
             if any(s.id == suggestion_id for s in gap.suggestions):

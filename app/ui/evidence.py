@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from app.core.gap_features import GapMeasure
 from app.core.model import Source
-from app.core.triage import Gap
+from app.core.triage import ReviewRow
 from app.services.review import ReviewSession
 from app.ui.models import proposal_text
 
@@ -41,7 +41,7 @@ def pitch_text(measure: GapMeasure | None) -> str:
     return f"{'rising' if change > 0 else 'falling'} {abs(change):.1f} semitones over the word"
 
 
-def evidence_html(session: ReviewSession, gap: Gap) -> str:
+def evidence_html(session: ReviewSession, gap: ReviewRow) -> str:
     document = session.document
     capital_row = not gap.marks
     # A capital on its own is about the word itself; a mark about the gap after it.
@@ -82,7 +82,7 @@ class EvidencePanel(QLabel):
         self.setMargin(6)
         self.show_gap(None, None)
 
-    def show_gap(self, session: ReviewSession | None, gap: Gap | None) -> None:
+    def show_gap(self, session: ReviewSession | None, gap: ReviewRow | None) -> None:
         if session is None or gap is None:
             self.setText("<p style='color:#666'>Select a gap to see its evidence.</p>")
             return

@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor
 from app.core.checks import CaptionLimits, CueCheck, check_cue
 from app.core.history import Step, SuggestionEdit, WordEdit
 from app.core.model import Cue, Slot, Source, Status, Suggestion
-from app.core.triage import Gap
+from app.core.triage import ReviewRow
 from app.services.documents import format_duration
 from app.services.review import ReviewSession
 
@@ -249,12 +249,12 @@ class GapModel(_Table):
         self._cue_of_word = cue_of_word
         self.queue_only = True
         self.lowest_first = False
-        self._rows: list[Gap] = []
+        self._rows: list[ReviewRow] = []
         self._row_of: dict[int, int] = {}  # every suggestion id of a row -> the row
         self._settled: set[int] = set()
         self.reload()
 
-    def _gaps(self) -> list[Gap]:
+    def _gaps(self) -> list[ReviewRow]:
         """The rows of the chosen view; the rule's settlement (a walk of the history) read once."""
         self._settled = self.session.settled_by_rule()
         gaps = self.session.queue(self._settled) if self.queue_only else self.session.gaps()
@@ -290,13 +290,13 @@ class GapModel(_Table):
             self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(self.HEADERS) - 1))
 
     @property
-    def gaps(self) -> list[Gap]:
+    def gaps(self) -> list[ReviewRow]:
         return list(self._rows)
 
     def row_of(self, suggestion_id: int) -> int | None:
         return self._row_of.get(suggestion_id)
 
-    def gap(self, row: int) -> Gap:
+    def gap(self, row: int) -> ReviewRow:
         return self._rows[row]
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
@@ -333,7 +333,7 @@ class GapModel(_Table):
             return DONE_TEXT
         return None
 
-    def status(self, gap: Gap) -> str:
+    def status(self, gap: ReviewRow) -> str:
         """ "to review", "disagree", "decided" or "settled by rule"."""
         if gap.pending:
             return "disagree" if gap.disagreement else "to review"
@@ -342,7 +342,7 @@ class GapModel(_Table):
         return "decided"
 
 
-def proposal_text(gap: Gap, source: Source) -> str:
+def proposal_text(gap: ReviewRow, source: Source) -> str:
     """What ``source`` proposed for the gap, as the list and the evidence panel show it."""
     surest = _surest(gap, source)
     if surest is None:
@@ -353,10 +353,10 @@ def proposal_text(gap: Gap, source: Source) -> str:
     return mark if source is Source.REFERENCE else f"{mark} {surest.confidence:.2f}"
 
 
-def _surest(gap: Gap, source: Source) -> Suggestion | None:
+def _surest(gap: ReviewRow, source: Source) -> Suggestion | None:
     candidates = [s for s in (gap.marks or gap.capitals) if s.source is source]
     return max(candidates, key=lambda s: s.confidence) if candidates else None
 
 
-def _key(gap: Gap) -> tuple[int, bool]:
+def _key(gap: ReviewRow) -> tuple[int, bool]:
     return (gap.index, bool(gap.marks))

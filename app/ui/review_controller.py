@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView
 from app.core.errors import PunctumError
 from app.core.history import Step, SuggestionEdit
 from app.core.model import Source
-from app.core.triage import Gap, TriagePolicy
+from app.core.triage import ReviewRow, TriagePolicy
 from app.services.typography import render_mark
 from app.ui.dialogs import ask_number, ask_text
 from app.ui.models import ID_ROLE, CueModel
@@ -30,7 +30,7 @@ class ReviewController:
         self.lowest_first = False
         self.queue_only = True
 
-    def _rows(self) -> list[Gap]:
+    def _rows(self) -> list[ReviewRow]:
         model = self.window.gap_model
         return model.gaps if model is not None else []
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         QWidget,
     )
 
-    from app.core.triage import Gap, TriagePolicy
+    from app.core.triage import ReviewRow, TriagePolicy
     from app.services.review import ReviewSession
     from app.services.worker_process import WorkerProcess
     from app.ui.models import CueModel, GapModel
@@ -62,7 +62,7 @@ class EditorWindow(Protocol):
 
     def show_error(self, title: str, text: str) -> None: ...
 
-    def show_evidence(self, gap: Gap | None) -> None: ...
+    def show_evidence(self, gap: ReviewRow | None) -> None: ...
 
     def triage_policy(self) -> TriagePolicy: ...
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.triage import Gap, TriagePolicy
+from app.core.triage import ReviewRow, TriagePolicy
 from app.services.about import about
 from app.services.review import ReviewSession
 from app.services.worker_process import WorkerProcess
@@ -313,7 +313,7 @@ class MainWindow(QMainWindow):
         else:
             self.refresh_views()
 
-    def show_evidence(self, gap: Gap | None) -> None:
+    def show_evidence(self, gap: ReviewRow | None) -> None:
         """The evidence panel and the waveform's gap mark follow the gap under review."""
         self.evidence.show_gap(self.session, gap)
         measure = (

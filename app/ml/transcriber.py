@@ -81,6 +81,9 @@ class Transcriber:
             beam_size=5,
             # Each window decoded on its own: a hallucination does not carry into the next one.
             condition_on_previous_text=False,
+            # Unless a language is given, it is detected for each stretch of speech, not once per
+            # file: a recording in English then German came out as invented English in its second half.
+            multilingual=language is None,
         )
         words: list[RecognisedWord] = []
         for segment in segments:  # decoded lazily, one window at a time: room to cancel

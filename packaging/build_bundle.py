@@ -66,11 +66,63 @@ def build(out: Path, work: Path) -> dict[str, object]:
             tar.add(stage, arcname=name)
     else:
         archive = Path(shutil.make_archive(str(out / name), "zip", work, name))
+    report: dict[str, object] = {
+        "archive": str(archive),
+        "packed_mb": round(archive.stat().st_size / 1e6, 1),
+        "unpacked_mb": round(folder_size(stage) / 1e6, 1),
+    }
+    addon = build_transcribe_addon(out, work, name)
+    if addon is not None:
+        report["transcribe_addon"] = addon
+    report["build_seconds"] = round(time.perf_counter() - started)
+    return report
+
+
+#: What ``punctum transcribe`` needs beyond the bundle: faster-whisper, CTranslate2 and PyAV with
+#: their shared libraries (the bundle has ONNX Runtime, tokenizers, huggingface_hub and tqdm).
+ADDON_PACKAGES = ("faster_whisper", "ctranslate2", "av")
+
+
+def build_transcribe_addon(out: Path, work: Path, name: str) -> dict[str, object] | None:
+    """``<name>-transcribe.tar.gz``: unpacked over the bundle's folder it adds
+    ``addons/transcribe/`` (the packages and the Whisper model, some 300 MB), which the bundle's
+    program puts on its path at start. Kept apart so the main archive stays small."""
+    import importlib.util
+    from importlib import metadata
+
+    from app.ml.whisper_model import WhisperModelError, assemble_default
+
+    try:
+        model = assemble_default()
+    except WhisperModelError as error:
+        print(f"build_bundle: no transcribe add-on ({error})", file=sys.stderr)
+        return None
+    stage = work / f"{name}-transcribe"
+    shutil.rmtree(stage, ignore_errors=True)
+    site = stage / name / "addons" / "transcribe" / "site"
+    site.mkdir(parents=True)
+    for package in ADDON_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            print(f"build_bundle: no transcribe add-on ({package} is not installed)", file=sys.stderr)
+            return None
+        folder = Path(next(iter(spec.submodule_search_locations)))
+        shutil.copytree(folder, site / package, ignore=shutil.ignore_patterns("__pycache__", "tests"))
+        libraries = folder.parent / f"{package}.libs"  # auditwheel's vendored shared libraries
+        if libraries.is_dir():
+            shutil.copytree(libraries, site / libraries.name)
+        distribution = metadata.distribution(package.replace("_", "-"))
+        info = Path(str(distribution.locate_file(""))) / f"{distribution.metadata['Name'].replace('-', '_')}-{distribution.version}.dist-info"
+        if info.is_dir():
+            shutil.copytree(info, site / info.name)
+    shutil.copytree(model, stage / name / "addons" / "transcribe" / "whisper-base")
+    archive = out / f"{name}-transcribe.tar.gz"
+    with tarfile.open(archive, "w:gz", compresslevel=6) as tar:
+        tar.add(stage / name, arcname=name)
     return {
         "archive": str(archive),
         "packed_mb": round(archive.stat().st_size / 1e6, 1),
         "unpacked_mb": round(folder_size(stage) / 1e6, 1),
-        "build_seconds": round(time.perf_counter() - started),
     }
 
 

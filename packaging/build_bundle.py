@@ -85,8 +85,8 @@ ADDON_PACKAGES = ("faster_whisper", "ctranslate2", "av")
 
 def build_transcribe_addon(out: Path, work: Path, name: str) -> dict[str, object] | None:
     """``<name>-transcribe.tar.gz``: unpacked over the bundle's folder it adds
-    ``addons/transcribe/`` (the packages and the Whisper model, some 300 MB), which the bundle's
-    program puts on its path at start. Kept apart so the main archive stays small."""
+    ``punctum/addons/transcribe/`` (the packages and the Whisper model, some 300 MB), which the
+    bundle's program puts on its path at start; install.sh then copies it along. Kept apart so the main archive stays small."""
     import importlib.util
     from importlib import metadata
 
@@ -99,7 +99,7 @@ def build_transcribe_addon(out: Path, work: Path, name: str) -> dict[str, object
         return None
     stage = work / f"{name}-transcribe"
     shutil.rmtree(stage, ignore_errors=True)
-    site = stage / name / "addons" / "transcribe" / "site"
+    site = stage / name / "punctum" / "addons" / "transcribe" / "site"
     site.mkdir(parents=True)
     for package in ADDON_PACKAGES:
         spec = importlib.util.find_spec(package)
@@ -115,7 +115,7 @@ def build_transcribe_addon(out: Path, work: Path, name: str) -> dict[str, object
         info = Path(str(distribution.locate_file(""))) / f"{distribution.metadata['Name'].replace('-', '_')}-{distribution.version}.dist-info"
         if info.is_dir():
             shutil.copytree(info, site / info.name)
-    shutil.copytree(model, stage / name / "addons" / "transcribe" / "whisper-base")
+    shutil.copytree(model, stage / name / "punctum" / "addons" / "transcribe" / "whisper-base")
     archive = out / f"{name}-transcribe.tar.gz"
     with tarfile.open(archive, "w:gz", compresslevel=6) as tar:
         tar.add(stage / name, arcname=name)

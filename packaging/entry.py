@@ -17,6 +17,10 @@ if __name__ == "__main__":
     if getattr(sys, "frozen", False):
         tools = Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent)) / "tools"
         os.environ["PATH"] = f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"
+        # The transcribe add-on, when unpacked over the bundle's folder, brings its own packages.
+        site = Path(sys.executable).resolve().parent / "addons" / "transcribe" / "site"
+        if site.is_dir():
+            sys.path.insert(0, str(site))
     from app.cli import main
 
     sys.exit(main())

@@ -11,7 +11,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
-BUNDLE=$(ls "$ROOT"/dist/Punctum-*-linux-*.tar.gz 2>/dev/null | tail -1 || true)
+BUNDLE=$(ls "$ROOT"/dist/Punctum-*-linux-*.tar.gz 2>/dev/null | grep -v -- "-transcribe\.tar\.gz$" | tail -1 || true)
 [ -n "$BUNDLE" ] || { echo "smoke: no bundle in dist/; run make package first" >&2; exit 1; }
 command -v xvfb-run >/dev/null || { echo "smoke: xvfb-run is needed (apt install xvfb)" >&2; exit 1; }
 
@@ -76,6 +76,8 @@ mkdir -p "$WORK/unpacked" "$WORK/home"
 tar -xzf "$BUNDLE" -C "$WORK/unpacked"
 UNPACKED=$(ls -d "$WORK"/unpacked/Punctum-*)
 HOME_PATH="$WORK/home/.local/bin:/usr/bin:/bin"  # no virtual environment, no repository
+ADDON=$(ls "$ROOT"/dist/Punctum-*-linux-*-transcribe.tar.gz 2>/dev/null | tail -1 || true)
+[ -z "$ADDON" ] || tar -xzf "$ADDON" -C "$WORK/unpacked"  # unpacked over the bundle, as a user would
 env -i HOME="$WORK/home" PATH="$HOME_PATH" sh "$UNPACKED/install.sh" >&2
 run_home() { env -i HOME="$WORK/home" PATH="$HOME_PATH" "$@"; }
 run_home punctum --version | grep -q "^punctum " || fail "bundle: punctum --version"
@@ -91,6 +93,14 @@ FIRST_RUN=$("$PYTHON" -c "print(round($(now) - $began, 1))")
 [ ! -d "$WORK/home/.cache/punctum/runtime" ] || fail "bundle: the model was exported at run time"
 [ ! -d "$WORK/home/.local/share/punctum/app/_internal/torch" ] || fail "bundle: torch is inside"
 cmp -s "$WORK/bundle-out.srt" "$WORK/wheel-out.srt" || fail "bundle and wheel punctuate the sample differently"
+if [ -n "$ADDON" ]; then
+    run_home punctum transcribe "$BUNDLED_SAMPLE/sample.mp4" -o "$WORK/transcribed.vtt" >/dev/null 2>"$WORK/tr.err" \
+        || fail "bundle: transcribe with the add-on: $(tail -1 "$WORK/tr.err")"
+    grep -q "<00:00:0" "$WORK/transcribed.vtt" || fail "bundle: transcribed captions without word times"
+    run_home punctum punctuate "$WORK/transcribed.vtt" -o "$WORK/transcribed-punctuated.vtt" >/dev/null 2>&1 \
+        || fail "bundle: punctuate the transcribed captions"
+    say "bundle: transcribe add-on works"
+fi
 read -r _ _ < <(editor_run punctum "$WORK/home" "$HOME_PATH")  # a first start fills the caches
 read -r WINDOW SUGGESTIONS < <(editor_run punctum "$WORK/home" "$HOME_PATH")
 [ "$WINDOW" != None ] || fail "bundle: no editor window"

@@ -8,6 +8,7 @@ the repository was.
 
 from __future__ import annotations
 
+import sys
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -43,6 +44,16 @@ def packaged_speech_model() -> Path | None:
     ``silero-vad`` package at package time, which needs torch); None in a clone."""
     packaged = resources.files("app").joinpath(PACKAGED, "vad", "silero_vad.onnx")
     return Path(str(packaged)) if packaged.is_file() else None
+
+
+def addon_dir(name: str) -> Path | None:
+    """An add-on unpacked over the desktop bundle's folder (``punctum/addons/<name>``, inside the
+    program's folder, so install.sh copies it along); None in a clone, a wheel, or a bundle
+    without it."""
+    if not getattr(sys, "frozen", False):
+        return None
+    folder = Path(sys.executable).resolve().parent / "addons" / name
+    return folder if folder.is_dir() else None
 
 
 def version() -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from app.core.errors import PunctumError
-from app.ml.whisper_model import INSTALL_HINT, whisper_model
+from app.ml.whisper_model import install_hint, whisper_model
 
 SAMPLE_RATE = 16_000
 
@@ -47,7 +47,7 @@ class Transcriber:
         try:
             from faster_whisper import WhisperModel
         except ImportError:
-            raise TranscriberError(f"transcribing needs faster-whisper: {INSTALL_HINT}") from None
+            raise TranscriberError(f"transcribing needs faster-whisper: {install_hint()}") from None
         location = whisper_model(model)
         try:
             self.model: Any = WhisperModel(location, device="cpu", compute_type="int8", cpu_threads=threads)

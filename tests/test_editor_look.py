@@ -190,7 +190,9 @@ def test_a_video_without_captions_is_offered_for_transcription_then_reviewed(
         check=True,
         timeout=60,
     )
-    window.open_paths([media])
+    reference = tmp_path / "talk.ref.txt"  # dropped with the video: carried over after transcription
+    shutil.copy(SAMPLE / "reference.txt", reference)
+    window.open_paths([media, reference])
     offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
     transcribe = next(b for b in offer.buttons() if b.text() == "&Transcribe")
     assert "no captions" in offer.text()
@@ -199,6 +201,7 @@ def test_a_video_without_captions_is_offered_for_transcription_then_reviewed(
     assert window.last_error is None, window.last_error
     assert window.session.entry.captions_path == tmp_path / "talk.vtt"
     assert window.session.entry.media_path == media
+    assert window.session.has_reference
     words = list(window.session.document.words())
     assert len(words) > 10 and all(w.start is not None for w in words)
     assert window.gap_model is not None and window.gap_model.rowCount() > 0

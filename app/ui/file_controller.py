@@ -92,7 +92,7 @@ class FileController:
         if found["project"] is not None:
             return self.open_project(found["project"])
         if found["captions"] is None and found["media"] is not None:
-            self.offer_transcription(found["media"])
+            self.offer_transcription(found["media"], found["reference"])
             return True
         if found["captions"] is None:
             names = ", ".join(p.name for p in paths) or "nothing"
@@ -128,8 +128,9 @@ class FileController:
             captions,
         )
 
-    def offer_transcription(self, media: Path) -> None:
-        """Media with no captions beside it: offer to recognise its speech here, then review."""
+    def offer_transcription(self, media: Path, reference: Path | None = None) -> None:
+        """Media with no captions beside it: offer to recognise its speech here, then review (with
+        ``reference``, a transcript dropped with it, carried over as usual)."""
         box = QMessageBox(
             QMessageBox.Icon.Question,
             "No captions for this media",
@@ -143,10 +144,12 @@ class FileController:
         box.addButton("&Cancel", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(transcribe)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.buttonClicked.connect(lambda button: self.transcribe(media) if button is transcribe else None)
+        box.buttonClicked.connect(
+            lambda button: self.transcribe(media, reference) if button is transcribe else None
+        )
         box.open()
 
-    def transcribe(self, media: Path) -> None:
+    def transcribe(self, media: Path, reference: Path | None = None) -> None:
         """Recognise ``media``'s speech into ``<name>.vtt`` off the window's thread (progress and
         Cancel in the status bar), then open it with the media for review."""
         output = media.with_suffix(".vtt")
@@ -174,7 +177,7 @@ class FileController:
                 f"({transcript.language}) in {transcript.seconds:.0f} s",
                 10000,
             )
-            self.open_captions(output, media)
+            self.open_captions(output, media, reference)
 
         def failed(reason: str) -> None:
             self.window.show_error("The speech could not be transcribed", reason)

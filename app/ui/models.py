@@ -327,7 +327,7 @@ class GapModel(_Table):
             if column == self.STATE:
                 return colour
             if column == self.MODEL and gap.pending:
-                model = _surest(gap, Source.MODEL)
+                model = gap.by(Source.MODEL, pending=False)
                 return confidence_colour(model.confidence) if model is not None else None
         if role == Qt.ItemDataRole.ForegroundRole and not gap.pending:
             return DONE_TEXT
@@ -344,18 +344,13 @@ class GapModel(_Table):
 
 def proposal_text(gap: ReviewRow, source: Source) -> str:
     """What ``source`` proposed for the gap, as the list and the evidence panel show it."""
-    surest = _surest(gap, source)
+    surest = gap.by(source, pending=False)
     if surest is None:
         return ""
     if surest.casing is not None:
         return {"upper": "UPPER", "lower": "lower"}.get(surest.casing.value, "Capital")
     mark = surest.mark.strip() or "no mark"
     return mark if source is Source.REFERENCE else f"{mark} {surest.confidence:.2f}"
-
-
-def _surest(gap: ReviewRow, source: Source) -> Suggestion | None:
-    candidates = [s for s in (gap.marks or gap.capitals) if s.source is source]
-    return max(candidates, key=lambda s: s.confidence) if candidates else None
 
 
 def _key(gap: ReviewRow) -> tuple[int, bool]:

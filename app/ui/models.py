@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import html
-from typing import Any
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
@@ -30,11 +30,17 @@ PROBLEM_COLOUR = QColor("#f6c7c3")
 
 #: A review row's state at a glance (the list's first column): its sign, what it means (on hover),
 #: its colour. A tick once done; a sign where the reference and the model disagree.
-GAP_STATES: dict[str, tuple[str, str, QColor | None]] = {
-    "to review": ("•", "To review", None),
-    "disagree": ("≠", "The reference and the model disagree", QColor("#f4c7c3")),
-    "decided": ("✓", "Decided by you", QColor("#cfe8d4")),
-    "settled by rule": ("✓", "Settled by the triage rule", QColor("#dde9f5")),
+class RowState(NamedTuple):
+    sign: str
+    meaning: str
+    colour: QColor | None
+
+
+GAP_STATES: dict[str, RowState] = {
+    "to review": RowState("•", "To review", None),
+    "disagree": RowState("≠", "The reference and the model disagree", QColor("#f4c7c3")),
+    "decided": RowState("✓", "Decided by you", QColor("#cfe8d4")),
+    "settled by rule": RowState("✓", "Settled by the triage rule", QColor("#dde9f5")),
 }
 #: Done rows step back, so the pending ones stand out.
 DONE_TEXT = QColor("#8a8a8a")
@@ -309,23 +315,21 @@ class GapModel(_Table):
         column = index.column()
         if role == ID_ROLE:
             return gap.lead.id
-        status = self.status(gap)
-        glyph, told, colour = GAP_STATES[status]
         if role == Qt.ItemDataRole.DisplayRole:
             if column == self.STATE:
-                return glyph
+                return GAP_STATES[self.status(gap)].sign
             if column == self.CUE:
                 return self._cue_of_word(gap.index) + 1
             if column == self.WORD:
                 return self.session.document.word(gap.index).text
             return proposal_text(gap, Source.REFERENCE if column == self.REFERENCE else Source.MODEL)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return told
+            return GAP_STATES[self.status(gap)].meaning
         if role == Qt.ItemDataRole.TextAlignmentRole and column == self.STATE:
             return Qt.AlignmentFlag.AlignCenter
         if role == Qt.ItemDataRole.BackgroundRole:
             if column == self.STATE:
-                return colour
+                return GAP_STATES[self.status(gap)].colour
             if column == self.MODEL and gap.pending:
                 model = gap.by(Source.MODEL, pending=False)
                 return confidence_colour(model.confidence) if model is not None else None

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,21 @@ def pytest_configure(config: pytest.Config) -> None:
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE = ROOT / "resources" / "sample"
+
+
+def run_punctum(*args: str, timeout: float, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """The ``punctum`` command as a user runs it (``python -m app``), in ``cwd``, its output kept
+    as text; ``timeout`` (seconds) turns a hang into a failure."""
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+
+
 #: The shared data folder beside the repository; PUNCTUM_DATA points elsewhere.
 SHARED_DATA = Path(os.environ.get("PUNCTUM_DATA", ROOT.parent / "shared" / "data"))
 

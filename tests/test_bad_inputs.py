@@ -4,13 +4,13 @@ the right exit status (2 for a usage error, 3 for a bad input)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import socket
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -20,22 +20,14 @@ from typing import Any
 import pytest
 
 from app.ml.runtime import SHIPPED_MODEL
-from tests.conftest import ROOT, SAMPLE
+from tests.conftest import SAMPLE, run_punctum
 
 #: A refusal comes before the model loads: well under the seconds a model run takes.
 QUICK_SECONDS = 15
 
 
-def punctum(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """The command, run in ``cwd`` (a scratch folder where an output named '-' might land)."""
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
+#: The command, run in ``cwd`` (a scratch folder where an output named '-' might land).
+punctum = functools.partial(run_punctum, timeout=300)
 
 
 def _one_line(result: subprocess.CompletedProcess[str]) -> str:

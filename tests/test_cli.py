@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -9,13 +10,9 @@ import sys
 from pathlib import Path
 
 from app.ml.runtime import INT8_BY_DEFAULT
-from tests.conftest import ROOT, SAMPLE
+from tests.conftest import SAMPLE, run_punctum
 
-
-def punctum(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args], capture_output=True, text=True, cwd=cwd, timeout=60, check=False
-    )
+punctum = functools.partial(run_punctum, timeout=60)
 
 
 def test_info_describes_the_sample() -> None:

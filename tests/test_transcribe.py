@@ -3,9 +3,9 @@ real recogniser (Whisper base) on a 9-second clip of the bundled sample, then re
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,21 +16,13 @@ from app.formats import parse_document
 from app.formats.cuetext import split_token
 from app.formats.timings import read_timings
 from app.services.files import FileKind, companions_of
-from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
+from tests.conftest import SAMPLE, requires_ffmpeg, run_punctum
 
 pytestmark = requires_ffmpeg
 CLIP_SECONDS = 9
 
 
-def punctum(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=180,
-        check=False,
-    )
+punctum = functools.partial(run_punctum, timeout=180)
 
 
 def ffmpeg(*args: str) -> None:

@@ -32,6 +32,9 @@ def _scratch_cache() -> None:
     for shared in ("encoders", "langid"):  # built at set-up, read by every test
         (real / shared).mkdir(parents=True, exist_ok=True)
         (scratch / shared).symlink_to(real / shared, target_is_directory=True)
+    for recogniser in real.glob("whisper-base-*"):  # assembled at set-up; read, never written
+        if not recogniser.name.endswith(".partial"):
+            (scratch / recogniser.name).symlink_to(recogniser, target_is_directory=True)
     shipped = real / "runtime" / runtime_key(SHIPPED_MODEL)
     if shipped.is_dir():
         (scratch / "runtime" / shipped.name).symlink_to(shipped, target_is_directory=True)

@@ -15,6 +15,7 @@ import shutil
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from app.core.bundled import addon_dir
 from app.core.errors import PunctumError
@@ -92,7 +93,9 @@ def assemble_default(target: Path | None = None) -> Path:
                     shutil.copyfileobj(piece, joined, 1 << 22)
         for name in FILES:
             shutil.copyfile(parts[0] / name, staging / name)
-        (staging / MANIFEST).write_text(json.dumps({"version": _version(), "model_bytes": size}) + "\n")
+        repair_tokenizer(staging / "tokenizer.json")
+        manifest = {"version": _version(), "model_bytes": size, "tokenizer": TOKENIZER_REPAIR}
+        (staging / MANIFEST).write_text(json.dumps(manifest) + "\n")
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
     except OSError as error:
@@ -106,11 +109,53 @@ def assemble_default(target: Path | None = None) -> Path:
 def _is_whole(folder: Path, size: int) -> bool:
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        return (folder / "model.bin").stat().st_size == size == manifest.get("model_bytes") and all(
-            (folder / name).is_file() for name in FILES
+        repaired = manifest.get("tokenizer") == TOKENIZER_REPAIR
+        return (
+            repaired
+            and (folder / "model.bin").stat().st_size == size == manifest.get("model_bytes")
+            and all((folder / name).is_file() for name in FILES)
         )
     except (OSError, ValueError, AttributeError):
         return False
+
+
+#: GPT-2's first byte-pair merge, which the packaged tokenizer has lost: without it " the" encodes as
+#: " " + "the" instead of the single token the model knows, and every word starting with "t" is off
+#: the model's distribution when text is forced or prompted. Decoding is unaffected.
+FIRST_MERGE = "Ġ t"
+TOKENIZER_REPAIR = "first-merge-restored"
+
+
+def _with_first_merge(spec: dict[str, Any]) -> bool:
+    """Put GPT-2's first merge back into a tokenizer.json's BPE model; whether it was missing."""
+    merges = spec.get("model", {}).get("merges")
+    if not isinstance(merges, list) or not merges:
+        return False
+    as_pairs = not isinstance(merges[0], str)
+    first: Any = FIRST_MERGE.split(" ") if as_pairs else FIRST_MERGE
+    if first in merges:
+        return False
+    merges.insert(0, first)
+    return True
+
+
+def repair_tokenizer(path: Path) -> None:
+    """Restore the lost first merge in a Whisper ``tokenizer.json``, in place (atomically)."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    if _with_first_merge(spec):
+        staging = path.with_name(path.name + ".partial")
+        staging.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+        staging.replace(path)
+
+
+def load_tokenizer(folder: str | Path) -> Any:
+    """A Whisper model folder's tokenizer (``tokenizers.Tokenizer``), its first merge restored in
+    memory if a folder given by the user lacks it."""
+    from tokenizers import Tokenizer
+
+    spec = json.loads((Path(folder) / "tokenizer.json").read_text(encoding="utf-8"))
+    _with_first_merge(spec)
+    return Tokenizer.from_str(json.dumps(spec))
 
 
 def main() -> int:

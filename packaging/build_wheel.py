@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = {
     "models/punctum-base": ("models", "punctum-base"),
+    "models/listener": ("models", "listener"),
     "resources/sample": ("sample",),
     "resources/icons": ("icons",),
 }

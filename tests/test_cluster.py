@@ -290,7 +290,7 @@ def media_from_a_url_and_a_worker_that_cannot_read_it(cluster: Cluster, tmp_path
     assert _states(project) == {"talk": "done"}
     with sqlite3.connect(project) as connection:
         report = json.loads(connection.execute("SELECT report FROM files").fetchone()[0])
-    assert report["evidence"] == "audio"  # the media fetched from the URL was heard
+    assert report["evidence"] == "heard"  # the media fetched from the URL was listened to
 
 
 CHECKS: tuple[Callable[[Cluster, Path], None], ...] = (

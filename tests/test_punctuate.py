@@ -218,7 +218,9 @@ def hearing_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
 
 
 @requires_ffmpeg
-def test_the_model_hears_media_only_when_asked_and_never_noise(hearing_model: Path, tmp_path: Path) -> None:
+def test_the_model_reads_the_captions_timings_with_media_and_never_hears_noise(
+    hearing_model: Path, tmp_path: Path
+) -> None:
     import numpy as np
     import soundfile
 
@@ -235,14 +237,12 @@ def test_the_model_hears_media_only_when_asked_and_never_noise(hearing_model: Pa
         return marks, analysis.report.evidence, analysis.report.warnings
 
     captions, captions_evidence, _ = run()
-    media, media_evidence, _ = run(track, media=SAMPLE / "sample.mp4")
-    heard, heard_evidence, _ = run(track, media=SAMPLE / "sample.mp4", listen=True)
-    read, read_evidence, _ = run(use_audio=False)
-    # By default the media is measured for the editor, but the model reads what the captions'
-    # own timings say, exactly as without the media.
+    media, media_evidence, _ = run(track, media=SAMPLE / "sample.mp4", listen=False)
+    _, read_evidence, _ = run(use_audio=False)
+    # The media is measured for the editor, but the model's gap branch reads what the captions'
+    # own timings say, exactly as without the media (the recogniser is what listens).
     assert media == captions and media_evidence == captions_evidence != "audio"
-    assert heard_evidence == "audio" and read_evidence == "text"
-    assert any(p != read.get(gap) for gap, p in heard.items())
+    assert read_evidence == "text"
 
     # Noise where the speech was: nothing is heard from it, and the user is told once.
     noise = tmp_path / "noise.wav"

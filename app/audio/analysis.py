@@ -34,6 +34,8 @@ class AudioTrack:
     speech: np.ndarray  # speech probability per 32 ms frame
     # log-mel spectrum per 10 ms frame (frames, MEL_BANDS), float16: the acoustic branch's input
     mel: np.ndarray | None = None
+    # the decoded samples, 16 kHz mono float16 (115 MB an hour), kept once for the listener
+    samples: np.ndarray | None = None
 
     def speaking(self, start: float, end: float) -> np.ndarray:
         """Speech flags of the 32 ms frames between two times (seconds)."""
@@ -131,11 +133,13 @@ def analyse_media(
     mels: list[np.ndarray] = []
     tail = np.zeros(0, dtype=np.float32)
     decoded = 0
+    kept: list[np.ndarray] = []
     for chunk in stream_audio(path):
         if cancelled is not None and cancelled():
             raise InterruptedError("audio analysis cancelled")
         detector.feed(chunk)
         decoded += chunk.size
+        kept.append(chunk.astype(np.float16))
         samples = np.concatenate([tail, chunk]) if tail.size else chunk
         count = (samples.size - PITCH_WINDOW) // HOP + 1
         if count <= 0:
@@ -159,4 +163,5 @@ def analyse_media(
     voiced &= energy > (np.percentile(energy, 95) - 35 if energy.size else 0)
     f0 = np.where(voiced, f0, np.nan).astype(np.float32)
     mel = np.concatenate(mels) if mels else np.zeros((0, MEL_BANDS), dtype=np.float16)
-    return AudioTrack(decoded / SAMPLE_RATE, energy, f0, speech, mel)
+    samples = np.concatenate(kept) if kept else np.zeros(0, dtype=np.float16)
+    return AudioTrack(decoded / SAMPLE_RATE, energy, f0, speech, mel, samples)

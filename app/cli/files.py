@@ -62,7 +62,7 @@ def add_file_commands(commands: Commands) -> None:
     punctuate.add_argument(
         "--media", metavar="FILE", help="the video or audio: its pauses and pitch are measured for review"
     )
-    punctuate.add_argument("--listen", action="store_true", help=LISTEN_HELP)
+    punctuate.add_argument("--listen", action=argparse.BooleanOptionalAction, default=None, help=LISTEN_HELP)
     punctuate.add_argument(
         "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
     )
@@ -136,6 +136,8 @@ def _punctuate(args: argparse.Namespace) -> int:
         raise UsageError("--media and --no-audio contradict each other")
     if args.timings and args.no_audio:
         raise UsageError("--timings and --no-audio contradict each other")
+    if args.listen is not None and args.no_audio:
+        raise UsageError("--listen and --no-audio contradict each other")
     if args.listen and not args.media:
         raise UsageError("--listen needs --media: there is nothing to listen to")
     check_outputs(
@@ -152,7 +154,7 @@ def _punctuate(args: argparse.Namespace) -> int:
         timings=Path(args.timings) if args.timings else None,
         language=args.language,
         use_audio=not args.no_audio,
-        listen=args.listen,
+        listen=args.listen is not False,
     )
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
     for warning in outcome.report.warnings:

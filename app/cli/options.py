@@ -13,8 +13,8 @@ Commands = Any  # argparse's sub-parser collection (a private type)
 
 #: Listening is opt-in: on real speech the acoustic branch lowered F1 (model card, "Audio").
 LISTEN_HELP = (
-    "the model hears the media too (its acoustic branch, word times estimated from speech);"
-    " experimental: on real speech it has lowered accuracy"
+    "with media, the speech recogniser listens along the captions' words and its reading of each gap"
+    " is combined with the text model's (the default; --no-listen: the text model alone)"
 )
 
 #: What an output option may be written as, by extension: the formats Punctum writes.

@@ -36,7 +36,7 @@ def add_project_commands(commands: Commands) -> None:
         "--workers", type=_positive_int, metavar="N", help="worker processes (default: by CPU count)"
     )
     batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
-    batch.add_argument("--listen", action="store_true", help=LISTEN_HELP)
+    batch.add_argument("--listen", action=argparse.BooleanOptionalAction, default=True, help=LISTEN_HELP)
     add_precision(batch)
     batch.add_argument(
         "--ray",

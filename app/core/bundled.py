@@ -29,6 +29,11 @@ def shipped_model_dir() -> Path:
     return _bundled("models", "punctum-base", repository=("models", "punctum-base"))
 
 
+def listener_dir() -> Path:
+    """The listener's settings: how its reading and the text model's are combined."""
+    return _bundled("models", "listener", repository=("models", "listener"))
+
+
 def sample_dir() -> Path:
     """The bundled sample: a short video, its ASR captions and a reference transcript."""
     return _bundled("sample", repository=("resources", "sample"))

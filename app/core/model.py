@@ -164,7 +164,9 @@ class Suggestion:
     candidate mark to its probability; ``confidence`` is what the editor ranks by, in [0, 1].
     A suggestion with ``casing`` set proposes recasing word ``gap`` instead, and ignores ``mark``.
     ``evidence`` says what a model suggestion rested on: "text", "timing" (a pause known from word
-    or cue times) or "audio" (pause and prosody heard in the media).
+    or cue times), "audio" (pause and prosody measured in the media) or "heard" (the recogniser
+    listened along the words); ``readings`` then holds each reader's own choice and probability
+    (``{"read": (".", 0.55), "heard": (",", 0.91)}``) beside the combined one.
     """
 
     id: int
@@ -176,6 +178,7 @@ class Suggestion:
     status: Status = Status.PENDING
     casing: Casing | None = None
     evidence: str = "text"
+    readings: dict[str, tuple[str, float]] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)

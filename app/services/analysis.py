@@ -40,7 +40,7 @@ class AnalysisRequest:
     timings: Path | None = None  # a recogniser's word times (.ctm, .words.json)
     language: str | None = None  # detected from the text when None
     use_audio: bool = True  # False: text alone, ignoring media and word timings
-    listen: bool = False  # True: the model hears the media's audio too (``gap_evidence``)
+    listen: bool = True  # with media, the recogniser listens along the words (``services.listening``)
 
     @classmethod
     def from_file(cls, path: Path, **known: Any) -> AnalysisRequest:
@@ -51,7 +51,7 @@ class AnalysisRequest:
 
     @classmethod
     def from_project(
-        cls, project: Project, file_id: int, use_audio: bool = True, listen: bool = False
+        cls, project: Project, file_id: int, use_audio: bool = True, listen: bool = True
     ) -> AnalysisRequest:
         """A request for a project's file, read here so that ``analyse`` never touches the project."""
         entry = project.file(file_id)
@@ -137,11 +137,20 @@ def analyse(
         stage("Listening to the audio", 0.0)
         track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
     stage("Measuring pauses")
-    evidence = gap_evidence(document, media, track, request.listen) if request.use_audio else None
+    evidence = gap_evidence(document, media, track) if request.use_audio else None
     stage("Loading the punctuation model")
     punctuator.load()
     stage("Suggesting punctuation")
-    suggestions, found = suggest(document, punctuator, language, evidence)
+    hear = track if media is not None and request.listen else None
+    suggestions, found = suggest(
+        document,
+        punctuator,
+        language,
+        evidence,
+        hear,
+        lambda f: stage("Listening along the words", f),
+        cancelled,
+    )
     report.language, report.evidence = found.language, found.evidence
     document.language = found.language
     drop_capitals_export_gives(document, found.language)

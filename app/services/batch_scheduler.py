@@ -33,7 +33,7 @@ class BatchSettings:
     policy: ApplyPolicy = field(default_factory=lambda: ApplyPolicy("none", 0.9))
     workers: int | None = None
     use_audio: bool = True
-    listen: bool = False  # the model hears the media too (``gap_evidence``)
+    listen: bool = True  # with media, the recogniser listens along the words (``services.listening``)
     int8: bool | None = None  # None: the default precision (INT8_BY_DEFAULT)
 
 

@@ -20,6 +20,7 @@ from app.ml.validation import ModelError
 
 if TYPE_CHECKING:
     from app.ml.inference import LoadedModel
+    from app.ml.listener import Listener
     from app.services.gap_evidence import GapEvidence
 
 
@@ -51,6 +52,7 @@ class Punctuator:
     engine: str = "onnx"
     log: Callable[[str], None] = _to_stderr
     _loaded: LoadedModel | None = field(default=None, init=False, repr=False)
+    _listener: Listener | None = field(default=None, init=False, repr=False)
     _directory: Path | None = field(default=None, init=False, repr=False)
 
     @property
@@ -99,6 +101,15 @@ class Punctuator:
             forget_export(directory)
             _export_if_missing(directory, self.int8, self.log)
             return OnnxModel(directory, int8=self.int8, threads=self.threads)
+
+    def listener(self) -> Listener:
+        """The recogniser that listens along the words, loaded on first use and kept with the model
+        (one per worker)."""
+        if self._listener is None:
+            from app.ml.listener import Listener
+
+            self._listener = Listener(threads=self.threads or 0)
+        return self._listener
 
     @property
     def languages(self) -> tuple[str, ...]:

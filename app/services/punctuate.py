@@ -45,6 +45,11 @@ def suggestions_json(document: Document, info: dict[str, Any]) -> str:
             "confidence": s.confidence,
             "source": s.source.value,
             "evidence": s.evidence if s.source is Source.MODEL else "reference",
+            **(
+                {"readings": {k: {"mark": m, "probability": p} for k, (m, p) in s.readings.items()}}
+                if s.readings
+                else {}
+            ),
             "status": s.status.value,
         }
         for s in document.suggestions

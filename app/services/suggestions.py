@@ -4,9 +4,9 @@ capital where a word needs one, and what it read them from."""
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
@@ -61,11 +61,17 @@ def suggest(
     punctuator: Punctuator,
     language: str | None = None,
     evidence: GapEvidence | None = None,
+    hear: Any = None,
+    progress: Callable[[float], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> tuple[list[Suggestion], ModelReading]:
     """One suggestion per gap where the model disagrees with the current mark, and casing ones;
     and what was found (language, evidence, warnings).
 
-    ``evidence`` (from ``gap_evidence``) feeds models that listen; others read the text alone.
+    ``evidence`` (from ``gap_evidence``) feeds models with a gap branch; others read the text alone.
+    ``hear``: the media's ``AudioTrack`` (with its samples) for the recogniser to listen along the
+    words; its reading and the text model's are combined where it heard (``services.listening``),
+    with ``progress`` and ``cancelled`` for that stage.
     """
     words = list(document.words())
     info = ModelReading()
@@ -92,9 +98,29 @@ def suggest(
     # What the document as a whole was read with: the richest evidence any gap had (a text file
     # handed over as evidence carries no times, so it is read as text).
     info.evidence = next((kind for kind in ("audio", "timing") if kind in kinds), "text")
-    mark_probs, casing_probs = punctuator.probabilities(
-        [model_word(w) for w in words], language, evidence if heard else None
-    )
+    model_words = [model_word(w) for w in words]
+    mark_probs, casing_probs = punctuator.probabilities(model_words, language, evidence if heard else None)
+    read = mark_probs
+    heard_marks: list[list[float] | None] = [None] * len(words)
+    if hear is not None:
+        from app.services.listening import listen
+
+        readings = listen(
+            document,
+            model_words,
+            hear,
+            language,
+            read,
+            casing_probs,
+            punctuator.listener,
+            None,
+            progress,
+            cancelled,
+        )
+        info.warnings += readings.warnings
+        mark_probs, heard_marks = readings.combined, readings.heard
+        if readings.any_heard:
+            info.evidence = "heard"
     suggestions: list[Suggestion] = []
     next_id = document.next_suggestion_id()
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
@@ -102,6 +128,7 @@ def suggest(
         if best == model_class(word.mark) or not _open_gap(words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
+        heard_here = heard_marks[index]
         suggestions.append(
             Suggestion(
                 next_id,
@@ -110,7 +137,10 @@ def suggest(
                 round(probs[best], 4),
                 Source.MODEL,
                 distribution,
-                evidence=kinds[index],
+                evidence=kinds[index] if heard_here is None else "heard",
+                readings={}
+                if heard_here is None
+                else {"read": _choice(read[index], language), "heard": _choice(heard_here, language)},
             )
         )
         next_id += 1
@@ -139,6 +169,11 @@ def suggest(
             )
             next_id += 1
     return suggestions, info
+
+
+def _choice(probabilities: Sequence[float], language: str) -> tuple[str, float]:
+    best, mark = model_mark(probabilities, language)
+    return mark, round(float(probabilities[best]), 4)
 
 
 def head_casing(probabilities: Sequence[float]) -> Casing | None:

@@ -297,7 +297,7 @@ class FileTable:
         return [
             suggestion_from_row(r)
             for r in self.db.execute(
-                "SELECT id, gap, mark, confidence, source, evidence, casing, probabilities"
+                "SELECT id, gap, mark, confidence, source, evidence, casing, probabilities, readings"
                 " FROM suggestions WHERE file_id = ? ORDER BY id",
                 [file_id],
             ).fetchall()

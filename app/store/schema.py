@@ -13,7 +13,7 @@ from sqlite_utils import Database
 
 from app.store.errors import ProjectError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: The statements that take a project from the version before each key to that version.
 MIGRATIONS: dict[int, str] = {
@@ -103,6 +103,10 @@ MIGRATIONS: dict[int, str] = {
     # The captions' bytes are the one copy of their cues; a parsed list beside them was never read.
     5: """
     DROP TABLE cues;
+    """,
+    # Each reader's own choice where the recogniser listened (``Suggestion.readings``): JSON.
+    6: """
+    ALTER TABLE suggestions ADD COLUMN readings TEXT;
     """,
 }
 

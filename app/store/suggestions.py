@@ -27,6 +27,7 @@ def suggestion_row(suggestion: Suggestion) -> dict[str, Any]:
         "evidence": suggestion.evidence,
         "casing": suggestion.casing.value if suggestion.casing else None,
         "probabilities": json.dumps(suggestion.probabilities, ensure_ascii=False),
+        "readings": json.dumps(suggestion.readings, ensure_ascii=False) if suggestion.readings else None,
     }
 
 
@@ -40,4 +41,5 @@ def suggestion_from_row(row: tuple[Any, ...]) -> Suggestion:
         evidence=str(row[5]),
         casing=Casing(row[6]) if row[6] else None,
         probabilities=json.loads(row[7]),
+        readings={k: (str(v[0]), float(v[1])) for k, v in json.loads(row[8]).items()} if row[8] else {},
     )

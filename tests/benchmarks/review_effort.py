@@ -139,10 +139,11 @@ def iwslt_asr(punctuator: Punctuator, root: Path, with_reference: bool) -> dict[
     return {"set": name, "words": len(gold), "curve": rows, "operating_point": operating_point(rows)}
 
 
-def bundled_sample(punctuator: Punctuator, folder: Path = SAMPLE) -> dict[str, object]:
+def bundled_sample(punctuator: Punctuator, folder: Path = SAMPLE, listen: bool = True) -> dict[str, object]:
     """The editor's queue for the bundled sample, predicted: its analysis (captions, reference,
-    audio, the recogniser's word times beside it), then the default policy of the triage rule.
-    The editor shows this count after opening the sample with its reference."""
+    audio, the recogniser's word times beside it; ``listen``: the recogniser listening along the
+    words, as by default), then the default policy of the triage rule. The editor shows this count
+    after opening the sample with its reference."""
     from app.services.analysis import AnalysisRequest, analyse
 
     request = AnalysisRequest.from_file(
@@ -150,6 +151,7 @@ def bundled_sample(punctuator: Punctuator, folder: Path = SAMPLE) -> dict[str, o
         media=folder / "sample.mp4",
         reference=folder / "reference.txt",
         timings=folder / "sample.words.json",
+        listen=listen,
     )
     suggestions = analyse(request, punctuator).suggestions
     gaps = [g for g in gaps_of(suggestions) if g.pending]

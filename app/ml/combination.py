@@ -1,0 +1,77 @@
+"""Two readings, one suggestion: the text model's and the listener's distributions at a gap combined.
+
+A log-linear combination per mark class, ``log p = (1 - w_c) log p_read(c) + w_c log p_heard(c) + b_c``,
+then a temperature, renormalised. The two readers are strong in different places (the listener
+hears full stops, the text model places the commas a reader does not voice), so each class has its
+own weight. The figures live in ``models/listener/combination.json``, fitted on the development
+sets by ``tests/benchmarks/bench_listener.py --fit`` (the model card says how and on what).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.bundled import listener_dir
+from app.core.errors import PunctumError
+from app.core.marks import MODEL_MARKS
+
+_FLOOR = 1e-6  # no reading is ever quite sure a mark is impossible
+
+
+class CombinationError(PunctumError):
+    pass
+
+
+@dataclass(frozen=True)
+class Combination:
+    """Per class (``MODEL_MARKS`` order): the listener's weight and a bias; one temperature."""
+
+    weights: tuple[float, ...]
+    biases: tuple[float, ...]
+    temperature: float = 1.0
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(MODEL_MARKS) or len(self.biases) != len(MODEL_MARKS):
+            raise CombinationError(f"a combination needs {len(MODEL_MARKS)} weights and biases")
+        if not all(0.0 <= w <= 1.0 for w in self.weights) or self.temperature <= 0:
+            raise CombinationError("weights lie between 0 and 1, and the temperature is positive")
+
+    def combine(self, read: Sequence[float], heard: Sequence[float]) -> list[float]:
+        """The combined distribution over ``MODEL_MARKS`` of the text model's and the listener's."""
+        logits = [
+            ((1 - w) * math.log(max(r, _FLOOR)) + w * math.log(max(h, _FLOOR)) + b) / self.temperature
+            for r, h, w, b in zip(read, heard, self.weights, self.biases, strict=True)
+        ]
+        top = max(logits)
+        exps = [math.exp(value - top) for value in logits]
+        total = sum(exps)
+        return [value / total for value in exps]
+
+    def as_json(self) -> dict[str, object]:
+        return {"weights": list(self.weights), "biases": list(self.biases), "temperature": self.temperature}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Combination:
+        try:
+            weights = tuple(float(w) for w in data["weights"])  # type: ignore[attr-defined]
+            biases = tuple(float(b) for b in data["biases"])  # type: ignore[attr-defined]
+            temperature = float(data.get("temperature", 1.0))  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError) as error:
+            raise CombinationError(f"a combination file is malformed ({error})") from None
+        return cls(weights, biases, temperature)
+
+
+@functools.cache
+def shipped_combination(path: Path | None = None) -> Combination:
+    """The combination Punctum ships (``models/listener/combination.json``), or the one at ``path``."""
+    path = path or listener_dir() / "combination.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise CombinationError(f"{path}: cannot read the listener's combination ({error})") from None
+    return Combination.from_json(data)

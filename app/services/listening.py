@@ -1,0 +1,104 @@
+"""The listener in a file's analysis: the recogniser forced along the captions' words, its reading
+combined with the text model's at every gap it heard.
+
+What cannot be heard keeps the text reading, with one warning each: audio with too little speech
+in it, captions running past the end of the media, a language the recogniser lacks, and captions
+the audio does not say at all (the wrong video: the forced words far less likely than speech that
+matches them ever makes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from app.core.errors import PunctumError
+from app.core.model import Document
+from app.ml.combination import Combination, shipped_combination
+from app.ml.listener import MIN_WORD_LOG_PROB, Hearing
+from app.services.gap_evidence import MIN_SPEECH_SHARE
+
+if TYPE_CHECKING:
+    from app.ml.listener import Listener
+
+#: A lowercase word is written with a capital in the forced text above this casing probability.
+_CAPITAL = 0.5
+
+
+@dataclass
+class Readings:
+    """Per gap: the listener's distribution (None where not heard) and the one suggested from."""
+
+    heard: list[list[float] | None]
+    combined: list[list[float]]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def any_heard(self) -> bool:
+        return any(h is not None for h in self.heard)
+
+
+def listen(
+    document: Document,
+    words: Sequence[str],
+    track: Any,
+    language: str,
+    read: Sequence[Sequence[float]],
+    casing: Sequence[Sequence[float]],
+    listener: Callable[[], Listener],
+    combination: Combination | None = None,
+    progress: Callable[[float], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Readings:
+    """The listener's reading of ``document`` (``words`` as the model reads them) against the
+    media's ``track`` (``AudioTrack`` with its samples), combined with the text model's ``read``.
+    ``listener`` gives the loaded recogniser: it is loaded only when there is something to hear."""
+    combination = combination or shipped_combination()
+    text = [list(row) for row in read]
+    unheard = Readings([None] * len(text), text)
+    if track is None or track.samples is None or not len(track.samples):
+        return unheard
+    spans = [(c.start / 1000, c.end / 1000) for c in document.cues]
+    share = track.speech_share(spans)
+    if share < MIN_SPEECH_SHARE:
+        unheard.warnings.append(
+            f"speech found in only {share:.0%} of the captions' time (noise, music or silence?): "
+            "the audio was not listened to"
+        )
+        return unheard
+    cues: list[int] = []
+    times: list[tuple[float, float]] = []
+    for number, cue in enumerate(document.cues):
+        cues += [number] * len(cue.words)
+        times += [(cue.start / 1000, cue.end / 1000)] * len(cue.words)
+    try:
+        loaded = listener()
+    except PunctumError as error:  # no recogniser installed: the text reading, said once
+        unheard.warnings.append(f"the audio was not listened to: {error}")
+        return unheard
+    hearing: Hearing = loaded.read(
+        words,
+        times,
+        cues,
+        np.asarray(track.samples),
+        language,
+        capitals=[row[1] + row[2] > _CAPITAL for row in casing],
+        first_marks=[int(np.argmax(row)) for row in text],
+        combine=lambda gap, heard: combination.combine(text[gap], heard),
+        progress=progress,
+        cancelled=cancelled,
+    )
+    warnings = list(hearing.warnings)
+    if hearing.word_log_prob is not None and hearing.word_log_prob < MIN_WORD_LOG_PROB:
+        warnings.append(
+            "the audio does not say the captions' words (another video?): marks read from the text alone"
+        )
+        return Readings([None] * len(text), text, warnings)
+    combined = [
+        text[gap] if heard is None else combination.combine(text[gap], heard)
+        for gap, heard in enumerate(hearing.marks)
+    ]
+    return Readings(hearing.marks, combined, warnings)

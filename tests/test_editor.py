@@ -27,6 +27,8 @@ ANALYSIS_TIMEOUT = 240_000  # ms: the first analysis starts the model in a fresh
 @pytest.fixture
 def window(qtbot, tmp_path: Path, sample: Path):
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    # The recogniser listens only in the tests about listening (a few seconds a file).
+    settings.setValue("model/listen", "false")
     window = MainWindow(settings=settings)
     qtbot.addWidget(window)
     window.show()
@@ -140,23 +142,35 @@ def test_accept_above_threshold_is_one_undoable_step(qtbot, window: MainWindow, 
 
 
 @requires_ffmpeg
-def test_media_gives_a_waveform_with_pauses(qtbot, window: MainWindow, sample: Path) -> None:
-    # By default the model reads the captions' timings, not the audio (services' tests); the
-    # Settings item lets it hear the audio, from the next file opened, and is kept.
+def test_media_gives_a_waveform_with_pauses_and_is_listened_to(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    # The Settings item (on unless turned off; the fixture turned it off) lets the recogniser
+    # listen along the words, from the next file opened, and is kept.
     listen = window.actions_by_name["listen"]
     assert listen.isCheckable() and not listen.isChecked()
     listen.trigger()
     assert window.settings.value("model/listen") == "true"
-    window.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
-    wait_for_suggestions(qtbot, window)
+    window.open_captions(sample / "sample.srt", sample / "sample.mp4")
+    wait_for_suggestions(qtbot, window)  # the text model's first, then refined by listening
     waveform = window.waveform.waveform
     assert waveform is not None
     assert 61 < waveform.duration < 63
     # The sample's voice pauses 0.8 s between paragraphs; the longest pauses are found.
     assert max(end - start for start, end in waveform.pauses) >= 0.6
     assert window.media.path is not None
-    evidence = {s.evidence for s in window.session.document.suggestions if s.source is Source.MODEL}
-    assert "audio" in evidence
+    model = [s for s in window.session.document.suggestions if s.source is Source.MODEL and s.casing is None]
+    assert model and {s.evidence for s in model} == {"heard"}
+    # The evidence panel shows what each reader chose at a gap the model proposed a mark for.
+    document = window.session.document
+    for _ in range(len(document.suggestions)):
+        current = document.suggestion(window.current_id)
+        if current.casing is None and current.source is Source.MODEL:
+            break
+        press(qtbot, window, Qt.Key.Key_J)
+    heard, read = current.readings["heard"], current.readings["read"]
+    assert f"heard {heard[0].strip() or 'no mark'} {heard[1]:.2f}" in window.evidence.text()
+    assert f"read {read[0].strip() or 'no mark'} {read[1]:.2f}" in window.evidence.text()
 
 
 def test_captions_named_with_their_language_open_with_the_media_and_reference_batch_pairs(
@@ -389,7 +403,7 @@ def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
     session = window.session
     assert session is not None
     # What the benchmark predicts for the bundled sample is what the editor shows.
-    predicted = bundled_sample(Punctuator(), sample)["queue"]
+    predicted = bundled_sample(Punctuator(), sample, listen=False)["queue"]  # the fixture's setting
     assert f"{predicted} gaps to review" in window.counts_label.text()
     assert window.gap_model is not None and window.gap_model.rowCount() == predicted
     # Only gaps where the reference and the model disagree, or one of them speaks alone.

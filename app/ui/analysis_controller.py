@@ -54,13 +54,17 @@ class AnalysisController:
 
         self.window.worker.submit("audio", work, done, failed, cancelled)
 
-    def suggest(self, with_audio: bool) -> None:
+    def suggest(self, with_audio: bool, listening: bool = False) -> None:
+        """The model's suggestions; with the media and listening on, first the text model's (shown
+        in a second or two), then again with the recogniser listening along the words, the
+        decisions made meanwhile replayed on the refined suggestions."""
         session = self.window.session
         assert session is not None
         request = session.analysis_request(self.window.use_audio)
-        request = dataclasses.replace(request, listen=saved_listening(self.window.settings))
         if not with_audio:
             request = dataclasses.replace(request, media=None)
+        listen_next = not listening and request.media is not None and saved_listening(self.window.settings)
+        request = dataclasses.replace(request, listen=listening)
         process, model = self.window.process, self.window.model
         started = time.monotonic()
 
@@ -76,10 +80,16 @@ class AnalysisController:
             self.window.refresh_views()
             seconds = time.monotonic() - started
             message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
+            if listening:
+                message += ", refined by listening" if analysis.report.evidence == "heard" else ", not heard"
+            elif listen_next:
+                message += "; listening along the words to refine them"
             warnings = analysis.report.warnings
             self.window.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
             self.window.after_analysis()
-            startup_log.note("suggestions_shown")
+            startup_log.note("suggestions_heard" if listening else "suggestions_shown")
+            if listen_next:
+                self.suggest(with_audio=True, listening=True)
 
         def failed(reason: str) -> None:
             self.window.show_error("No suggestions from the model", reason)

@@ -41,6 +41,22 @@ def pitch_text(measure: GapMeasure | None) -> str:
     return f"{'rising' if change > 0 else 'falling'} {abs(change):.1f} semitones over the word"
 
 
+def _shown(mark: str) -> str:
+    return mark.strip() or "no mark"
+
+
+def heard_and_read(gap: ReviewRow) -> str:
+    """What each reader chose where the recogniser listened: "heard , 0.91 / read . 0.55"."""
+    model = gap.by(Source.MODEL, pending=False)
+    if model is None or not model.readings:
+        return ""
+    return " / ".join(
+        f"{name} {_shown(model.readings[name][0])} {model.readings[name][1]:.2f}"
+        for name in ("heard", "read")
+        if name in model.readings
+    )
+
+
 def evidence_html(session: ReviewSession, gap: ReviewRow) -> str:
     document = session.document
     capital_row = not gap.marks
@@ -61,6 +77,9 @@ def evidence_html(session: ReviewSession, gap: ReviewRow) -> str:
         ("Reference", html.escape(reference)),
         ("Model", html.escape(model)),
     ]
+    readings = heard_and_read(gap)
+    if readings:
+        rows.append(("Readers", html.escape(readings)))
     if not capital_row:
         word = html.escape(document.word(gap.index).text)
         rows += [("Pause", pause_text(measure)), (f"Pitch over “{word}”", pitch_text(measure))]

@@ -49,7 +49,7 @@ COMMANDS = (
     Command("shortcuts", "&Keyboard shortcuts…", "", "Settings"),
     Command("limits", "Caption &limits…", "", "Settings"),
     Command("triage", "&Triage policy…", "", "Settings"),
-    Command("listen", "Let the model &hear the audio (experimental)", "", "Settings"),
+    Command("listen", "Let the recogniser listen along the &words", "", "Settings"),
     Command("help", "&Help: keys", "F1", "Help"),
     Command("about", "&About Punctum", "", "Help"),
 )
@@ -81,9 +81,8 @@ def saved_limits(settings: QSettings) -> CaptionLimits:
 
 
 def saved_listening(settings: QSettings) -> bool:
-    """Whether the model hears the media itself (off unless chosen: on real speech it lowered
-    accuracy; the model card's "Audio")."""
-    return str(settings.value("model/listen", "false")).lower() == "true"
+    """Whether the recogniser listens along the words of a file with media (on unless turned off)."""
+    return str(settings.value("model/listen", "true")).lower() == "true"
 
 
 def saved_policy(settings: QSettings) -> TriagePolicy:

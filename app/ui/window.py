@@ -348,9 +348,9 @@ class MainWindow(QMainWindow):
         """Keep the choice; it applies to the files opened from now on."""
         self.settings.setValue("model/listen", "true" if listen else "false")
         self.statusBar().showMessage(
-            "The model will hear the audio of the files opened from now on"
+            "The recogniser will listen along the words of the files opened from now on"
             if listen
-            else "The model will read the captions' timings, not the audio, of the files opened from now on",
+            else "The text model alone will read the files opened from now on",
             8000,
         )
 

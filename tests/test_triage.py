@@ -141,3 +141,30 @@ def test_the_review_queue_leaves_out_what_the_rule_settled_but_keeps_what_a_pers
     queue = review_queue(suggestions, settled_by_rule={1, 2})
     assert [gap.index for gap in queue] == [9, 7]  # least sure first, the settled gap left out
     assert [gap.index for gap in review_queue(suggestions, settled_by_rule=set())] == [9, 7, 3]
+
+
+def test_the_text_model_and_the_listener_agreeing_surely_settle_a_gap_without_a_reference() -> None:
+    def heard(
+        sid: int, gap: int, mark: str, read: tuple[str, float], listened: tuple[str, float]
+    ) -> Suggestion:
+        return Suggestion(
+            sid, gap, mark, 0.9, Source.MODEL, evidence="heard", readings={"read": read, "heard": listened}
+        )
+
+    suggestions = [
+        heard(1, 3, ".", (".", 0.97), (".", 0.99)),  # both sure of the same mark: settles
+        heard(2, 7, ",", (",", 0.9), (",", 0.9)),  # the same mark, but not sure enough together
+        heard(3, 9, ".", (".", 0.99), (",", 0.99)),  # the readers disagree
+        _mark(4, 12, ".", 0.9),  # text alone, under the model threshold
+    ]
+    policy = TriagePolicy(model_threshold=None)
+    result = triage(suggestions, policy, has_reference=False)
+    assert result.accepted == [1]
+    assert sorted(row.index for row in result.queue) == [7, 9, 12]
+    # With a reference for the file, a mark it lacks is a disagreement however the readers agree;
+    # and a policy that settles nothing by agreement settles nothing here either.
+    assert triage(suggestions, policy, has_reference=True).accepted == []
+    assert (
+        triage(suggestions, TriagePolicy(agreement=False, model_threshold=None), has_reference=False).accepted
+        == []
+    )

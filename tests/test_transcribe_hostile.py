@@ -1,0 +1,77 @@
+"""``punctum transcribe``, ``punctuate --media`` and ``batch --transcribe`` tried as a hostile user
+would: damaged and oddly named media, outputs that clash with the user's files, a full disk,
+Ctrl+C at any moment, two runs at once, odd language codes and model folders. Each case is what
+a user sees: the exit status, one line on stderr, and what is (not) left on disk."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("faster_whisper", reason="transcribing needs the transcribe extra")
+
+from tests.conftest import SAMPLE, requires_ffmpeg, run_punctum
+
+pytestmark = requires_ffmpeg
+punctum = functools.partial(run_punctum, timeout=180)
+#: ASR captions of the clip's first seconds.
+CAPTIONS = "1\n00:00:00,000 --> 00:00:04,000\nhello and welcome to the maple street repair cafe\n"
+
+
+def ffmpeg(*args: str | Path) -> None:
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *map(str, args)], check=True, timeout=60)
+
+
+def _one_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    return result.stderr
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample video's first 4 seconds: "Hello, and welcome to the Maple Street repair cafe"."""
+    path = tmp_path_factory.mktemp("clip") / "talk.mp4"
+    ffmpeg("-i", SAMPLE / "sample.mp4", "-t", "4", "-c", "copy", path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def transcriber():  # type: ignore[no-untyped-def]
+    from app.ml.transcriber import Transcriber
+
+    return Transcriber()
+
+
+def test_a_cut_mp3_is_refused_as_damaged_by_transcribe_and_punctuate(tmp_path: Path) -> None:
+    # An encoder's MP3 states its length (Xing/Info header): cut short, it decodes far shorter.
+    whole = tmp_path / "whole.mp3"
+    ffmpeg("-i", SAMPLE / "sample.mp4", "-t", "20", "-vn", "-c:a", "libmp3lame", "-b:a", "64k", whole)
+    cut = tmp_path / "talk.mp3"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 4])
+    whole.unlink()
+    (tmp_path / "talk.srt").write_text(CAPTIONS, encoding="utf-8")
+    before = set(tmp_path.iterdir())
+    transcribed = punctum("transcribe", str(cut), "-o", str(tmp_path / "out.vtt"))
+    assert transcribed.returncode == 3 and "truncated" in _one_line(transcribed), transcribed.stderr
+    punctuated = punctum(
+        "punctuate", str(tmp_path / "talk.srt"), "--media", str(cut), "-o", str(tmp_path / "out.srt")
+    )
+    assert punctuated.returncode == 3 and "truncated" in _one_line(punctuated), punctuated.stderr
+    assert set(tmp_path.iterdir()) == before, "nothing written"
+
+
+def test_media_named_like_an_option_is_read_as_the_file_it_is(clip: Path, tmp_path: Path) -> None:
+    shutil.copy(clip, tmp_path / "-talk.mp4")
+    shutil.copy(clip, tmp_path / "-o")
+    (tmp_path / "talk.srt").write_text(CAPTIONS, encoding="utf-8")
+    result = punctum("transcribe", "./-talk.mp4", "-o", "talk.vtt", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "welcome" in (tmp_path / "talk.vtt").read_text(encoding="utf-8").lower()
+    punctuated = punctum("punctuate", "talk.srt", "--media", "./-o", "-o", "out.srt", cwd=tmp_path)
+    assert punctuated.returncode == 0, punctuated.stderr
+    assert (tmp_path / "out.srt").is_file()

@@ -5,7 +5,9 @@ a user sees: the exit status, one line on stderr, and what is (not) left on disk
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 
 pytest.importorskip("faster_whisper", reason="transcribing needs the transcribe extra")
 
+from app.core.errors import PunctumError
 from tests.conftest import SAMPLE, requires_ffmpeg, run_punctum
 
 pytestmark = requires_ffmpeg
@@ -75,3 +78,27 @@ def test_media_named_like_an_option_is_read_as_the_file_it_is(clip: Path, tmp_pa
     punctuated = punctum("punctuate", "talk.srt", "--media", "./-o", "-o", "out.srt", cwd=tmp_path)
     assert punctuated.returncode == 0, punctuated.stderr
     assert (tmp_path / "out.srt").is_file()
+
+
+def test_a_full_disk_leaves_neither_the_captions_nor_their_word_times(
+    clip: Path, tmp_path: Path, transcriber, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from app.services.transcribe import transcribe_media
+
+    done = transcribe_media(clip, tmp_path / "first.srt", transcriber, "en")
+    assert done.words_file is not None
+    room = done.output.stat().st_size + done.words_file.stat().st_size - 1  # one byte short
+    synced = 0
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:  # the disk fills as files reach it
+        nonlocal synced
+        synced += os.fstat(fd).st_size
+        if synced > room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(PunctumError, match="No space left"):
+        transcribe_media(clip, tmp_path / "second.srt", transcriber, "en")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first.srt", "first.words.json"]

@@ -9,7 +9,10 @@ import errno
 import functools
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,7 @@ import pytest
 pytest.importorskip("faster_whisper", reason="transcribing needs the transcribe extra")
 
 from app.core.errors import PunctumError
-from tests.conftest import SAMPLE, requires_ffmpeg, run_punctum
+from tests.conftest import ROOT, SAMPLE, requires_ffmpeg, run_punctum
 
 pytestmark = requires_ffmpeg
 punctum = functools.partial(run_punctum, timeout=180)
@@ -102,3 +105,29 @@ def test_a_full_disk_leaves_neither_the_captions_nor_their_word_times(
     with pytest.raises(PunctumError, match="No space left"):
         transcribe_media(clip, tmp_path / "second.srt", transcriber, "en")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["first.srt", "first.words.json"]
+
+
+@pytest.mark.parametrize(("background", "after"), [(False, 0.1), (True, 0.5), (True, 1.5)])
+def test_sigint_stops_transcribe_at_any_moment_with_one_line(
+    background: bool, after: float, clip: Path, tmp_path: Path
+) -> None:
+    """Ctrl+C during the start-up imports, and SIGINT to a run a shell put in the background
+    (which starts with SIGINT ignored) before the model has loaded."""
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "transcribe", str(clip), "-o", str(tmp_path / "out.vtt")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore_sigint if background else None,
+    )
+    time.sleep(after)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, (process.returncode, out, err)
+    assert err.strip() == "punctum: interrupted", err
+    assert not (tmp_path / "out.vtt").exists()

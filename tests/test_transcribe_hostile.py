@@ -131,3 +131,34 @@ def test_sigint_stops_transcribe_at_any_moment_with_one_line(
     assert process.returncode == 130, (process.returncode, out, err)
     assert err.strip() == "punctum: interrupted", err
     assert not (tmp_path / "out.vtt").exists()
+
+
+def test_a_model_folder_with_a_garbage_model_bin_is_not_a_whisper_model(tmp_path: Path) -> None:
+    model = tmp_path / "whisper"
+    model.mkdir()
+    (model / "model.bin").write_bytes(os.urandom(4096))
+    (model / "config.json").write_text("{}")
+    result = punctum(
+        "transcribe", str(SAMPLE / "sample.mp4"), "-o", str(tmp_path / "o.vtt"), "--model", str(model)
+    )
+    assert result.returncode == 3 and "not a CTranslate2 Whisper model" in _one_line(result), result.stderr
+
+
+def test_damaged_halves_of_the_installed_model_are_refused_when_joined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.ml import whisper_model
+
+    parts = []
+    for number in (1, 2):
+        part = tmp_path / f"part{number}" / "data"
+        part.mkdir(parents=True)
+        (part / f"model.bin.part{number}").write_bytes(os.urandom(1024))
+        for name in whisper_model.FILES:
+            (part / name).write_text("{}")
+        parts.append(part)
+    monkeypatch.setattr(whisper_model, "_part_dirs", lambda: parts)
+    target = tmp_path / "whisper-base"
+    with pytest.raises(whisper_model.WhisperModelError, match="damaged"):
+        whisper_model.assemble_default(target)
+    assert not target.exists() and not target.with_name(target.name + ".partial").exists()

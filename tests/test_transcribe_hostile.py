@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import shutil
 import signal
@@ -83,6 +84,20 @@ def test_media_named_like_an_option_is_read_as_the_file_it_is(clip: Path, tmp_pa
     assert (tmp_path / "out.srt").is_file()
 
 
+def test_word_times_never_replace_a_file_they_do_not_belong_to(clip: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mywords.words.json"
+    mine.write_text('{"my": "notes"}\n', encoding="utf-8")
+    refused = punctum("transcribe", str(clip), "-o", str(tmp_path / "mywords.srt"))
+    assert refused.returncode == 3 and "mywords.words.json exists" in _one_line(refused)
+    assert mine.read_text(encoding="utf-8") == '{"my": "notes"}\n'
+    assert not (tmp_path / "mywords.srt").exists()
+    # Captions named with -o are replaced as asked, and their own word times with them.
+    for _ in range(2):
+        again = punctum("transcribe", str(clip), "-o", str(tmp_path / "talk.srt"))
+        assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "talk.words.json").read_text(encoding="utf-8"))
+
+
 def test_a_full_disk_leaves_neither_the_captions_nor_their_word_times(
     clip: Path, tmp_path: Path, transcriber, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
@@ -131,6 +146,42 @@ def test_sigint_stops_transcribe_at_any_moment_with_one_line(
     assert process.returncode == 130, (process.returncode, out, err)
     assert err.strip() == "punctum: interrupted", err
     assert not (tmp_path / "out.vtt").exists()
+
+
+def test_a_language_with_a_region_is_read_as_the_language(clip: Path, tmp_path: Path) -> None:
+    result = punctum("transcribe", str(clip), "-o", str(tmp_path / "out.vtt"), "--language", "en-US")
+    assert result.returncode == 0, result.stderr
+    assert "(en)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "status", "said"),
+    [("--language", 3, "not a language code"), ("--model", 2, "name a model")],
+)
+def test_an_empty_language_or_model_is_refused_not_taken_for_the_default(
+    option: str, status: int, said: str, clip: Path, tmp_path: Path
+) -> None:
+    result = punctum("transcribe", str(clip), "-o", str(tmp_path / "out.vtt"), option, "")
+    assert result.returncode == status and said in _one_line(result), result.stderr
+    assert not (tmp_path / "out.vtt").exists()
+
+
+def test_a_folder_or_a_pipe_is_told_as_such(tmp_path: Path) -> None:
+    from app.audio.decode import probe
+    from app.audio.errors import AudioError
+
+    folder = tmp_path / "talk.mp4"
+    folder.mkdir()
+    result = punctum("transcribe", str(folder), "-o", str(tmp_path / "out.vtt"))
+    assert result.returncode == 3 and "is a folder" in _one_line(result)
+    fifo = tmp_path / "fifo.mp4"
+    os.mkfifo(fifo)
+    result = punctum("transcribe", str(fifo), "-o", str(tmp_path / "out.vtt"))
+    assert result.returncode == 3 and "not a regular file" in _one_line(result)
+    with pytest.raises(AudioError, match="not a regular file"):  # punctuate --media reads it so
+        probe(fifo)
+    with pytest.raises(AudioError, match="is a folder"):
+        probe(folder)
 
 
 def test_a_model_folder_with_a_garbage_model_bin_is_not_a_whisper_model(tmp_path: Path) -> None:

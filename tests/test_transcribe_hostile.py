@@ -213,3 +213,39 @@ def test_damaged_halves_of_the_installed_model_are_refused_when_joined(
     with pytest.raises(whisper_model.WhisperModelError, match="damaged"):
         whisper_model.assemble_default(target)
     assert not target.exists() and not target.with_name(target.name + ".partial").exists()
+
+
+def test_a_cancel_stops_after_the_window_being_decoded(transcriber, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The whole sample is two windows and more: a cancel during the first decodes no other."""
+    from app.services.transcribe import transcribe_media
+
+    decoded = 0
+    real = transcriber.model.transcribe
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        segments, info = real(*args, **kwargs)
+
+        def each():  # type: ignore[no-untyped-def]
+            nonlocal decoded
+            for segment in segments:
+                decoded += 1
+                yield segment
+
+        return each(), info
+
+    asked = []
+    transcriber.model.transcribe = counting
+    try:
+        with pytest.raises(InterruptedError):
+            transcribe_media(
+                SAMPLE / "sample.mp4",
+                tmp_path / "x.vtt",
+                transcriber,
+                "en",
+                cancelled=lambda: bool(asked),
+                progress=asked.append,
+            )
+    finally:
+        del transcriber.model.transcribe
+    assert decoded == 2 and len(asked) == 1  # the segment that was being read, then the cancel
+    assert list(tmp_path.iterdir()) == []

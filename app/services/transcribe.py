@@ -17,7 +17,7 @@ from pathlib import Path
 
 from app.audio.decode import decode_audio
 from app.core.cue_segmentation import CueRules, TimedWord, plan_cues
-from app.core.errors import PunctumError
+from app.core.errors import PunctumError, file_failure
 from app.formats import write_files
 from app.formats.cuetext import split_token
 from app.formats.transcript import transcript_text, words_json
@@ -149,8 +149,11 @@ def transcribe_folder(
             done.transcribed.append(
                 transcribe_media(media, media.with_suffix(".vtt"), transcriber, language, strip_punctuation)
             )
-        except PunctumError as error:
-            done.failed[media] = str(error)
+        except Exception as error:  # what the file causes is its outcome; a bug goes on up
+            reason = file_failure(error)
+            if reason is None:
+                raise
+            done.failed[media] = reason
             if on_file is not None:
                 on_file(media, "failed")
             continue

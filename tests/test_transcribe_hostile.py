@@ -148,6 +148,59 @@ def test_sigint_stops_transcribe_at_any_moment_with_one_line(
     assert not (tmp_path / "out.vtt").exists()
 
 
+def test_batch_counts_and_lists_media_it_cannot_transcribe_as_failed(clip: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "talks"
+    folder.mkdir()
+    shutil.copy(clip, folder / "talk.mp4")
+    (folder / "empty.mp4").write_bytes(b"")
+    (folder / "noise.mp3").write_bytes(bytes(range(256)) * 64)
+    (folder / "text.mp4").write_text("not a video\n", encoding="utf-8")
+    project = tmp_path / "talks.punctum"
+    # A language with its region is read as the language, as everywhere else.
+    first = punctum("batch", str(folder), "--project", str(project), "--transcribe", "--language", "en-GB")
+    assert first.returncode == 0, first.stderr
+    assert "1 processed, 3 failed" in first.stdout, first.stdout
+    assert "unpaired" not in first.stderr, first.stderr
+    status = punctum("status", str(project), "--json")
+    rows = {row["file"]: row for row in json.loads(status.stdout)}
+    assert rows["talk"]["state"] == "done"
+    for stem in ("empty", "noise", "text"):
+        assert rows[stem]["state"] == "failed" and "not transcribed" in rows[stem]["reason"], rows
+    # Mended, a medium is transcribed and processed on the next run, with its media.
+    shutil.copy(clip, folder / "empty.mp4")
+    again = punctum("batch", str(folder), "--project", str(project), "--transcribe")
+    assert again.returncode == 0, again.stderr
+    assert "1 processed, 2 failed" in again.stdout, again.stdout
+    rows = {row["file"]: row for row in json.loads(punctum("status", str(project), "--json").stdout)}
+    assert rows["empty"]["state"] == "done", rows
+
+
+def test_a_second_batch_on_the_same_project_stops_before_any_work(clip: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "talks"
+    folder.mkdir()
+    shutil.copy(clip, folder / "t1.mp4")
+    project = tmp_path / "talks.punctum"
+    told = tmp_path / "first.err"
+    with told.open("w") as errors:
+        first = subprocess.Popen(
+            [sys.executable, "-m", "app", "batch", str(folder), "--project", str(project), "--transcribe"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while "transcribing" not in told.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            began = time.monotonic()
+            second = punctum("batch", str(folder), "--project", str(project), "--transcribe")
+            seconds = time.monotonic() - began
+        finally:
+            assert first.wait(timeout=180) == 0, told.read_text()
+    assert second.returncode == 3 and "in use by" in _one_line(second), second.stderr
+    assert "transcribing" not in second.stderr and seconds < 20
+
+
 def test_a_language_with_a_region_is_read_as_the_language(clip: Path, tmp_path: Path) -> None:
     result = punctum("transcribe", str(clip), "-o", str(tmp_path / "out.vtt"), "--language", "en-US")
     assert result.returncode == 0, result.stderr

@@ -243,3 +243,11 @@ def test_captions_running_past_the_media_get_one_warning_and_no_audio_evidence_t
 
 
 # --- status only reads ------------------------------------------------------------------------------
+
+
+def test_status_leaves_nothing_beside_the_project(tmp_path: Path) -> None:
+    _project(tmp_path, ["a"]).close()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = punctum("status", str(tmp_path / "p.punctum"))
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

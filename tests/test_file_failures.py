@@ -15,9 +15,9 @@ import soundfile
 
 from app.core.errors import PunctumError
 from app.services.batch_job import BatchJob, FileOutcome
-from app.services.batch_scheduler import BatchSettings
+from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending
 from app.services.projects import add_caption_file
-from app.store.project import Project
+from app.store.project import DONE, FAILED, PENDING, Project
 from tests.conftest import SAMPLE, requires_ffmpeg, run_punctum
 
 punctum = functools.partial(run_punctum, timeout=120)
@@ -212,6 +212,42 @@ def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     from app.services import batch_scheduler
 
     monkeypatch.setattr(batch_scheduler, "prepare_model", lambda *_: None)
+
+
+def test_the_loop_keeps_workers_at_capacity_and_commits_each_file_once(
+    tmp_path: Path, no_model: None
+) -> None:
+    stems = ["a", "b", "broken", "c", "d"]
+    project = _project(tmp_path, stems)
+    committed: list[int] = []
+    finish, fail = project.finish, project.fail
+    project.finish = lambda file_id, *rest: (committed.append(file_id), finish(file_id, *rest))[1]  # type: ignore[method-assign]
+    project.fail = lambda file_id, *rest: (committed.append(file_id), fail(file_id, *rest))[1]  # type: ignore[method-assign]
+    workers, heard = _Workers(capacity=2), []
+    summary = BatchSummary()
+    run_pending(
+        project, BatchSettings(), summary, _start(workers), lambda stem, state: heard.append((stem, state))
+    )
+    assert workers.most_out == 2
+    assert sorted(committed) == sorted(e.id for e in project.files())  # each file once
+    assert (summary.done, summary.failed, summary.failures) == (4, 1, {"broken": "it is broken"})
+    assert {e.stem: e.state for e in project.files()} == {s: FAILED if s == "broken" else DONE for s in stems}
+    assert [s for s, state in heard if state == "started"] == stems
+    # A second run finds nothing to do and counts what the first did.
+    again = BatchSummary()
+    run_pending(project, BatchSettings(), again, _start(_Workers(capacity=2)))
+    assert (again.done, again.skipped) == (0, 4)
+    project.close()
+
+
+def test_ctrl_c_in_the_loop_puts_the_files_still_out_back_to_pending(tmp_path: Path, no_model: None) -> None:
+    project = _project(tmp_path, ["a", "b", "c", "d"])
+    workers = _Workers(capacity=2, interrupt_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        run_pending(project, BatchSettings(), BatchSummary(), _start(workers))
+    states = {e.stem: e.state for e in project.files()}
+    assert states == {"a": DONE, "b": PENDING, "c": PENDING, "d": PENDING}, states
+    project.close()
 
 
 # --- no audio evidence where there is no audio ----------------------------------------------------

@@ -1,12 +1,13 @@
 """Audio tracks of video and audio files as 16 kHz mono float32, streamed in chunks.
 
 WAV, FLAC and OGG are read with soundfile and resampled by soxr as they stream; everything else
-(video containers, MP3, AAC, Opus...) goes through ffmpeg, which ``pydub`` locates and probes.
+(video containers, MP3, AAC, Opus...) goes through ffmpeg (located by ``pydub``) and ffprobe.
 Nothing holds the whole track unless asked: a 2-hour film streams through in fixed-size chunks.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +24,9 @@ from app.audio.errors import AudioError
 SAMPLE_RATE = 16_000
 CHUNK_SECONDS = 30.0
 SOUNDFILE_SUFFIXES = {".wav", ".flac", ".ogg", ".oga"}
-ESTIMATED_LENGTH_FORMATS = {"mp3", "aac"}
+#: ffprobe's note when a stream has no length of its own (a raw MP3 without a Xing/Info header, an
+#: ADTS AAC stream) and it guesses one from the first frames' bitrate.
+_ESTIMATED = "Estimating duration from bitrate"
 # libsndfile's note on a WAV whose data chunk is shorter than its header says.
 _SHORT_DATA = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
 FFMPEG_HINT = "ffmpeg is not installed (Debian/Ubuntu: sudo apt install ffmpeg; macOS: brew install ffmpeg)"
@@ -37,8 +41,9 @@ class MediaInfo:
     channels: int
     has_video: bool
     reader: str = "ffmpeg"  # or "soundfile", for the formats libsndfile reads itself
-    # Raw MP3 and AAC streams without an index: ffprobe guesses their length from the first
-    # frames' bitrate, so a shorter decode is no sign of truncation.
+    # Raw MP3 and AAC streams without a length header: ffprobe guesses their length from the
+    # first frames' bitrate, so a shorter decode is no sign of truncation. An MP3 with a Xing/Info
+    # header (what encoders write) states its length, and a file cut short then decodes shorter.
     duration_estimated: bool = False
 
 
@@ -54,8 +59,12 @@ def ffmpeg_path() -> str:
 def probe(path: Path) -> MediaInfo:
     """What the file holds, or an AudioError saying why it cannot be used."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise AudioError(path, "is a folder, not a media file")
+    if not path.exists():
         raise AudioError(path, "no such file")
+    if not path.is_file():
+        raise AudioError(path, "not a regular file (a pipe, device or socket)")
     if path.stat().st_size == 0:
         raise AudioError(path, "the file is empty")
     # Opened here so that a file the user may not read is reported as such, not as one ffprobe
@@ -69,14 +78,10 @@ def probe(path: Path) -> MediaInfo:
         info = _soundfile_info(path)
         if info is not None:
             return info
-    from pydub.utils import mediainfo_json
-
-    if not shutil.which("ffprobe"):
+    ffprobe = shutil.which("ffprobe")
+    if not ffprobe:
         raise AudioError(None, FFMPEG_HINT.replace("ffmpeg is", "ffprobe (part of ffmpeg) is"))
-    try:
-        described = mediainfo_json(str(path), read_ahead_limit=-1)
-    except Exception as error:  # pydub lets ffprobe's JSON errors through as they come
-        raise AudioError(path, f"not a media file ffmpeg can read ({error})") from None
+    described, notes = _ffprobe(ffprobe, path)
     streams = described.get("streams", [])
     if not streams:
         raise AudioError(path, "not a media file ffmpeg can read (no streams found)")
@@ -95,8 +100,22 @@ def probe(path: Path) -> MediaInfo:
         sample_rate=int(stream.get("sample_rate") or 0),
         channels=int(stream.get("channels") or 0),
         has_video=any(s.get("codec_type") == "video" for s in streams),
-        duration_estimated=str(described.get("format", {}).get("format_name")) in ESTIMATED_LENGTH_FORMATS,
+        duration_estimated=_ESTIMATED in notes,
     )
+
+
+def _ffprobe(ffprobe: str, path: Path) -> tuple[dict[str, Any], str]:
+    """ffprobe's description of the file and its notes (stderr). The path goes absolute, so that
+    no name (``-talk.mp4``, ``-o``, ``a:b.mp4``) is read as an option or a protocol."""
+    command = [ffprobe, "-v", "info", "-of", "json", "-show_format", "-show_streams", str(path.absolute())]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=120, check=False)
+        described = json.loads(done.stdout.decode("utf-8", "replace") or "{}")
+    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
+        raise AudioError(path, f"not a media file ffmpeg can read ({error})") from None
+    if not isinstance(described, dict):
+        raise AudioError(path, "not a media file ffmpeg can read (no description)")
+    return described, done.stderr.decode("utf-8", "replace")
 
 
 def stream_audio(path: Path, chunk_seconds: float = CHUNK_SECONDS) -> Iterator[np.ndarray]:
@@ -160,7 +179,7 @@ def _stream_soundfile(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndar
 
 def _stream_ffmpeg(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray]:
     command = [
-        ffmpeg_path(), "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(info.path),
+        ffmpeg_path(), "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(info.path.absolute()),
         "-map", "0:a:0", "-vn", "-ac", "1", "-ar", str(SAMPLE_RATE), "-f", "s16le", "-",
     ]  # fmt: skip
     chunk_bytes = 2 * int(chunk_seconds * SAMPLE_RATE)

@@ -11,8 +11,10 @@ statuses.
 from __future__ import annotations
 
 import argparse
+import signal
 import sqlite3
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -72,15 +74,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A run a shell started in the background (SIGINT ignored) must still stop on Ctrl+C or SIGINT,
+    # from its first moment: before, it went on until the model had loaded.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # Libraries' deprecation notices are for developers; a caption editor sees results and errors.
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    parser = build_parser()
-    given = list(sys.argv[1:] if argv is None else argv)
-    if "--version" in given and len(given) > 1:
-        parser.error("--version takes nothing else")
-    args = parser.parse_args(given)
     try:
+        parser = build_parser()
+        given = list(sys.argv[1:] if argv is None else argv)
+        if "--version" in given and len(given) > 1:
+            parser.error("--version takes nothing else")
+        args = parser.parse_args(given)
         return int(args.run(args))
     except PunctumError as error:
         print(f"punctum: {error}", file=sys.stderr)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from app.cli.errors import UsageError
+from app.core.errors import PunctumError
 
 Commands = Any  # argparse's sub-parser collection (a private type)
 
@@ -66,6 +68,34 @@ def checked_language(code: str) -> str:
         raise UsageError(f"--language {error}") from None
 
 
+def recogniser_language(code: str) -> str:
+    """``--language`` of a transcription as an ISO 639-1 code ("pt-BR" -> "pt"); a code that is
+    none is bad input (exit 3), as a code the recogniser does not know is."""
+    from app.services.languages import LanguageError, language_code
+
+    try:
+        return language_code(code)
+    except LanguageError as error:
+        raise PunctumError(f"--language {error}") from None
+
+
+def checked_model(name: str | None) -> str | None:
+    """``--model`` as given; an empty name is a usage error rather than the default in disguise."""
+    if name is not None and not name.strip():
+        raise UsageError(f"--model {name!r}: name a model folder or id, or leave --model out")
+    return name
+
+
+def check_input_file(path: Path) -> None:
+    """An input is a file that exists: a folder, a pipe or a device is told as such (exit 3)."""
+    if path.is_dir():
+        raise PunctumError(f"{path}: is a folder; name a file")
+    if not path.exists():
+        raise PunctumError(f"{path}: no such file")
+    if not path.is_file():
+        raise PunctumError(f"{path}: not a regular file (a pipe, device or socket); name a file")
+
+
 def check_outputs(
     inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None, Sequence[str]]]
 ) -> None:
@@ -74,7 +104,6 @@ def check_outputs(
     written unless everything can be. An output is a regular file (or a new one) with one of its
     option's extensions, in a folder that exists and may be written in."""
     import os
-    from pathlib import Path
 
     taken = {Path(p).resolve() for p in inputs if p}
     for option, output, extensions in outputs:
@@ -103,7 +132,6 @@ def check_outputs(
 
 def _same_file(path: str, other: str) -> bool:
     """Whether two existing paths are one file (a hard link to an input is that input)."""
-    from pathlib import Path
 
     try:
         return Path(path).samefile(other)

@@ -9,7 +9,14 @@ import sys
 from pathlib import Path
 
 from app.cli.errors import EXIT_OK, UsageError
-from app.cli.options import LISTEN_HELP, Commands, add_precision, threshold
+from app.cli.options import (
+    LISTEN_HELP,
+    Commands,
+    add_precision,
+    checked_model,
+    recogniser_language,
+    threshold,
+)
 
 
 def add_project_commands(commands: Commands) -> None:
@@ -80,8 +87,9 @@ def add_project_commands(commands: Commands) -> None:
     relink.set_defaults(run=_relink)
 
 
-def _transcribe_folder(folder: Path, language: str | None) -> None:
-    """Captions for the folder's media that has none, before the batch pairs the folder."""
+def _transcribe_folder(folder: Path, language: str | None) -> dict[Path, str]:
+    """Captions for the folder's media that has none, before the batch pairs the folder; returns
+    the media that could not be transcribed, with why (the batch counts them as failed)."""
     from app.services.transcribe import transcribe_folder
 
     def told(media: Path, state: str) -> None:
@@ -89,13 +97,12 @@ def _transcribe_folder(folder: Path, language: str | None) -> None:
             print(f"punctum: transcribing {media}", file=sys.stderr)
 
     done = transcribe_folder(folder, language=language, on_file=told)
-    for why in done.failed.values():
-        print(f"punctum: not transcribed: {why}", file=sys.stderr)
     if done.transcribed:
         seconds = sum(t.audio_seconds for t in done.transcribed)
         print(
             f"punctum: transcribed {len(done.transcribed)} files ({seconds:.0f} s of speech)", file=sys.stderr
         )
+    return done.failed
 
 
 def _batch(args: argparse.Namespace) -> int:
@@ -103,7 +110,7 @@ def _batch(args: argparse.Namespace) -> int:
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from app.services.batch import file_counts, import_folder, open_project, run_batch
+    from app.services.batch import file_counts, import_folder, open_project, record_untranscribed, run_batch
     from app.services.batch_scheduler import BatchSettings
     from app.services.punctuate import ApplyPolicy
 
@@ -128,11 +135,20 @@ def _batch(args: argparse.Namespace) -> int:
     )
     if args.language is not None and not args.transcribe:
         raise UsageError("--language is for --transcribe: captions' language is detected")
-    if args.transcribe:
-        _transcribe_folder(folder, args.language.lower() if args.language else None)
+    language = recogniser_language(args.language) if args.language is not None else None
+    checked_model(args.model)
+    # The project is this run's before any work: a second run on it stops at once, rather than
+    # transcribe the same media and replace the captions the first one imported.
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
+        failed: dict[Path, str] = {}
+        untranscribed: dict[str, str] = {}
+        if args.transcribe:
+            failed = _transcribe_folder(folder, language)
+            untranscribed = record_untranscribed(folder, project, failed)
         pairing = import_folder(folder, project)
         for path in pairing.unpaired:
+            if path in failed:
+                continue  # counted and told as failed below
             print(f"punctum: unpaired (no captions with its name): {path}", file=sys.stderr)
         for stem, paths in pairing.ambiguous.items():
             print(f"punctum: ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}", file=sys.stderr)
@@ -170,9 +186,9 @@ def _batch(args: argparse.Namespace) -> int:
 
                 cluster = ClusterSettings(args.ray or None, args.media_url, folder)
                 summary = run_batch_on_ray(project, settings, cluster, report)
-    # Files that could not even be imported failed in this run too.
-    summary.failed += len(pairing.failed_imports)
-    summary.failures = {**pairing.failed_imports, **summary.failures}
+    # Files that could not even be imported, or transcribed, failed in this run too.
+    summary.failed += len(pairing.failed_imports) + len(untranscribed)
+    summary.failures = {**untranscribed, **pairing.failed_imports, **summary.failures}
     print(
         f"{args.project}: {summary.done} processed, {summary.failed} failed, {summary.skipped} already done"
     )

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
 
-from app.cli.options import Commands, check_outputs
+from app.cli.options import Commands, check_input_file, check_outputs, checked_model, recogniser_language
 from app.core.errors import PunctumError
 from app.services.transcribe import CAPTION_SUFFIXES, open_recogniser, transcribe_media, words_file_for
 
@@ -47,14 +46,18 @@ def _transcribe(args: argparse.Namespace) -> int:
         [str(media)],
         [("-o", str(output), CAPTION_SUFFIXES)] + ([("word times", str(words), (".json",))] if words else []),
     )
-    if not media.is_file():
-        raise PunctumError(f"{media}: no such file")
+    # The word times go with the captions -o names: they replace those of captions being replaced,
+    # never a file of that name that goes with nothing being written.
+    if words is not None and words.exists() and not output.exists():
+        raise PunctumError(
+            f"{words} exists; the word times of {output} would replace it: name other captions"
+        )
+    check_input_file(media)
+    language = recogniser_language(args.language) if args.language is not None else None
+    model = checked_model(args.model)
     from tqdm import tqdm
 
-    transcriber = open_recogniser(args.model)
-    language = args.language.lower() if args.language else None
-    # A background run must still stop on Ctrl+C (a shell starts it ignoring SIGINT).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    transcriber = open_recogniser(model)
     with tqdm(total=100, unit="%", desc="transcribing", disable=not sys.stderr.isatty(), leave=False) as bar:
 
         def progress(share: float) -> None:

@@ -6,3 +6,27 @@ class PunctumError(Exception):
 
     #: Exit status of the ``punctum`` command when this error stops it.
     exit_code = 3
+
+
+def file_failure(error: BaseException) -> str | None:
+    """The one rule that turns a file's failure into its outcome (batch workers here or on Ray,
+    transcribing a folder): the one-line reason when ``error`` is about the file (what Punctum
+    refuses, what the disk or a library reading the file raises, CTranslate2's RuntimeError
+    included), so that the other files go on; None for a bug in Punctum (KeyError, IndexError,
+    TypeError...), which the caller lets through so that it stays visible."""
+    if isinstance(error, PunctumError):
+        return str(error)
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    if isinstance(error, (NotImplementedError, RecursionError)):
+        return None
+    if isinstance(error, (OSError, ValueError, RuntimeError)):
+        text = str(error).strip()
+        first = text.splitlines()[0] if text else ""
+        return f"{type(error).__name__}: {first}" if first else type(error).__name__
+    return None
+
+
+def bug_report(error: BaseException) -> str:
+    """A bug met on one file, told as one: what it was, and that it is Punctum's, not the file's."""
+    return f"processing crashed: a bug in Punctum ({type(error).__name__}: {error}); please report it"

@@ -7,12 +7,13 @@ writes atomically and refuses to replace the file the document came from unless 
 from __future__ import annotations
 
 import codecs
+from collections.abc import Sequence
 from pathlib import Path
 
 from app.core.errors import PunctumError
 from app.core.model import Document
 from app.formats import srt, text, vtt
-from app.formats.atomic import write_bytes_atomically
+from app.formats.atomic import write_bytes_atomically, write_together
 from app.formats.encoding import decode, encode
 from app.formats.errors import FormatError
 
@@ -180,3 +181,13 @@ def write_file(path: Path | str, data: bytes) -> None:
         write_bytes_atomically(Path(path), data)
     except OSError as error:
         raise WriteError(f"{path}: {error.strerror or error}") from None
+
+
+def write_files(files: Sequence[tuple[Path, bytes]]) -> None:
+    """Write files that belong together (captions and their word times) atomically, all or none;
+    a failure is a one-line ``WriteError`` naming the file."""
+    try:
+        write_together(files)
+    except OSError as error:
+        names = " and ".join(str(path) for path, _ in files)
+        raise WriteError(f"{names}: cannot be written ({error.strerror or error}); neither was") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -13,6 +14,36 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
 
     A file that already exists keeps its permissions; a new one gets the usual ones (umask).
     """
+    write_together([(path, data)])
+
+
+def write_together(files: Sequence[tuple[Path, bytes]]) -> None:
+    """Write several files so that they land together or not at all (captions and their word
+    times): each is written in full beside its target first, and only then are they renamed into
+    place. A rename that fails takes back the files already placed that were new."""
+    staged: list[tuple[Path, Path]] = []
+    placed: list[Path] = []
+    try:
+        for path, data in files:
+            staged.append((_staged(path, data), path))
+        for temporary, path in staged:
+            existed = path.exists()
+            temporary.replace(path)
+            if not existed:
+                placed.append(path)
+    except BaseException:
+        for temporary, _ in staged:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+        for path in placed:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        raise
+
+
+def _staged(path: Path, data: bytes) -> Path:
+    """``data`` in a temporary file beside ``path``, on disk, with the permissions ``path`` has
+    (the usual ones for a new file)."""
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     temporary = Path(name)
     try:
@@ -25,11 +56,11 @@ def write_bytes_atomically(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
         temporary.chmod(mode)
-        temporary.replace(path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         raise
+    return temporary
 
 
 def _umask() -> int:

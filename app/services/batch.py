@@ -41,6 +41,8 @@ def import_folder(folder: Path, project: Project) -> Pairing:
         if entry is not None:
             if project.captions_changed(entry.id):
                 pairing.reimported[group.stem] = _reimport(project, entry.id, group.captions)
+                if entry.media_path is None and group.media is not None:  # transcribed at last
+                    project.relink_media(entry.id, group.media)
             continue
         try:
             add_caption_file(
@@ -56,6 +58,25 @@ def import_folder(folder: Path, project: Project) -> Pairing:
             project.add_file_failed(group.stem, group.captions, str(error))
             pairing.failed_imports[group.stem] = str(error)
     return pairing
+
+
+def record_untranscribed(folder: Path, project: Project, failed: dict[Path, str]) -> dict[str, str]:
+    """Register the media of ``folder`` that could not be transcribed as failed files (status lists
+    them, with why), by the stem batch pairs them under; the captions that a later transcription
+    makes are then imported as the file's new version. Returns the reasons by stem."""
+    from app.services.files import classify
+
+    known = {entry.stem for entry in project.files()}
+    root = folder.resolve()
+    reasons: dict[str, str] = {}
+    for media, why in failed.items():
+        role = classify(media)
+        name = role.stem if role is not None else media.stem
+        stem = (media.resolve().relative_to(root).parent / name).as_posix()
+        reasons[stem] = f"not transcribed: {why}"
+        if stem not in known:
+            project.add_file_failed(stem, media.with_suffix(".vtt"), reasons[stem])
+    return reasons
 
 
 def _reimport(project: Project, file_id: int, captions: Path) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.errors import PunctumError
+from app.core.errors import file_failure
 from app.core.gap_features import GapMeasure
 from app.core.model import Suggestion
 from app.services.analysis import AnalysisRequest
@@ -36,14 +36,16 @@ class FileOutcome:
 
 def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutcome:
     """One file: reference transfer, then the model (with audio when there is media). What the
-    file or the model refuses is its outcome, so that the other files go on."""
+    file or the model refuses is its outcome (``core.errors.file_failure``), so that the other
+    files go on; a bug is raised, for the worker to report as one."""
     from app.services.analysis import analyse
 
     try:
         analysis = analyse(job.request, punctuator())
-    except PunctumError as error:
-        return FileOutcome(error=str(error))
-    except (OSError, ValueError) as error:
-        return FileOutcome(error=f"{type(error).__name__}: {error}")
+    except Exception as error:
+        reason = file_failure(error)
+        if reason is None:
+            raise  # a bug: the worker reports it as one (``bug_report``)
+        return FileOutcome(error=reason)
     # Reference suggestions first; the model's ids follow theirs.
     return FileOutcome(analysis.suggestions, analysis.report.as_json(), measures=analysis.measures)

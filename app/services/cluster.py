@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import PunctumError
+from app.core.errors import PunctumError, bug_report
 from app.services.batch_job import BatchJob, FileOutcome
 from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending, worker_count
 from app.services.cluster_worker import ClusterJob, FileWorker, WorkerCannotReadError, WorkerReport
@@ -319,7 +319,7 @@ def _answer(ray: Any, call: Any) -> WorkerReport:
         died = f"processing stopped: its worker process died {WORKER_RETRIES + 1} times (out of memory?)"
         return WorkerReport(FileOutcome(error=died))
     except ray.exceptions.RayTaskError as error:
-        return WorkerReport(FileOutcome(error=f"processing crashed: {error.cause}"))
+        return WorkerReport(FileOutcome(error=bug_report(error.cause)))
     except ray.exceptions.RaySystemError:
         raise ClusterLostError("lost the Ray cluster") from None
 

@@ -89,11 +89,20 @@ class FileWorker:
             with _node_lock():
                 punctuator.load()
         except PunctumError as error:
-            raise WorkerCannotReadError(
-                f"cannot load the model ({error}); give --model a path every node sees,"
-                " or install the same punctum on every node"
-            ) from None
+            model = self.settings.model
+            if model is not None and _looks_like_a_path(model) and not Path(model).expanduser().exists():
+                raise WorkerCannotReadError(
+                    f"cannot load the model: there is no {model} on this node; give --model a path"
+                    " every node sees, or install the same punctum on every node"
+                ) from None
+            # The model is there and fails as it is: its own reason, not the storage's.
+            raise WorkerCannotReadError(f"cannot load the model: {error}") from None
         return punctuator
+
+
+def _looks_like_a_path(model: str) -> bool:
+    """Whether ``--model`` names a folder (rather than a Hugging Face id or the shipped model)."""
+    return model.startswith(("/", ".", "~"))
 
 
 @contextmanager

@@ -68,6 +68,8 @@ def gap_evidence(
                     "silence?): the audio was not listened to"
                 )
     measured_vectors, measured, measured_timings = caption_gaps(document, heard)
+    if track is not None:
+        warnings += _beyond_the_media(document, track.duration, measured_vectors, measured, measured_timings)
     if listen or heard is None:  # the model reads what was measured
         vectors, gaps, timings = measured_vectors, measured, measured_timings
     else:  # the audio was measured for people only: the model reads the captions' timings
@@ -99,3 +101,24 @@ def gap_evidence(
         ],
         warnings,
     )
+
+
+def _beyond_the_media(
+    document: Document, duration: float, vectors: list[Any], gaps: list[Any], timings: list[Any]
+) -> list[str]:
+    """Where the captions run past the media's end there is no audio: the gaps there take what the
+    captions' own timings say (replaced in place), and a warning says so, once."""
+    from app.audio.gap_features import caption_gaps
+
+    last = max((cue.end for cue in document.cues), default=0) / 1000
+    if last <= duration + 1.0:
+        return []
+    own_vectors, own, own_timings = caption_gaps(document, None)
+    cue_ends = [cue.end / 1000 for cue in document.cues for _ in cue.words]
+    for index, (timing, cue_end) in enumerate(zip(timings, cue_ends, strict=True)):
+        if (timing.end if timing.end is not None else cue_end) > duration:
+            vectors[index], gaps[index], timings[index] = own_vectors[index], own[index], own_timings[index]
+    return [
+        f"the captions run to {last:.0f} s, past the end of the media ({duration:.0f} s): no audio"
+        " evidence after it (is it the media of these captions?)"
+    ]

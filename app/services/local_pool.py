@@ -14,6 +14,7 @@ from multiprocessing.pool import Pool
 from queue import Empty, SimpleQueue
 from typing import Any
 
+from app.core.errors import bug_report
 from app.services.batch_job import BatchJob, FileOutcome, process_job
 from app.services.batch_scheduler import BatchSettings, BatchSummary, worker_count
 from app.services.model import ModelCache, Punctuator
@@ -90,7 +91,7 @@ class LocalPool:
         self.finished.put((file_id, outcome))
 
     def _crashed(self, file_id: int, error: BaseException) -> None:
-        self.finished.put((file_id, FileOutcome(error=f"processing crashed: {error}")))
+        self.finished.put((file_id, FileOutcome(error=bug_report(error))))
 
 
 # --- in the worker processes -----------------------------------------------------------------

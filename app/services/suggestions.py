@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 CAPITAL_PROBABILITY = 0.5
 
 
+_PAST_THE_END = "past the end of the media"
+
 #: Scripts the model's training data covers; other text still gets a result, with a warning.
 _KNOWN_SCRIPTS = ("LATIN",)
 
@@ -117,7 +119,9 @@ def suggest(
             progress,
             cancelled,
         )
-        info.warnings += readings.warnings
+        told = " ".join(info.warnings)
+        # The media's end is told once, by the gap evidence, whichever reader notices it.
+        info.warnings += [w for w in readings.warnings if not (_PAST_THE_END in w and _PAST_THE_END in told)]
         mark_probs, heard_marks = readings.combined, readings.heard
         if readings.any_heard:
             info.evidence = "heard"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from app.audio.decode import decode_audio
 from app.core.cue_segmentation import CueRules, TimedWord, plan_cues
-from app.core.errors import PunctumError
-from app.formats import write_file
+from app.core.errors import PunctumError, file_failure
+from app.formats import write_files
 from app.formats.cuetext import split_token
 from app.formats.transcript import transcript_text, words_json
 from app.ml.transcriber import RecognisedWord, Transcriber
@@ -81,9 +81,11 @@ def transcribe_media(
     cues = plan_cues(words, rules or CueRules())
     text = transcript_text(cues, suffix[1:])
     words_file = words_file_for(output) if suffix == ".srt" else None
+    # The captions and their word times land together or not at all (a full disk, a cancel).
+    written = [(output, text.encode("utf-8"))]
     if words_file is not None:
-        write_file(words_file, words_json(words).encode("utf-8"))
-    write_file(output, text.encode("utf-8"))
+        written.append((words_file, words_json(words).encode("utf-8")))
+    write_files(written)
     return Transcript(
         output,
         words_file,
@@ -147,8 +149,11 @@ def transcribe_folder(
             done.transcribed.append(
                 transcribe_media(media, media.with_suffix(".vtt"), transcriber, language, strip_punctuation)
             )
-        except PunctumError as error:
-            done.failed[media] = str(error)
+        except Exception as error:  # what the file causes is its outcome; a bug goes on up
+            reason = file_failure(error)
+            if reason is None:
+                raise
+            done.failed[media] = reason
             if on_file is not None:
                 on_file(media, "failed")
             continue

@@ -185,9 +185,14 @@ class FileTable:
             return False
 
     def add_file_failed(self, stem: str, captions: Path, reason: str) -> int:
-        """Register a caption file that could not be read, with the reason, so status lists it
-        (and, by its fingerprint, finds it changed once it has been mended)."""
+        """Register a caption file that could not be read (or made: ``captions`` need not exist),
+        with the reason, so status lists it (and, by its fingerprint, finds it changed once it has
+        been mended or made)."""
         fingerprint: tuple[int | None, float | None, str | None] = (None, None, None)
+        if not Path(captions).exists():
+            # Captions still to be made (media that could not be transcribed): found changed once
+            # they exist.
+            fingerprint = (0, None, hashlib.sha256(b"").hexdigest())
         with contextlib.suppress(OSError):
             status = Path(captions).stat()
             mtime = status.st_mtime if time.time() - status.st_mtime >= _MTIME_SLACK else None

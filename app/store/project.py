@@ -110,6 +110,11 @@ class Project(FileTable, Processing):
         if not self.read_only:
             return connect(str(self.path))
         uri = "file:" + urllib.parse.quote(str(self.path))
+        if not Path(f"{self.path}-wal").exists() and lock.holder(self.path) is None:
+            # Closed cleanly and nobody writing: read as it stands. A read-only connection to a WAL
+            # file would make -wal and -shm files beside it that it cannot remove (a reader such
+            # as ``punctum status`` would leave them behind).
+            return connect(f"{uri}?mode=ro&immutable=1", uri=True)
         connection = connect(f"{uri}?mode=ro", uri=True)
         try:
             connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()

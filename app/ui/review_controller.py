@@ -186,7 +186,7 @@ class ReviewController:
         """Apply one decision (saved before it returns), refresh what it touched; errors to a dialog."""
         try:
             step: Step | None = action()
-        except (PunctumError, KeyError, IndexError) as error:
+        except PunctumError as error:  # what the user asked cannot be done; a bug goes on up
             self.window.show_error("That cannot be done", str(error))
             return None
         except OSError as error:

@@ -140,11 +140,16 @@ def test_a_language_the_recogniser_lacks_is_not_listened_to(listener) -> None:  
     ]
 
 
-def test_a_window_longer_than_the_decoder_can_follow_is_not_heard(listener) -> None:  # type: ignore[no-untyped-def]
+def test_a_window_longer_than_the_decoder_can_follow_is_heard_in_parts(listener) -> None:  # type: ignore[no-untyped-def]
+    silence = np.zeros(16_000 * 20, np.float32)
     words = ["antidisestablishmentarianism"] * 60  # one cue of more tokens than the decoder holds
-    hearing = listener.read(words, [(0.0, 20.0)] * 60, [0] * 60, np.zeros(16_000 * 20, np.float32), "en")
-    assert hearing.marks == [None] * 60
-    assert hearing.warnings == ["1 stretches hold more words than the recogniser can follow: not listened to"]
+    hearing = listener.read(words, [(0.0, 20.0)] * 60, [0] * 60, silence, "en")
+    assert all(m is not None for m in hearing.marks) and not hearing.warnings and hearing.windows > 1
+    # A single "word" longer than the decoder can hold cannot be cut: the text reading, said once.
+    giant = "".join(chr(0x4E00 + 7 * i) for i in range(200))
+    alone = listener.read(["so", giant], [(0.0, 20.0)] * 2, [0, 0], silence, "en")
+    assert alone.marks[1] is None
+    assert alone.warnings == ["1 stretches hold more words than the recogniser can follow: not listened to"]
 
 
 @requires_ffmpeg

@@ -176,17 +176,26 @@ class Listener:
         passes = 2 if combine is not None else 1
         log_probs: list[float] = []
         too_long = 0
-        for number, window in enumerate(windows):
+        pending = list(reversed(windows))
+        heard_windows = 0
+        while pending:
+            window = pending.pop()
             if cancelled is not None and cancelled():
                 raise InterruptedError("listening cancelled")
+            if len(self._forced_text(words, window, written, capital, language)[0]) > MAX_FORCED_TOKENS:
+                halves = _halves(window)  # more words than the decoder holds: heard in two
+                if halves is None:
+                    too_long += 1
+                else:
+                    pending += reversed(halves)
+                continue
             encoded = self._encode_window(audio, window)
             prefix = (
                 [self._token("<|startofprev|>"), *context[-CONTEXT_TOKENS:], *start] if context else start
             )
             for done in range(passes):
                 forced, gaps, word_tokens = self._forced_text(words, window, written, capital, language)
-                if len(forced) > MAX_FORCED_TOKENS:
-                    too_long += 1
+                if len(forced) > MAX_FORCED_TOKENS:  # the second pass wrote more marks in
                     break
                 rows = self._logits(encoded, prefix + forced, len(forced) + 1)
                 if rows is None:
@@ -200,14 +209,15 @@ class Listener:
                 if done == 0:
                     log_probs += [_log_softmax_at(rows[row], token) for row, token in word_tokens]
             context = self._forced_text(words, window, written, capital, language)[0]
-            if progress is not None:
-                progress((number + 1) / len(windows))
+            heard_windows += 1
+            if progress is not None and count:
+                progress(min(1.0, window.stop / count))
         if too_long:
             warnings.append(
                 f"{too_long} stretches hold more words than the recogniser can follow: not listened to"
             )
         mean = float(np.mean(log_probs)) if log_probs else None
-        return Hearing(marks, mean, len(windows), warnings)
+        return Hearing(marks, mean, heard_windows, warnings)
 
     def _encode_window(self, audio: np.ndarray, window: _Window) -> Any:
         first = max(0, int((window.start - LEAD_SECONDS) * SAMPLE_RATE))
@@ -301,6 +311,16 @@ def _plan_windows(
         windows.append(_Window(first, index + 1, times[first][0], times[index][1]))
         first = None
     return windows, unheard
+
+
+def _halves(window: _Window) -> tuple[_Window, _Window] | None:
+    """A window cut in two between its middle words (times shared out by words); None for one word."""
+    size = window.stop - window.first
+    if size < 2:
+        return None
+    middle = window.first + size // 2
+    time = window.start + (window.end - window.start) * (middle - window.first) / size
+    return _Window(window.first, middle, window.start, time), _Window(middle, window.stop, time, window.end)
 
 
 def _spread(times: Sequence[tuple[float, float]], cues: Sequence[int]) -> list[tuple[float, float]]:

@@ -82,6 +82,7 @@ READINGS = (
     "punctum_listening_on_whisper_words_and_times",
     "triage_both",
     "triage_both_caption_timings_only",
+    "triage_both_listening",
 )
 
 
@@ -244,18 +245,23 @@ def main() -> int:
             found["punctum_on_whisper_words_and_times"] += [
                 mark_class(MODEL_MARKS[int(np.argmax(p))]) for p in probabilities
             ]
-            # (b') the same, the model also hearing the clip (its acoustic branch: --listen).
-            heard_evidence = gap_evidence(document, media, listen=True)
-            listened = punctuator.probabilities([model_word(w) for w in words], "en", heard_evidence)[0]
-            found["punctum_listening_on_whisper_words_and_times"] += [
-                mark_class(MODEL_MARKS[int(np.argmax(p))]) for p in listened
-            ]
-            # (c) the punctuated captions through `punctum punctuate --apply triage`.
-            for reading, timings in (
-                ("triage_both", words_file_for(punctuated)),
-                ("triage_both_caption_timings_only", None),
+            # (b') the same with the clip: the recogniser listens along its own words, and the two
+            # readings are combined (`punctum punctuate X.srt --media CLIP`, every mark applied).
+            listening = AnalysisRequest.from_file(
+                bare, media=media, timings=words_file_for(bare), language="en"
+            )
+            heard_document = punctuate_file(listening, punctuator, ApplyPolicy("all", 0.0)).document
+            found["punctum_listening_on_whisper_words_and_times"] += marks_on(
+                words, list(heard_document.words()), unmatched, "punctum_listening_on_whisper_words_and_times"
+            )
+            # (c) the punctuated captions through `punctum punctuate --apply triage` (with the clip
+            # listened to: the recogniser's marks, the text model's and the listener's together).
+            for reading, timings, clip in (
+                ("triage_both", words_file_for(punctuated), None),
+                ("triage_both_caption_timings_only", None, None),
+                ("triage_both_listening", words_file_for(punctuated), media),
             ):
-                request = AnalysisRequest.from_file(punctuated, timings=timings)
+                request = AnalysisRequest.from_file(punctuated, timings=timings, media=clip)
                 outcome = punctuate_file(request, punctuator, policy)
                 languages[str(outcome.report.language)] += 1
                 output = work / f"{media.stem}.{reading}.srt"

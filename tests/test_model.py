@@ -344,8 +344,8 @@ def test_a_casing_stage_learns_only_mid_sentence_capitals_and_leaves_marks_alone
 
 def test_an_acoustic_branch_moves_onto_another_text_model(encoder_dir: Path, tmp_path: Path) -> None:
     from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.gaps import SIZE
     from app.ml.packaging import load_part
+    from app.training.gaps import SIZE
 
     def hearing_model() -> tuple[Any, dict[str, Any]]:
         model, _, config = build_model(
@@ -375,8 +375,8 @@ def test_combine_keeps_the_text_model_and_puts_in_the_other_acoustic_branch(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
     from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.gaps import SIZE
     from app.ml.packaging import combine_acoustic_branch
+    from app.training.gaps import SIZE
 
     hearing: dict[str, Any] = {"gap_features": SIZE, "acoustic_features": FRAME_SIZE}
     torch.manual_seed(1)
@@ -616,7 +616,7 @@ def _long_pauses_as_periods(
 ) -> tuple[Callable[[], tuple[Any, torch.Tensor]], torch.Tensor]:
     """A batch maker for the words with their gaps, labelled with a period after each long pause;
     and those labels."""
-    from app.ml.gaps import SIZE
+    from app.training.gaps import SIZE
 
     encoded = encode_words(tokenizer, words)
     labels = torch.tensor([[2 if g is not None and g[1] == 1.0 else 0 for g in gaps]])
@@ -630,7 +630,7 @@ def _long_pauses_as_periods(
 
 
 def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp_path: Path) -> None:
-    from app.ml.gaps import SIZE, timed_gaps
+    from app.training.gaps import SIZE, timed_gaps
 
     text_model, model, tokenizer, config = _with_new_branch(encoder_dir, gap_features=SIZE)
     words = ["so", "we", "left", "then", "it", "rained"] * 4
@@ -660,7 +660,7 @@ def test_gap_branch_starts_neutral_and_learns_from_pauses(encoder_dir: Path, tmp
 
 
 def test_a_model_trained_on_timings_alone_is_not_shown_loudness_or_pitch() -> None:
-    from app.ml.gaps import FEATURES, TIMING_FEATURES, restrict
+    from app.training.gaps import FEATURES, TIMING_FEATURES, restrict
 
     heard = [[0.8, 1.0, 0.2, 0.6, -0.4, 1.0], None]
     assert restrict(heard, TIMING_FEATURES) == [[0.8, 1.0, 0.2, 0.0, 0.0, 0.0], None]
@@ -677,7 +677,7 @@ Spoken = tuple[list[list[float] | None], list[int]]
 
 
 def _spoken(usual_pause: float, rng: Any) -> Spoken:
-    from app.ml.gaps import timed_gaps
+    from app.training.gaps import timed_gaps
 
     marks = [2 if rng.random() < 0.3 else 0 for _ in SPEAKER_WORDS]
     starts, ends, clock = [], [], 0.0
@@ -702,7 +702,7 @@ def _gap_accuracy(model: Any, tokenizer: Any, trials: list[Spoken]) -> float:
 def _trained_on_two_speakers(encoder_dir: Path, context: int) -> tuple[Any, Any, dict[str, Any]]:
     import random
 
-    from app.ml.gaps import SIZE
+    from app.training.gaps import SIZE
 
     _, model, tokenizer, config = _with_new_branch(encoder_dir, gap_features=SIZE, gap_context=context)
     assert model.gap_branch is not None
@@ -818,8 +818,8 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
     import numpy as np
 
     from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.gaps import SIZE, timed_gaps
     from app.ml.windows import AudioFrames
+    from app.training.gaps import SIZE, timed_gaps
 
     # A text model whose gap branch has learned something, so its stand-in for missing timings
     # is part of how it reads plain text; then the same with a trained (here: randomised)
@@ -879,7 +879,7 @@ def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
     from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.gaps import SIZE, timed_gaps
+    from app.training.gaps import SIZE, timed_gaps
 
     # An audio stage on a text model whose gap branch stays frozen (here: never trained): only
     # the acoustic branch's timing reader can learn what the pauses say.
@@ -922,9 +922,9 @@ def test_an_audio_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach
     encoder_dir: Path, tmp_path: Path
 ) -> None:
     from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.gaps import SIZE, timed_gaps
     from app.ml.model import GapBranch
     from app.training.config import TrainConfig
+    from app.training.gaps import SIZE, timed_gaps
     from app.training.optimisation import choose_trainable
 
     model, tokenizer, _ = build_model(

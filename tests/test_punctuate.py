@@ -198,8 +198,8 @@ def hearing_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     import torch
 
     from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.gaps import SIZE
     from app.ml.packaging import build_model, save_model
+    from app.training.gaps import SIZE
 
     folder = tmp_path_factory.mktemp("hearing-model")
     torch.manual_seed(5)

@@ -54,7 +54,7 @@ def _listening_model(encoder_dir: Path, folder: Path, silent: bool, seed: int) -
     """A tiny saved model with gap and acoustic branches whose every part changes its output
     (their output layers start at zero, which would hide a wrong graph)."""
     from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.gaps import SIZE
+    from app.training.gaps import SIZE
 
     torch.manual_seed(seed)
     model, _, config = build_model(
@@ -78,7 +78,7 @@ def _listening_model(encoder_dir: Path, folder: Path, silent: bool, seed: int) -
 def _evidence(words: list[str], seed: int) -> tuple[list[list[float] | None], AudioFrames]:
     """Gap vectors for about two words in three, and audio for the words of the first half."""
     from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.gaps import SIZE
+    from app.training.gaps import SIZE
 
     rng = np.random.default_rng(seed)
     gaps: list[list[float] | None] = [

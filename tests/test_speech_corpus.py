@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from app.audio.frames import SIZE as FRAME_SIZE
-from app.ml.gaps import SIZE as GAP_SIZE
 from app.training.data import from_punctuated_text
+from app.training.gaps import SIZE as GAP_SIZE
 from app.training.speech_corpus import build_speech_corpus, read_speech_corpus
 
 TEXT = (

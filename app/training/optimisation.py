@@ -13,11 +13,11 @@ from torch import nn
 
 from app.audio.frames import SIZE as FRAME_FEATURES
 from app.core.marks import MODEL_MARKS
-from app.ml import gaps
 from app.ml.model import GapBranch, PunctuationModel, batch_tensors
 from app.ml.packaging import LORA_TARGETS, adapted_matrices, build_model, load_part, load_weights
 from app.ml.windows import SpecialTokens, make_batch
 from app.training import data as corpora
+from app.training import gaps
 from app.training.config import TrainConfig
 from app.training.sampling import Sampler
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from app.audio.frames import FRAME_SECONDS
-from app.ml import gaps
 from app.ml.windows import AudioFrames, Encoded, encode_words, window_end
 from app.training import data as corpora
+from app.training import gaps
 from app.training.config import TrainConfig
 
 

@@ -9,10 +9,10 @@ import numpy as np
 
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
-from app.ml.gaps import document_gaps, restrict
 from app.ml.inference import LoadedModel, predict_probabilities
 from app.ml.model_settings import ModelSettings
 from app.training.data import LabelledText
+from app.training.gaps import document_gaps, restrict
 
 
 def predict_documents(

@@ -205,3 +205,30 @@ def test_a_video_without_captions_is_offered_for_transcription_then_reviewed(
     words = list(window.session.document.words())
     assert len(words) > 10 and all(w.start is not None for w in words)
     assert window.gap_model is not None and window.gap_model.rowCount() > 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("faster_whisper") is None, reason="needs the transcribe extra")
+def test_cancelling_a_transcription_stops_the_background_process_at_once_and_writes_nothing(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    import shutil
+    import time
+
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from tests.conftest import SAMPLE
+
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg is not installed")
+    media = tmp_path / "talk.mp4"
+    shutil.copy(SAMPLE / "sample.mp4", media)
+    window.open_paths([media])
+    offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
+    next(b for b in offer.buttons() if b.text() == "&Transcribe").click()
+    qtbot.waitUntil(lambda: window.progress_label.text().startswith("Transcribing"), timeout=ANALYSIS_TIMEOUT)
+    asked = time.monotonic()
+    window.worker.cancel_all()
+    qtbot.waitUntil(lambda: not window.worker.busy, timeout=10_000)
+    assert time.monotonic() - asked < 3  # not after the whole minute of speech is decoded
+    assert "cancelled" in window.statusBar().currentMessage() and window.last_error is None
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("talk")) == ["talk.mp4"]

@@ -1,4 +1,4 @@
-"""Slow work in a child process: reading audio and running the model.
+"""Slow work in a child process: reading audio, transcribing it and running the model.
 
 Model loading and parts of decoding hold Python's global lock for a second or more at a time, which
 would freeze a window running them on a thread. In a child process they cannot: the caller only
@@ -19,6 +19,7 @@ from app.core.errors import PunctumError
 
 if TYPE_CHECKING:
     from app.services.analysis import Analysis, AnalysisRequest
+    from app.services.transcribe import Transcript
     from app.services.waveform import Waveform
 
 Progress = Callable[[str, float], None]
@@ -37,6 +38,15 @@ class _ReadAudio:
 class _Analyse:
     request: AnalysisRequest
     model: str | None
+
+
+@dataclass(frozen=True)
+class _Transcribe:
+    media: Path
+    output: Path
+
+
+_Message = _ReadAudio | _Analyse | _Transcribe
 
 
 class WorkerProcess:
@@ -77,8 +87,20 @@ class WorkerProcess:
         analysis: Analysis = self._call(_Analyse(request, model), progress, cancelled)
         return analysis
 
+    def transcribe(
+        self,
+        media: Path,
+        output: Path,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Transcript:
+        """``app.services.transcribe.transcribe_media`` in the child, the recogniser loaded once and
+        kept (the listener's is another); a cancel ends the child at once."""
+        transcript: Transcript = self._call(_Transcribe(media, output), progress, cancelled)
+        return transcript
+
     def _call(
-        self, message: _ReadAudio | _Analyse, progress: Progress | None, cancelled: Callable[[], bool] | None
+        self, message: _Message, progress: Progress | None, cancelled: Callable[[], bool] | None
     ) -> Any:
         """Send ``message`` to the child and return its answer; ``InterruptedError`` when cancelled."""
         connection = self._ensure()
@@ -171,6 +193,20 @@ def _analyse(message: _Analyse, progress: Progress) -> Analysis:
     return analysis
 
 
+def _transcribe(message: _Transcribe, progress: Progress) -> Transcript:
+    from app.services.transcribe import open_recogniser, transcribe_media
+
+    if "recogniser" not in _STATE:
+        progress("Loading the speech recogniser", -1.0)
+        _STATE["recogniser"] = open_recogniser()
+    return transcribe_media(
+        message.media,
+        message.output,
+        _STATE["recogniser"],
+        progress=lambda share: progress("Transcribing the speech", share),
+    )
+
+
 def _serve(connection: Connection) -> None:
     import signal
     import warnings
@@ -187,11 +223,12 @@ def _serve(connection: Connection) -> None:
         except (EOFError, OSError):
             return  # the parent has gone
         try:
-            result: Any = (
-                _read_audio(message, progress)
-                if isinstance(message, _ReadAudio)
-                else _analyse(message, progress)
-            )
+            if isinstance(message, _ReadAudio):
+                result: Any = _read_audio(message, progress)
+            elif isinstance(message, _Transcribe):
+                result = _transcribe(message, progress)
+            else:
+                result = _analyse(message, progress)
         except PunctumError as error:
             connection.send(("error", str(error)))
         except MemoryError:

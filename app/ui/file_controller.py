@@ -15,7 +15,6 @@ from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
 
 if TYPE_CHECKING:
-    from app.ml.transcriber import Transcriber
     from app.services.transcribe import Transcript
     from app.ui.shell import EditorWindow
 
@@ -51,7 +50,6 @@ class FileController:
 
     def __init__(self, window: EditorWindow) -> None:
         self.window = window
-        self._recogniser: Transcriber | None = None  # loaded on the first transcription, then kept
 
     def open_sample(self) -> None:
         self.open_captions(SAMPLE / "sample.srt", SAMPLE / "sample.mp4", SAMPLE / "reference.txt")
@@ -157,19 +155,11 @@ class FileController:
             self.window.show_error("Captions are already there", f"{output}: open it, or move it away first")
             return
 
-        def work(progress: Any, cancelled: Any) -> Transcript:
-            from app.services.transcribe import open_recogniser, transcribe_media
+        process = self.window.process
 
-            progress("Loading the speech recogniser", -1.0)
-            if self._recogniser is None:
-                self._recogniser = open_recogniser()
-            return transcribe_media(
-                media,
-                output,
-                self._recogniser,
-                progress=lambda share: progress("Transcribing the speech", share),
-                cancelled=cancelled,
-            )
+        def work(progress: Any, cancelled: Any) -> Transcript:
+            # In the background process, like the listener: a cancel ends it at once.
+            return process.transcribe(media, output, progress, cancelled)
 
         def done(transcript: Transcript) -> None:
             self.window.statusBar().showMessage(

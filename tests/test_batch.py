@@ -140,6 +140,7 @@ def test_batch_resumes_after_sigkill_and_exports_exact_timings(tiny_model: Path,
     command = [
         sys.executable, "-m", "app", "batch", str(folder), "--project", str(project),
         "--model", str(tiny_model), "--workers", "1", "--apply", "confident", "--min-confidence", "0.8",
+        "--no-listen",  # resuming is the point here; listening is tested on its own
     ]  # fmt: skip
     first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120

@@ -276,7 +276,17 @@ def test_media_problems_are_one_line(tiny_model: Path) -> None:
     assert "no audio stream" in not_media.stderr and len(not_media.stderr.strip().splitlines()) == 1
     both = punctum("punctuate", captions, "--media", str(SAMPLE / "sample.mp4"), "--no-audio")
     assert both.returncode == 2
-    deaf = punctum("punctuate", captions, "--model", str(tiny_model), "--media", str(SAMPLE / "sample.mp4"))
+    # A model without a gap branch, the recogniser not listening: the media is of no use, and the
+    # user is told (listening, it is used by the recogniser, and nothing is said).
+    deaf = punctum(
+        "punctuate",
+        captions,
+        "--model",
+        str(tiny_model),
+        "--media",
+        str(SAMPLE / "sample.mp4"),
+        "--no-listen",
+    )
     assert deaf.returncode == 0 and "reads text only" in deaf.stderr
 
 

@@ -1,17 +1,6 @@
-"""``python -m app.cli``, as ``python -m app``: the ``punctum`` command.
+"""``python -m app.cli``, as ``python -m app``: the ``punctum`` command, with the same start-up
+(Ctrl+C at any moment, its imports included, is one line and exit status 130)."""
 
-Ctrl+C stops it at any moment, its start-up imports included, with one line and exit status 130;
-a run a shell started in the background (with SIGINT ignored) stops on SIGINT too.
-"""
+import runpy
 
-import signal
-import sys
-
-signal.signal(signal.SIGINT, signal.default_int_handler)
-try:
-    from app.cli import main
-except KeyboardInterrupt:
-    sys.stderr.write("punctum: interrupted\n")
-    sys.exit(130)
-
-sys.exit(main())
+runpy.run_module("app", run_name="__main__", alter_sys=True)

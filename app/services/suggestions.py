@@ -94,8 +94,6 @@ def suggest(
     heard = evidence is not None and punctuator.hears
     if evidence is not None:
         info.warnings += evidence.warnings
-    if evidence is not None and evidence.media and not heard:
-        info.warnings.append("this model reads text only; the media was not used")
     kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
     # What the document as a whole was read with: the richest evidence any gap had (a text file
     # handed over as evidence carries no times, so it is read as text).
@@ -125,6 +123,8 @@ def suggest(
         mark_probs, heard_marks = readings.combined, readings.heard
         if readings.any_heard:
             info.evidence = "heard"
+    if evidence is not None and evidence.media and not heard and info.evidence != "heard":
+        info.warnings.append("this model reads text only; the media was not used")
     suggestions: list[Suggestion] = []
     next_id = document.next_suggestion_id()
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):

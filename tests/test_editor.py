@@ -561,3 +561,29 @@ def test_pitch_is_told_in_semitones_over_the_word_and_a_short_track_says_so() ->
     assert pitch_text(GapMeasure(120, 5.0, 1500, 0.4)).startswith("level")
     assert pitch_text(GapMeasure(120, None, 1500, None)) == "too little voiced sound in the word to tell"
     assert pitch_text(GapMeasure(None, None, None, None)) == "not measured"
+
+
+def test_each_queue_row_reads_as_the_words_around_its_gap_with_the_proposal_in_place(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    from app.ui.models import GapModel
+
+    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    wait_for_suggestions(qtbot, window)
+    model, document = window.gap_model, window.session.document
+    assert model is not None and model.rowCount() > 0
+    for row in range(model.rowCount()):
+        gap = model.gap(row)
+        shown = model.data(model.index(row, GapModel.CONTEXT))
+        word = document.word(gap.index)
+        if gap.marks:  # "…fix them together[.] nobody pays…": the mark accept would write, in place
+            mark = gap.lead.mark.strip() or "no mark"
+            assert f"{word.prefix}{word.text}[{mark}]" in shown
+        else:  # a capital: the word as it would be written
+            assert f"[{word.prefix}{word.text[:1].upper()}" in shown
+        assert 4 <= len(shown.replace("…", "").split()) <= 9
+        # The tooltip gives more of the sentence around it.
+        assert len(model.data(model.index(row, GapModel.CONTEXT), Qt.ItemDataRole.ToolTipRole)) > len(shown)
+    # The context column takes the room the word alone took: wider than the two proposal columns.
+    header = window.gap_view.horizontalHeader()
+    assert header.sectionSize(GapModel.CONTEXT) > header.sectionSize(GapModel.REFERENCE)

@@ -157,7 +157,7 @@ def test_the_queue_shows_each_rows_state_and_done_rows_look_done(
 
 
 def _look(model: GapModel, row: int) -> dict[str, object]:
-    word = model.index(row, GapModel.WORD)
+    word = model.index(row, GapModel.CONTEXT)
     foreground = model.data(word, Qt.ItemDataRole.ForegroundRole)
     return {
         "state": model.data(model.index(row, GapModel.STATE)),

@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor
 
 from app.core.checks import CaptionLimits, CueCheck, check_cue
 from app.core.history import Step, SuggestionEdit, WordEdit
-from app.core.model import Cue, Slot, Source, Status, Suggestion
+from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggestion
 from app.core.triage import ReviewRow
 from app.services.documents import format_duration
 from app.services.review import ReviewSession
@@ -246,8 +246,8 @@ class GapModel(_Table):
     order; ``lowest_first`` orders either by how sure the surest proposal is.
     """
 
-    HEADERS = ("", "Cue", "Word", "Reference", "Model (its confidence)")
-    STATE, CUE, WORD, REFERENCE, MODEL = range(5)
+    HEADERS = ("", "Cue", "In context", "Reference", "Model (its confidence)")
+    STATE, CUE, CONTEXT, REFERENCE, MODEL = range(5)
 
     def __init__(self, session: ReviewSession, cue_of_word: Any) -> None:
         super().__init__()
@@ -320,10 +320,12 @@ class GapModel(_Table):
                 return GAP_STATES[self.status(gap)].sign
             if column == self.CUE:
                 return self._cue_of_word(gap.index) + 1
-            if column == self.WORD:
-                return self.session.document.word(gap.index).text
+            if column == self.CONTEXT:
+                return gap_context(self.session.document, gap)
             return proposal_text(gap, Source.REFERENCE if column == self.REFERENCE else Source.MODEL)
         if role == Qt.ItemDataRole.ToolTipRole:
+            if column == self.CONTEXT:
+                return gap_context(self.session.document, gap, CONTEXT_WORDS * 3)
             return GAP_STATES[self.status(gap)].meaning
         if role == Qt.ItemDataRole.TextAlignmentRole and column == self.STATE:
             return Qt.AlignmentFlag.AlignCenter
@@ -344,6 +346,32 @@ class GapModel(_Table):
         if any(s.id in self._settled for s in gap.suggestions):
             return "settled by rule"
         return "decided"
+
+
+#: Words shown on each side of a gap in the review list.
+CONTEXT_WORDS = 4
+
+
+def gap_context(document: Document, gap: ReviewRow, each_side: int = CONTEXT_WORDS) -> str:
+    """The words around a gap as they read with its proposal in place, the proposal in brackets:
+    "…try to fix them together[.] nobody pays nobody rushes…" (a capital: "…arrived with [Rosa] a…").
+    The words after come last, so that a narrow column cuts them first and keeps the gap."""
+    lead = gap.lead
+    capital_row = not gap.marks
+    last = gap.index - 1 if capital_row else gap.index
+    first = max(0, last - each_side + 1)
+    before = [document.word(i).rendered() for i in range(first, last + 1)]
+    word = document.word(gap.index)
+    if capital_row:
+        shown = word.text.upper() if lead.casing is Casing.UPPER else word.text[:1].upper() + word.text[1:]
+        before.append(f"[{word.prefix}{shown}]{word.mark}")
+    else:
+        before[-1] = f"{word.prefix}{word.text}[{lead.mark.strip() or 'no mark'}]"
+    stop = min(document.word_count, gap.index + 1 + each_side)
+    after = [document.word(i).rendered() for i in range(gap.index + 1, stop)]
+    opening = "…" if first > 0 else ""
+    closing = "…" if stop < document.word_count else ""
+    return opening + " ".join(before + after) + closing
 
 
 def proposal_text(gap: ReviewRow, source: Source) -> str:

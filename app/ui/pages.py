@@ -128,8 +128,8 @@ class EditorPage(QWidget):
         for column, width in widths.items():
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)
-        header.setSectionResizeMode(GapModel.WORD, QHeaderView.ResizeMode.Stretch)
-        word = letters * 12
+        header.setSectionResizeMode(GapModel.CONTEXT, QHeaderView.ResizeMode.Stretch)
+        word = letters * 30  # some four words each side of the gap; a narrower column cuts the words after
         scroll = self.gap_view.verticalScrollBar().sizeHint().width()
         needed = sum(widths.values()) + word + scroll + 2 * self.gap_view.frameWidth()
         sizes = self.top.sizes()

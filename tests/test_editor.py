@@ -123,6 +123,18 @@ def test_review_the_sample_by_keyboard_and_export(qtbot, window: MainWindow, sam
     assert exported[2].startswith("Hello")
     words = [w for w in " ".join(exported).split() if w.strip("?.,!:").isalpha()]
     assert any(word.endswith("?") for word in words)
+
+    # Settings ▸ Re-break lines (off by default, kept): the same words and timings, lines laid out
+    # again, and the status bar says what that did to the lines' checks.
+    rebreak = window.actions_by_name["rebreak"]
+    assert rebreak.isCheckable() and not rebreak.isChecked()
+    rebreak.trigger()
+    assert window.settings.value("export/rebreak") == "true"
+    rebroken = sample / "rebroken.srt"
+    assert window.export(rebroken)
+    assert "lines re-broken" in window.statusBar().currentMessage()
+    assert rebroken.read_text().split() == out.read_text().split()
+    assert max(len(line) for line in rebroken.read_text().splitlines()) <= 42
     assert (sample / "sample.srt").read_text() == (SAMPLE / "sample.srt").read_text()  # input untouched
 
 

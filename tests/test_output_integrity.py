@@ -9,14 +9,17 @@ apostrophes, tags and entities are the captions' own and must survive.
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
 import pytest
 
+from app.core.line_breaks import LineChecks
 from app.formats import FormatError, read_document, render_document
 from app.formats.encoding import decode
 from app.services.analysis import AnalysisRequest
+from app.services.captions_export import rebreak_lines
 from app.services.model import DEFAULT_MODEL, Punctuator
 from app.services.punctuate import ApplyPolicy, punctuate_file
 from tests.conftest import shared_data
@@ -86,11 +89,42 @@ def differences(original: str, written: str) -> list[str]:
     return problems
 
 
-def punctuated(path: Path, punctuator: Punctuator, language: str | None = None) -> tuple[str, str]:
-    """The file's text as read and as ``punctuate --apply all`` writes it (same decoding)."""
+def one_line_cues(text: str) -> str:
+    """The file's text with each cue's lines joined by one space (runs of spaces made one): what
+    re-breaking may not change."""
+    lines, joined, in_cue = text.split("\n"), [], False
+    for line in lines:
+        if "-->" in line:
+            joined.append(line)
+            joined.append("")
+            in_cue = True
+        elif in_cue and line.strip():
+            joined[-1] = " ".join(f"{joined[-1]} {line}".split())
+        else:
+            in_cue = False
+            joined.append(line)
+    return "\n".join(joined)
+
+
+def punctuated(
+    path: Path, punctuator: Punctuator, language: str | None = None, rebreak: bool = False
+) -> tuple[str, str]:
+    """The file's text as read and as ``punctuate --apply all [--rebreak]`` writes it (same decoding)."""
+    return punctuated_both(path, punctuator, language)[0 if not rebreak else 1][:2]  # type: ignore[return-value]
+
+
+def punctuated_both(
+    path: Path, punctuator: Punctuator, language: str | None = None
+) -> tuple[tuple[str, str, LineChecks], tuple[str, str, LineChecks]]:
+    """The file as read and as written, without and with re-breaking, each with the lines' checks
+    of what was written (one analysis for both)."""
     request = AnalysisRequest.from_file(path, language=language, use_audio=False)
     outcome = punctuate_file(request, punctuator, ApplyPolicy("all"))
-    return decode(path.read_bytes()).text, render_document(outcome.document)
+    original = decode(path.read_bytes()).text
+    plain = render_document(outcome.document)
+    rebroken_document = copy.deepcopy(outcome.document)
+    before, after = rebreak_lines(rebroken_document)
+    return (original, plain, before), (original, render_document(rebroken_document), after)
 
 
 def _one_cue(folder: Path, name: str, text: str) -> Path:
@@ -158,8 +192,10 @@ def test_generated_cases_change_nothing_but_marks_and_capitals(
     punctuator = request.getfixturevalue(model)
     found = {}
     for path in _generated(tmp_path):
-        original, written = punctuated(path, punctuator, "en")
+        (original, written, _), (_, rebroken, _) = punctuated_both(path, punctuator, "en")
         problems = differences(original, written)
+        # Re-broken: the same, once each cue's lines are joined (only where lines break may move).
+        problems += differences(one_line_cues(original), one_line_cues(rebroken))
         if problems:
             found[path.name] = problems
     assert found == {}
@@ -217,18 +253,28 @@ def test_every_real_world_file_changes_nothing_but_marks_and_capitals(shipped: P
     root = shared_data("subtitles")
     found: dict[str, list[str]] = {}
     checked = 0
+    before, after = LineChecks(0, 0, 0), LineChecks(0, 0, 0)
     for path in caption_files(root):
         try:
             read_document(path)
         except FormatError:
             continue  # refused cleanly; the corpus test counts those
-        original, written = punctuated(path, shipped)
+        (original, written, was), (_, rebroken, now) = punctuated_both(path, shipped)
         checked += 1
+        before, after = before + was, after + now
         problems = differences(original, written)
+        # With --rebreak: nothing but marks, capitals and where a cue's lines break.
+        problems += [f"re-broken: {p}" for p in differences(one_line_cues(original), one_line_cues(rebroken))]
+        if len(original.split("\n")) != len(rebroken.split("\n")):
+            problems += differences(original.split("-->")[0], rebroken.split("-->")[0])  # the header
         if problems:
             found[str(path.relative_to(root))] = problems[:3]
     assert checked >= 330
     assert found == {}, "\n".join(f"{name}: {problems}" for name, problems in found.items())
+    # Re-breaking follows the guidelines: no more cues over the limits, more breaks after a mark.
+    assert after.cues_over_limits <= before.cues_over_limits
+    assert after.share_after_a_mark > before.share_after_a_mark
+    print(f"re-breaking the real-world files: {before} -> {after}")
 
 
 @pytest.mark.parametrize(("language", "comma"), [("zh", "，"), ("ja", "、")])

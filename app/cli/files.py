@@ -11,6 +11,7 @@ from app.cli.options import (
     CAPTIONS,
     JSON,
     LISTEN_HELP,
+    REBREAK_HELP,
     Commands,
     add_precision,
     check_outputs,
@@ -63,6 +64,7 @@ def add_file_commands(commands: Commands) -> None:
         "--media", metavar="FILE", help="the video or audio: its pauses and pitch are measured for review"
     )
     punctuate.add_argument("--listen", action=argparse.BooleanOptionalAction, default=None, help=LISTEN_HELP)
+    punctuate.add_argument("--rebreak", action="store_true", help=REBREAK_HELP)
     punctuate.add_argument(
         "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
     )
@@ -161,6 +163,11 @@ def _punctuate(args: argparse.Namespace) -> int:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     if args.suggestions:
         save_text(args.suggestions, outcome.suggestions_json())
+    if args.rebreak:
+        from app.services.captions_export import rebreak_lines, rebreak_summary
+
+        checks = rebreak_lines(outcome.document)
+        print(f"punctum: lines re-broken: {rebreak_summary(*checks)}", file=sys.stderr)
     if args.output is not None:
         save_document(outcome.document, args.output)
         language = f" ({outcome.report.language})" if outcome.report.language else ""

@@ -19,6 +19,11 @@ LISTEN_HELP = (
     " is combined with the text model's (the default; --no-listen: the text model alone)"
 )
 
+REBREAK_HELP = (
+    "lay out each cue's lines again once the marks are in (at most 2 lines of 42 characters, broken"
+    " after punctuation, balanced); cues with styling or positioning keep theirs"
+)
+
 #: What an output option may be written as, by extension: the formats Punctum writes.
 CAPTIONS, JSON = (".srt", ".vtt", ".txt"), (".json",)
 

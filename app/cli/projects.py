@@ -11,6 +11,7 @@ from pathlib import Path
 from app.cli.errors import EXIT_OK, UsageError
 from app.cli.options import (
     LISTEN_HELP,
+    REBREAK_HELP,
     Commands,
     add_precision,
     checked_model,
@@ -78,6 +79,7 @@ def add_project_commands(commands: Commands) -> None:
         "--out", required=True, metavar="DIR", help="folder to write into (made if its parent exists)"
     )
     export.add_argument("--format", choices=["srt", "vtt"], help="default: each file's own format")
+    export.add_argument("--rebreak", action="store_true", help=REBREAK_HELP)
     export.set_defaults(run=_export)
 
     relink = commands.add_parser("relink", help="point a project's file at its media in a new place")
@@ -256,8 +258,12 @@ def _export(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
     with open_project(Path(args.project), read_only=True) as project:
-        written = export_project(project, out, args.format)
+        written, before, after = export_project(project, out, args.format, args.rebreak)
     print(f"{len(written)} files written to {args.out}")
+    if args.rebreak:
+        from app.services.captions_export import rebreak_summary
+
+        print(f"lines re-broken: {rebreak_summary(before, after)}")
     return EXIT_OK
 
 

@@ -25,6 +25,7 @@ and the work grows with the number of words times the number of words a cue can 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ class PlannedCue:
         return tuple(word for line in self.lines for word in line)
 
 
-_NONE, _CLAUSE, _SENTENCE = 0, 1, 2
+_NONE, _CLAUSE, _SENTENCE, _WEAK = 0, 1, 2, 3
 
 _SENTENCE_ENDS = frozenset(".?!…。？！‼⁇⁈⁉")
 _CLAUSE_MARKS = frozenset(",;:，、；：—–")
@@ -89,6 +90,116 @@ _SHORT_TIME = 30.0  # a cue with less than min_ms before the next one cannot be 
 # Within a cue, in characters of imbalance between lines that a better break is worth.
 _LINE_CLAUSE_BREAK = 2.0
 _LINE_PLAIN_BREAK = 8.0
+#: Re-breaking a cue whose marks are now in: punctuation counts for more than balance.
+_REBREAK_COSTS = {_SENTENCE: 0.0, _CLAUSE: 3.0, _NONE: 40.0, _WEAK: 60.0}
+#: Words a line should not end on (articles, prepositions, conjunctions) in the languages the model
+#: knows; a guideline that broadcasters' and streaming services' style guides share.
+_WEAK_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "and",
+        "or",
+        "but",
+        "as",
+        "le",
+        "la",
+        "les",
+        "un",
+        "une",
+        "des",
+        "de",
+        "du",
+        "au",
+        "aux",
+        "et",
+        "ou",
+        "en",
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "einem",
+        "einer",
+        "und",
+        "oder",
+        "zu",
+        "im",
+        "am",
+        "von",
+        "mit",
+        "el",
+        "los",
+        "las",
+        "un",
+        "una",
+        "unos",
+        "unas",
+        "y",
+        "o",
+        "del",
+        "al",
+        "con",
+        "por",
+        "para",
+        "il",
+        "lo",
+        "gli",
+        "i",
+        "uno",
+        "un",
+        "una",
+        "e",
+        "o",
+        "di",
+        "da",
+        "con",
+        "per",
+        "su",
+        "nel",
+        "o",
+        "os",
+        "as",
+        "um",
+        "uma",
+        "e",
+        "ou",
+        "do",
+        "da",
+        "dos",
+        "das",
+        "no",
+        "na",
+        "com",
+        "por",
+        "para",
+        "de",
+        "het",
+        "een",
+        "en",
+        "of",
+        "te",
+        "van",
+        "in",
+        "op",
+        "met",
+    ]
+)
 _ORPHAN = 10.0
 
 
@@ -223,8 +334,28 @@ def _lines_needed(lengths: list[int], width: int) -> int:
     return lines
 
 
+def line_words(texts: Sequence[str], rules: CueRules, at_least: int = 1) -> list[int]:
+    """How many of a cue's words (as written, marks included) go on each line, laid out as
+    ``plan_cues`` lays out a cue: as few lines as they need (but ``at_least``), balanced, broken
+    after punctuation, not after an article or a preposition, without a one-word line where avoidable."""
+    words = [TimedWord(text, 0, 0) for text in texts]
+    lengths = [len(_shown(text)) for text in texts]
+    kinds = [
+        _WEAK
+        if (kind := _break_kind(word, following)) == _NONE and word.text.lower() in _WEAK_WORDS
+        else kind
+        for word, following in itertools.pairwise(words)
+    ]
+    return [len(line) for line in _layout(words, lengths, kinds, rules, at_least, _REBREAK_COSTS)]
+
+
 def _layout(
-    words: Sequence[TimedWord], lengths: list[int], kinds: list[int], rules: CueRules
+    words: Sequence[TimedWord],
+    lengths: list[int],
+    kinds: list[int],
+    rules: CueRules,
+    at_least: int = 1,
+    costs: dict[int, float] | None = None,
 ) -> tuple[tuple[TimedWord, ...], ...]:
     """A cue's words on as few lines as they need, balanced, broken after punctuation if it helps.
 
@@ -233,11 +364,11 @@ def _layout(
     """
     size = len(words)
     width = rules.max_line_chars
-    needed = _lines_needed(lengths, width)
+    needed = min(size, max(_lines_needed(lengths, width), at_least))
     if needed == 1:
         return (tuple(words),)
     target = (sum(lengths) + size - needed) / needed
-    break_cost = {_SENTENCE: 0.0, _CLAUSE: _LINE_CLAUSE_BREAK, _NONE: _LINE_PLAIN_BREAK}
+    break_cost = costs or {_SENTENCE: 0.0, _CLAUSE: _LINE_CLAUSE_BREAK, _NONE: _LINE_PLAIN_BREAK}
     starts = [0]
     for length in lengths:
         starts.append(starts[-1] + length + 1)  # where each word would start on one long line

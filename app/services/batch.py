@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from app.core.errors import PunctumError
+from app.core.line_breaks import LineChecks
 from app.core.model import Status
 from app.formats import WriteError
 from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending
@@ -170,7 +171,9 @@ class ExportFolderError(PunctumError):
     exit_code = 2
 
 
-def export_project(project: Project, out: Path, format: str | None = None) -> list[Path]:
+def export_project(
+    project: Project, out: Path, format: str | None = None, rebreak: bool = False
+) -> tuple[list[Path], LineChecks, LineChecks]:
     """Write every processed file's captions (decisions applied, sentence starts and the words the
     language always capitalises given capitals) to ``out``.
 
@@ -203,13 +206,15 @@ def export_project(project: Project, out: Path, format: str | None = None) -> li
         if target.resolve() in inputs:
             raise WriteError(f"{target}: is an input file of this project; export to another folder")
         ready.append((document, project.language(entry.id), target, target_format))
+    before, after = LineChecks(0, 0, 0), LineChecks(0, 0, 0)
     for document, language, target, target_format in ready:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise WriteError(f"{target.parent}: cannot make the folder ({error.strerror or error})") from None
-        export_captions(document, target, language, format=target_format)
-    return [target for _, _, target, _ in ready]
+        _, was, now = export_captions(document, target, language, format=target_format, rebreak=rebreak)
+        before, after = before + was, after + now
+    return [target for _, _, target, _ in ready], before, after
 
 
 # --- projects, for the command line ----------------------------------------------------------

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.core.history import History, Step, WordEdit
+from app.core.line_breaks import LineChecks, line_checks, rebreak_document
 from app.core.model import Document, apply_casing
 from app.formats import write_document
 from app.services.suggestions import starts_sentence, written_capital
@@ -41,6 +42,21 @@ def as_exported(document: Document, language: str | None, capitalise: bool = Tru
     return exported
 
 
+def rebreak_lines(document: Document) -> tuple[LineChecks, LineChecks]:
+    """Lay out ``document``'s lines again in place; the lines' checks before and after."""
+    before = line_checks(document)
+    rebreak_document(document)
+    return before, line_checks(document)
+
+
+def rebreak_summary(before: LineChecks, after: LineChecks) -> str:
+    """One line on what re-breaking did to the lines' checks."""
+    return (
+        f"line breaks after a mark {before.share_after_a_mark:.0%} -> {after.share_after_a_mark:.0%};"
+        f" cues over the line limits {before.cues_over_limits} -> {after.cues_over_limits}"
+    )
+
+
 def export_captions(
     document: Document,
     target: Path | str,
@@ -48,10 +64,12 @@ def export_captions(
     format: str | None = None,
     replace_source: bool = False,
     capitalise: bool = True,
-) -> Path:
+    rebreak: bool = False,
+) -> tuple[Path, LineChecks, LineChecks]:
     """Write ``document`` as exported to ``target`` (atomically; the source file only with
-    ``replace_source``)."""
-    write_document(
-        as_exported(document, language, capitalise), target, format=format, replace_source=replace_source
-    )
-    return Path(target)
+    ``replace_source``); with ``rebreak`` each cue's lines laid out again where the cue allows it
+    (``core.line_breaks``). Returns the target and the lines' checks before and after."""
+    exported = as_exported(document, language, capitalise)
+    before, after = rebreak_lines(exported) if rebreak else (line_checks(exported),) * 2
+    write_document(exported, target, format=format, replace_source=replace_source)
+    return Path(target), before, after

@@ -39,6 +39,7 @@ from app.core.decisions import (
 from app.core.errors import PunctumError
 from app.core.gap_features import GapMeasure
 from app.core.history import History, Step, SuggestionEdit
+from app.core.line_breaks import LineChecks
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
 from app.core.triage import (
@@ -393,12 +394,15 @@ class ReviewSession:
 
     # --- export -----------------------------------------------------------------------------
 
-    def export(self, target: Path, format: str | None = None, replace_source: bool = False) -> Path:
+    def export(
+        self, target: Path, format: str | None = None, replace_source: bool = False, rebreak: bool = False
+    ) -> tuple[Path, LineChecks, LineChecks]:
         """Write the captions as reviewed: timings untouched, marks applied, sentence starts (and the
-        words the language always capitalises) capitalised."""
+        words the language always capitalises) capitalised; ``rebreak``: lines laid out again.
+        Returns the target and the lines' checks before and after."""
         from app.services.captions_export import export_captions
 
-        return export_captions(self.document, target, self.language, format, replace_source)
+        return export_captions(self.document, target, self.language, format, replace_source, rebreak=rebreak)
 
 
 def _matching_file(project: Project, captions: Path, data: bytes) -> int | None:

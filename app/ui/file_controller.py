@@ -11,8 +11,10 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.core.bundled import sample_dir
 from app.core.errors import PunctumError
+from app.services.captions_export import rebreak_summary
 from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
+from app.ui.shortcuts import saved_rebreak
 
 if TYPE_CHECKING:
     from app.services.transcribe import Transcript
@@ -259,12 +261,16 @@ class FileController:
                 return False
             path = Path(chosen)
             asked_to_replace = True  # the dialog asked before replacing any file
+        rebreak = saved_rebreak(self.window.settings)
         try:
-            self.window.session.export(path, replace_source=asked_to_replace)
+            _, before, after = self.window.session.export(
+                path, replace_source=asked_to_replace, rebreak=rebreak
+            )
         except (PunctumError, OSError) as error:
             self.window.show_error("The captions cannot be exported", str(error))
             return False
-        self.window.statusBar().showMessage(f"Exported {path}", 6000)
+        summary = f"; lines re-broken: {rebreak_summary(before, after)}" if rebreak else ""
+        self.window.statusBar().showMessage(f"Exported {path}{summary}", 8000)
         return True
 
     def _remember(self, path: Path) -> None:

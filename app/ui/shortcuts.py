@@ -50,6 +50,7 @@ COMMANDS = (
     Command("limits", "Caption &limits…", "", "Settings"),
     Command("triage", "&Triage policy…", "", "Settings"),
     Command("listen", "Let the recogniser listen along the &words", "", "Settings"),
+    Command("rebreak", "&Re-break lines on export", "", "Settings"),
     Command("help", "&Help: keys", "F1", "Help"),
     Command("about", "&About Punctum", "", "Help"),
 )
@@ -78,6 +79,11 @@ def saved_limits(settings: QSettings) -> CaptionLimits:
         int(settings.value("limits/max_line_length", defaults.max_line_length)),  # type: ignore[call-overload]
         int(settings.value("limits/max_lines", defaults.max_lines)),  # type: ignore[call-overload]
     )
+
+
+def saved_rebreak(settings: QSettings) -> bool:
+    """Whether export lays out each cue's lines again once the marks are in (off unless chosen)."""
+    return str(settings.value("export/rebreak", "false")).lower() == "true"
 
 
 def saved_listening(settings: QSettings) -> bool:

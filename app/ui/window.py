@@ -45,6 +45,7 @@ from app.ui.shortcuts import (
     saved_limits,
     saved_listening,
     saved_policy,
+    saved_rebreak,
 )
 from app.ui.tasks import Worker
 
@@ -164,6 +165,7 @@ class MainWindow(QMainWindow):
             "play_gap": self.review.play_gap,
             "triage": self.edit_triage_policy,
             "listen": self.set_listening,
+            "rebreak": lambda on: self.settings.setValue("export/rebreak", "true" if on else "false"),
             "shortcuts": self.edit_shortcuts,
             "limits": self.edit_limits,
             "help": lambda: self.help.show_keys(saved_keys(self.settings)),
@@ -186,6 +188,8 @@ class MainWindow(QMainWindow):
         self.actions_by_name["show_all"].setCheckable(True)
         self.actions_by_name["listen"].setCheckable(True)
         self.actions_by_name["listen"].setChecked(saved_listening(self.settings))
+        self.actions_by_name["rebreak"].setCheckable(True)
+        self.actions_by_name["rebreak"].setChecked(saved_rebreak(self.settings))
         self.files.fill_recent()
 
     # --- opening --------------------------------------------------------------------------------

@@ -1,0 +1,115 @@
+"""Lines that read well once the marks are in: a cue's line breaks laid out again (opt-in, at export).
+
+A recogniser breaks a cue's lines by length alone; with the marks back, a subtitler breaks after
+the full stop ("we went to the park and then. / So we came home"), keeps lines of at most 42
+characters and balanced, and never leaves an article at a line's end. ``cue_segmentation.line_words``
+knows those rules; here they are applied to a cue as it stands.
+
+Only where the cue's line breaks fall changes, and the spaces around them: cue count, timings,
+words, marks and every other character stay. A cue is left as it is when it holds anything but
+words and plain spaces and line breaks between them (styling tags, which may span a break;
+entities; positioning, in its text or its settings), when a word is glued to the next (split by a
+tag), or when it keeps more lines than the rules allow anyway.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.core.cue_segmentation import CueRules, line_words
+from app.core.marks import REPLACEABLE
+from app.core.model import Cue, Document, LayoutPiece, Slot
+
+#: At most two lines of 42 characters: broadcasters' and streaming services' style guides.
+GUIDELINES = CueRules()
+
+
+@dataclass(frozen=True)
+class LineChecks:
+    """What the guidelines check of a document's lines: cues with a line over the limit or more
+    lines than allowed, and how many line breaks fall right after a mark."""
+
+    cues_over_limits: int
+    line_breaks: int
+    breaks_after_a_mark: int
+
+    def __add__(self, other: LineChecks) -> LineChecks:
+        return LineChecks(
+            self.cues_over_limits + other.cues_over_limits,
+            self.line_breaks + other.line_breaks,
+            self.breaks_after_a_mark + other.breaks_after_a_mark,
+        )
+
+    @property
+    def share_after_a_mark(self) -> float:
+        return self.breaks_after_a_mark / self.line_breaks if self.line_breaks else 0.0
+
+
+#: Styling tags, positioning and timestamps (not seen on screen), and entities (one character).
+_MARKUP = re.compile(r"<[^<>\n]*>|\{\\[^{}\n]*\}")
+_ENTITY = re.compile(r"&[#A-Za-z0-9]+;")
+
+
+def line_checks(document: Document, rules: CueRules = GUIDELINES) -> LineChecks:
+    over = breaks = after_mark = 0
+    for cue in document.cues:
+        shown = _ENTITY.sub("_", _MARKUP.sub("", cue.text()))
+        lines = shown.replace("\r\n", "\n").split("\n")
+        if len(lines) > rules.max_lines or any(len(line) > rules.max_line_chars for line in lines):
+            over += 1
+        for line in lines[:-1]:
+            breaks += 1
+            after_mark += line.rstrip()[-1:] in REPLACEABLE
+    return LineChecks(over, breaks, after_mark)
+
+
+def rebreak_document(document: Document, rules: CueRules = GUIDELINES) -> int:
+    """Lay out the lines of every cue that may be again, in place; how many cues changed."""
+    return sum(rebreak_cue(cue, rules) for cue in document.cues)
+
+
+def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES) -> bool:
+    """Lay out ``cue``'s lines again if it may be (see the module's text); whether it changed."""
+    gaps = _word_gaps(cue)
+    if gaps is None or cue.settings.strip():
+        return False
+    between = [str(cue.layout[index]) for index in gaps]
+    breaks = [text for text in between if "\n" in text]
+    newline = "\r\n" if any("\r\n" in text for text in breaks) else "\n"
+    texts = [word.rendered() for word in cue.words]
+    counts = line_words(texts, rules, at_least=min(len(breaks) + 1, rules.max_lines))
+    if len(counts) > rules.max_lines:
+        return False
+    after = set()
+    total = 0
+    for count in counts[:-1]:
+        total += count
+        after.add(total - 1)  # a break after this word
+    layout: list[LayoutPiece] = list(cue.layout)
+    for word, (index, text) in enumerate(zip(gaps, between, strict=True)):
+        if word in after:
+            layout[index] = newline
+        elif "\n" in text:
+            layout[index] = " "
+    if layout == cue.layout:
+        return False
+    cue.layout = layout
+    return True
+
+
+def _word_gaps(cue: Cue) -> list[int] | None:
+    """The layout index of the whitespace between each word and the next, or None when the cue
+    holds anything else (tags, entities, symbols) or a word glued to the next."""
+    if len(cue.words) < 2 or any(isinstance(piece, str) and piece.strip() for piece in cue.layout):
+        return None
+    slots = [(index, piece) for index, piece in enumerate(cue.layout) if not isinstance(piece, str)]
+    expected = [(slot, position) for position in range(len(cue.words)) for slot in (Slot.WORD, Slot.MARK)]
+    if [piece for _, piece in slots] != expected:
+        return None
+    gaps: list[int] = []
+    for (mark_index, _), (word_index, _) in zip(slots[1::2], slots[2::2], strict=False):
+        if word_index - mark_index != 2:
+            return None  # glued (nothing between) or more than one piece between
+        gaps.append(mark_index + 1)
+    return gaps

@@ -1,0 +1,68 @@
+"""Re-breaking a cue's lines once the marks are in (``--rebreak``; Settings ▸ Re-break lines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.line_breaks import line_checks, rebreak_document
+from app.formats import parse_document, render_document
+from tests.conftest import SAMPLE, run_punctum
+
+
+def _srt(*cues: str) -> bytes:
+    return "".join(
+        f"{n}\n00:00:0{n},000 --> 00:00:0{n},900\n{text}\n\n" for n, text in enumerate(cues, start=1)
+    ).encode()
+
+
+def test_a_line_breaks_after_the_full_stop_and_nothing_else_moves() -> None:
+    document = parse_document(
+        _srt("We went to the park and then.\nSo we came home", "and then we went to the\npark. It rained"),
+        "srt",
+    )
+    before = line_checks(document)
+    assert rebreak_document(document) == 1
+    assert (
+        render_document(document)
+        == _srt(
+            "We went to the park and then.\nSo we came home", "and then we went to the park.\nIt rained"
+        ).decode()
+    )
+    after = line_checks(document)
+    assert (before.breaks_after_a_mark, after.breaks_after_a_mark) == (1, 2)
+
+
+def test_a_long_line_is_broken_within_the_limits_and_never_after_an_article() -> None:
+    document = parse_document(_srt("so we walked all the way to the old harbour and sat by the water"), "srt")
+    rebreak_document(document)
+    lines = document.cues[0].text().split("\n")
+    assert len(lines) == 2 and all(len(line) <= 42 for line in lines)
+    assert lines[0].split()[-1] not in {"the", "a", "to", "and", "by"}
+
+
+def test_styling_positioning_and_glued_words_keep_their_lines() -> None:
+    kept = (
+        "<i>we went to the park and\nthen.</i> So we came home",  # a tag spanning the break
+        "{\\an8}we went to the park and\nthen. So we came home",  # positioning
+        "we went to the park and th<b>e\nn</b>. So we came",  # a word split by a tag
+    )
+    original = _srt(*kept)
+    document = parse_document(original, "srt")
+    assert rebreak_document(document) == 0
+    assert render_document(document).encode() == original
+    vtt = b"WEBVTT\n\n00:00:01.000 --> 00:00:03.000 line:0\nwe went to the park and\nthen. So we came home\n"
+    positioned = parse_document(vtt, "vtt")
+    assert rebreak_document(positioned) == 0 and render_document(positioned).encode() == vtt
+
+
+def test_export_and_punctuate_rebreak_when_asked_and_say_what_changed(tmp_path: Path) -> None:
+    plain, rebroken = tmp_path / "plain.srt", tmp_path / "rebroken.srt"
+    source = str(SAMPLE / "sample.srt")
+    assert run_punctum("punctuate", source, "-o", str(plain), timeout=120).returncode == 0
+    result = run_punctum("punctuate", source, "-o", str(rebroken), "--rebreak", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "lines re-broken: line breaks after a mark" in result.stderr
+    assert "cues over the line limits 2 -> 0" in result.stderr
+    assert plain.read_text() != rebroken.read_text()
+    assert plain.read_text().split() == rebroken.read_text().split()  # the same words, marks and times
+    assert max(len(line) for line in rebroken.read_text().splitlines()) <= 42

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtCore import QPoint, QRect, QSettings, Qt
-from PySide6.QtWidgets import QAbstractButton, QDialog, QLabel, QMenu, QWidget
+from PySide6.QtWidgets import QAbstractButton, QDialog, QLabel, QMenu, QTableView, QWidget
 
 from app.core.model import Status
 from app.ui.dialogs import LimitsDialog, ShortcutDialog, TriagePolicyDialog, dialog_buttons
@@ -133,6 +133,9 @@ def test_the_queue_shows_each_rows_state_and_done_rows_look_done(
     for column in range(model.columnCount()):
         assert header.sectionViewportPosition(column) + header.sectionSize(column) <= view.viewport().width()
     assert view.horizontalScrollBar().maximum() == 0
+    # And the transcript beside it, not squeezed out (it once opened at no width at all).
+    transcript = window.findChild(QTableView, "transcript")
+    assert transcript is not None and transcript.isVisible() and transcript.width() >= window.width() // 3
     titles = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
     assert "Reference" in titles and "Model (its confidence)" in titles
     first = window.current_id

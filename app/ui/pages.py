@@ -66,6 +66,7 @@ class EditorPage(QWidget):
         self.gap_view.verticalHeader().setDefaultSectionSize(22)
         self.evidence = EvidencePanel(self)
         self.transcript = QTableView(self)
+        self.transcript.setObjectName("transcript")
         self.transcript.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.transcript.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.transcript.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -86,6 +87,8 @@ class EditorPage(QWidget):
         top.addWidget(left)
         top.addWidget(self.transcript)
         top.setSizes([480, 920])
+        top.setStretchFactor(1, 1)  # the transcript takes what the window gains
+        top.setCollapsible(1, False)
         # Tab goes from the player to the review list to the transcript, as the eye does.
         QWidget.setTabOrder(self.media, self.gap_view)
         QWidget.setTabOrder(self.gap_view, self.transcript)
@@ -133,5 +136,8 @@ class EditorPage(QWidget):
         scroll = self.gap_view.verticalScrollBar().sizeHint().width()
         needed = sum(widths.values()) + word + scroll + 2 * self.gap_view.frameWidth()
         sizes = self.top.sizes()
-        if sizes[0] < needed and sum(sizes) > 0:
-            self.top.setSizes([needed, max(0, sum(sizes) - needed)])
+        # Before the page is first laid out the splitter has no sizes: the page's width stands in
+        # (without it the transcript was left at no width at all).
+        total = sum(sizes) or self.width() - self.top.handleWidth()
+        if total > 0 and (sizes[0] < needed or sizes[1] == 0):
+            self.top.setSizes([needed, max(0, total - needed)])

@@ -66,3 +66,32 @@ def test_export_and_punctuate_rebreak_when_asked_and_say_what_changed(tmp_path: 
     assert plain.read_text() != rebroken.read_text()
     assert plain.read_text().split() == rebroken.read_text().split()  # the same words, marks and times
     assert max(len(line) for line in rebroken.read_text().splitlines()) <= 42
+
+
+def test_batch_rebreak_is_kept_in_the_project_for_its_exports(tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
+    outputs = {}
+    for name, asked in (("plain", ()), ("rebroken", ("--rebreak",))):
+        project = tmp_path / f"{name}.punctum"
+        batch = run_punctum(
+            "batch",
+            str(folder),
+            "--project",
+            str(project),
+            "--no-audio",
+            "--apply",
+            "all",
+            *asked,
+            timeout=180,
+        )
+        assert batch.returncode == 0, batch.stderr
+        exported = run_punctum("export", str(project), "--out", str(tmp_path / name), timeout=120)
+        assert exported.returncode == 0, exported.stderr
+        assert ("lines re-broken" in exported.stdout) == bool(asked)
+        outputs[name] = (tmp_path / name / "talk.srt").read_text()
+    assert outputs["plain"] != outputs["rebroken"] and outputs["plain"].split() == outputs["rebroken"].split()
+    assert max(len(line) for line in outputs["rebroken"].splitlines()) <= 42

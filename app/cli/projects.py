@@ -45,6 +45,9 @@ def add_project_commands(commands: Commands) -> None:
     )
     batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
     batch.add_argument("--listen", action=argparse.BooleanOptionalAction, default=True, help=LISTEN_HELP)
+    batch.add_argument(
+        "--rebreak", action="store_true", help=REBREAK_HELP + "; kept in the project for every export of it"
+    )
     add_precision(batch)
     batch.add_argument(
         "--ray",
@@ -112,7 +115,14 @@ def _batch(args: argparse.Namespace) -> int:
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from app.services.batch import file_counts, import_folder, open_project, record_untranscribed, run_batch
+    from app.services.batch import (
+        file_counts,
+        import_folder,
+        open_project,
+        record_untranscribed,
+        remember_rebreak,
+        run_batch,
+    )
     from app.services.batch_scheduler import BatchSettings
     from app.services.punctuate import ApplyPolicy
 
@@ -142,6 +152,8 @@ def _batch(args: argparse.Namespace) -> int:
     # The project is this run's before any work: a second run on it stops at once, rather than
     # transcribe the same media and replace the captions the first one imported.
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
+        if args.rebreak:
+            remember_rebreak(project)
         failed: dict[Path, str] = {}
         untranscribed: dict[str, str] = {}
         if args.transcribe:
@@ -258,9 +270,9 @@ def _export(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
     with open_project(Path(args.project), read_only=True) as project:
-        written, before, after = export_project(project, out, args.format, args.rebreak)
+        written, before, after = export_project(project, out, args.format, args.rebreak or None)
     print(f"{len(written)} files written to {args.out}")
-    if args.rebreak:
+    if before != after or args.rebreak:
         from app.services.captions_export import rebreak_summary
 
         print(f"lines re-broken: {rebreak_summary(before, after)}")

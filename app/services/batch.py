@@ -171,8 +171,17 @@ class ExportFolderError(PunctumError):
     exit_code = 2
 
 
+#: The project setting ``batch --rebreak`` keeps for ``export``.
+REBREAK_SETTING = "export.rebreak"
+
+
+def remember_rebreak(project: Project) -> None:
+    """``batch --rebreak``: the project's files are re-broken whenever they are exported."""
+    project.set_setting(REBREAK_SETTING, "true")
+
+
 def export_project(
-    project: Project, out: Path, format: str | None = None, rebreak: bool = False
+    project: Project, out: Path, format: str | None = None, rebreak: bool | None = None
 ) -> tuple[list[Path], LineChecks, LineChecks]:
     """Write every processed file's captions (decisions applied, sentence starts and the words the
     language always capitalises given capitals) to ``out``.
@@ -183,6 +192,9 @@ def export_project(
     the old words are never written in their place: ``punctum batch`` imports them again.
     """
     from app.services.captions_export import export_captions
+
+    if rebreak is None:  # as ``batch --rebreak`` asked, if it did
+        rebreak = project.setting(REBREAK_SETTING) == "true"
 
     if not out.is_dir() and not out.parent.is_dir():
         raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")

@@ -177,6 +177,18 @@ class Project(FileTable, Processing):
             lock.release(self.path)
             self._locked = False
 
+    def setting(self, name: str) -> str | None:
+        """A choice kept in the project (None: never made, or a project older than the table)."""
+        try:
+            row = self.db.execute("SELECT value FROM settings WHERE name = ?", [name]).fetchone()
+        except sqlite3.OperationalError:  # read-only, not yet migrated
+            return None
+        return None if row is None else str(row[0])
+
+    def set_setting(self, name: str, value: str) -> None:
+        with self.db.atomic():
+            self.db.execute("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [name, value])
+
     def copy_to(self, path: Path) -> None:
         """Write a copy of the whole project (decisions included) to ``path``, atomically, with its
         file paths stored again relative to the copy's folder."""

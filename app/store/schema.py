@@ -13,7 +13,7 @@ from sqlite_utils import Database
 
 from app.store.errors import ProjectError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: The statements that take a project from the version before each key to that version.
 MIGRATIONS: dict[int, str] = {
@@ -107,6 +107,10 @@ MIGRATIONS: dict[int, str] = {
     # Each reader's own choice where the recogniser listened (``Suggestion.readings``): JSON.
     6: """
     ALTER TABLE suggestions ADD COLUMN readings TEXT;
+    """,
+    # A project's own choices, kept for the commands run on it later (export's --rebreak).
+    7: """
+    CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
 }
 

@@ -8,6 +8,13 @@ class PunctumError(Exception):
     exit_code = 3
 
 
+def error_line(error: BaseException) -> str:
+    """The first line of what ``error`` says, or its kind when it says nothing: how a library's
+    error is told in one line."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def file_failure(error: BaseException) -> str | None:
     """The one rule that turns a file's failure into its outcome (batch workers here or on Ray,
     transcribing a folder): the one-line reason when ``error`` is about the file (what Punctum

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core.errors import PunctumError
+from app.core.errors import PunctumError, error_line
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, set_mark
 from app.ml.whisper_model import install_hint, load_tokenizer, whisper_model
 
@@ -95,8 +95,9 @@ class Listener:
             )
             self._tokenizer: Any = load_tokenizer(location)
         except Exception as error:  # CTranslate2 and tokenizers raise their own kinds
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ListenerError(f"the speech recogniser {location} cannot be loaded: {reason}") from None
+            raise ListenerError(
+                f"the speech recogniser {location} cannot be loaded: {error_line(error)}"
+            ) from None
         self._storage = ctranslate2.StorageView
         self._features = FeatureExtractor(feature_size=self._model.n_mels)
         self._end_of_text = self._token("<|endoftext|>")

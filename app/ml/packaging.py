@@ -22,6 +22,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from app.core.errors import error_line
 from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, resolve_encoder
 from app.ml.model import PunctuationModel, batch_tensors
@@ -238,8 +239,9 @@ def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationMode
     try:
         model, tokenizer = build_from_settings(config)
     except OSError as error:  # Transformers' word for an encoder it cannot find or fetch
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ModelError(f"{directory / CONFIG_NAME}: encoder {config.encoder}: {reason}") from None
+        raise ModelError(
+            f"{directory / CONFIG_NAME}: encoder {config.encoder}: {error_line(error)}"
+        ) from None
     load_weights(model, directory)
     encoder: Any = model.encoder
     if hasattr(encoder, "merge_and_unload"):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core.errors import PunctumError
+from app.core.errors import PunctumError, error_line
 from app.ml.whisper_model import install_hint, whisper_model
 
 SAMPLE_RATE = 16_000
@@ -52,8 +52,9 @@ class Transcriber:
         try:
             self.model: Any = WhisperModel(location, device="cpu", compute_type="int8", cpu_threads=threads)
         except Exception as error:  # CTranslate2 and the hub client raise their own kinds
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise TranscriberError(f"the speech recogniser {location} cannot be loaded: {reason}") from None
+            raise TranscriberError(
+                f"the speech recogniser {location} cannot be loaded: {error_line(error)}"
+            ) from None
 
     @property
     def languages(self) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import PunctumError, bug_report
+from app.core.errors import PunctumError, bug_report, error_line
 from app.services.batch_job import BatchJob, FileOutcome
 from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending, worker_count
 from app.services.cluster_worker import ClusterJob, FileWorker, WorkerCannotReadError, WorkerReport
@@ -248,8 +248,7 @@ def _connect(address: str | None) -> Any:
             ray.init(address=address, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as error:
         where = "start a local Ray cluster" if address is None else f"join the Ray cluster at {address}"
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ClusterError(f"cannot {where}: {reason}") from None
+        raise ClusterError(f"cannot {where}: {error_line(error)}") from None
     return ray
 
 

@@ -26,6 +26,8 @@ import numpy as np
 
 from app.core.errors import PunctumError, error_line
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, set_mark
+from app.core.model import Casing, apply_casing
+from app.ml.inference import log_softmax, softmax
 from app.ml.whisper_model import install_hint, load_tokenizer, whisper_model
 
 SAMPLE_RATE = 16_000
@@ -66,13 +68,6 @@ class _Window:
     stop: int  # one past its last word
     start: float  # seconds into the audio
     end: float
-
-
-def _capitalised(word: str) -> str:
-    for index, char in enumerate(word):
-        if char.isalpha():
-            return word[:index] + char.upper() + word[index + 1 :]
-    return word
 
 
 class Listener:
@@ -183,7 +178,8 @@ class Listener:
             window = pending.pop()
             if cancelled is not None and cancelled():
                 raise InterruptedError("listening cancelled")
-            if len(self._forced_text(words, window, written, capital, language)[0]) > MAX_FORCED_TOKENS:
+            forced, gaps, word_tokens = self._forced_text(words, window, written, capital, language)
+            if len(forced) > MAX_FORCED_TOKENS:
                 halves = _halves(window)  # more words than the decoder holds: heard in two
                 if halves is None:
                     too_long += 1
@@ -195,9 +191,10 @@ class Listener:
                 [self._token("<|startofprev|>"), *context[-CONTEXT_TOKENS:], *start] if context else start
             )
             for done in range(passes):
-                forced, gaps, word_tokens = self._forced_text(words, window, written, capital, language)
-                if len(forced) > MAX_FORCED_TOKENS:  # the second pass wrote more marks in
-                    break
+                if done:  # the marks the first pass chose, written in
+                    forced, gaps, word_tokens = self._forced_text(words, window, written, capital, language)
+                    if len(forced) > MAX_FORCED_TOKENS:
+                        break
                 rows = self._logits(encoded, prefix + forced, len(forced) + 1)
                 if rows is None:
                     break
@@ -208,8 +205,9 @@ class Listener:
                         chosen = combine(index, distribution)
                         written[index] = int(np.argmax(chosen))
                 if done == 0:
-                    log_probs += [_log_softmax_at(rows[row], token) for row, token in word_tokens]
-            context = self._forced_text(words, window, written, capital, language)[0]
+                    log_probs += [float(rows[row, token]) for row, token in word_tokens]
+            # The window as last written (later passes write no marks), for the next one's context.
+            context = forced
             heard_windows += 1
             if progress is not None and count:
                 progress(min(1.0, window.stop / count))
@@ -238,7 +236,11 @@ class Listener:
         firsts: list[tuple[int, int]] = []
         for index in range(window.first, window.stop):
             starts_sentence = index == 0 or written[index - 1] in SENTENCE_END_CLASSES
-            form = _capitalised(words[index]) if starts_sentence or capital[index] else words[index]
+            form = (
+                apply_casing(words[index], Casing.CAPITALISED)
+                if starts_sentence or capital[index]
+                else words[index]
+            )
             pieces = self._encode(" " + form)
             firsts.append((len(tokens), pieces[0]))
             tokens += pieces
@@ -249,8 +251,8 @@ class Listener:
         return tokens, gaps, firsts
 
     def _logits(self, encoded: Any, prompt: list[int], rows: int) -> np.ndarray | None:
-        """The decoder's logits at each forced position (row k: the token after the prompt's
-        first ``len(prefix) + k`` tokens), one call."""
+        """The decoder's log-probabilities at each forced position (row k: the token after the
+        prompt's first ``len(prefix) + k`` tokens), one call."""
         result = self._model.generate(
             encoded,
             [prompt],
@@ -261,7 +263,7 @@ class Listener:
             suppress_tokens=[],
         )[0]
         logits = np.asarray(result.logits[0], dtype=np.float32)
-        return logits if logits.shape[0] >= rows else None
+        return log_softmax(logits) if logits.shape[0] >= rows else None
 
     def _gap_marks(
         self,
@@ -275,17 +277,17 @@ class Listener:
     ) -> dict[int, list[float]]:
         heard: dict[int, list[float]] = {}
         for index, row in gaps.items():
-            log_probs = _log_softmax(rows[row])
+            log_probs = rows[row]
             if index + 1 < count:
                 following = words[index + 1]
-                form = _capitalised(following) if capital[index + 1] else following
+                form = apply_casing(following, Casing.CAPITALISED) if capital[index + 1] else following
                 go_on = [self._encode(" " + form)[0]]
                 if index + 1 == window.stop:  # the audio may end before the next word is heard
                     go_on.append(self._end_of_text)
             else:
                 go_on = [self._end_of_text]
             masses = [_log_sum(log_probs, go_on)] + [_log_sum(log_probs, ids) for ids in self._mark_tokens]
-            heard[index] = _normalised(masses)
+            heard[index] = softmax(np.asarray(masses)).tolist()
         return heard
 
 
@@ -349,26 +351,9 @@ def _cue_fits(times: Sequence[tuple[float, float]], cues: Sequence[int], first: 
     return times[last][1] - times[first][0] <= WINDOW_SECONDS
 
 
-def _log_softmax(row: np.ndarray) -> np.ndarray:
-    shifted = row - row.max()
-    out: np.ndarray = shifted - math.log(float(np.exp(shifted).sum()))
-    return out
-
-
-def _log_softmax_at(row: np.ndarray, token: int) -> float:
-    return float(_log_softmax(row)[token])
-
-
 def _log_sum(log_probs: np.ndarray, tokens: list[int]) -> float:
     if not tokens:
         return -math.inf
     chosen = log_probs[tokens]
     top = float(chosen.max())
     return top + math.log(float(np.exp(chosen - top).sum()))
-
-
-def _normalised(log_masses: list[float]) -> list[float]:
-    top = max(log_masses)
-    weights = [math.exp(value - top) for value in log_masses]
-    total = sum(weights)
-    return [value / total for value in weights]

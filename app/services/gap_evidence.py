@@ -37,6 +37,18 @@ class GapEvidence:
         return frame_features(self.track) if self.track is not None else None
 
 
+def too_little_speech(document: Document, track: Any) -> str | None:
+    """Why the media's audio (``AudioTrack``) is not listened to, when speech fills under
+    ``MIN_SPEECH_SHARE`` of the captions' time; None when there is enough."""
+    share = track.speech_share([(c.start / 1000, c.end / 1000) for c in document.cues])
+    if share >= MIN_SPEECH_SHARE:
+        return None
+    return (
+        f"speech found in only {share:.0%} of the captions' time (noise, music or silence?): "
+        "the audio was not listened to"
+    )
+
+
 def gap_evidence(
     document: Document, media: Path | None = None, track: Any = None, listen: bool = False
 ) -> GapEvidence:
@@ -59,14 +71,11 @@ def gap_evidence(
     warnings: list[str] = []
     heard = track
     if track is not None:
-        share = track.speech_share([(c.start / 1000, c.end / 1000) for c in document.cues])
-        if share < MIN_SPEECH_SHARE:
+        too_little = too_little_speech(document, track)
+        if too_little is not None:
             heard = None
             if listen:
-                warnings.append(
-                    f"speech found in only {share:.0%} of the captions' time (noise, music or "
-                    "silence?): the audio was not listened to"
-                )
+                warnings.append(too_little)
     measured_vectors, measured, measured_timings = caption_gaps(document, heard)
     if track is not None:
         warnings += _beyond_the_media(document, track.duration, measured_vectors, measured, measured_timings)

@@ -19,7 +19,7 @@ from app.core.errors import PunctumError
 from app.core.model import Document
 from app.ml.combination import Combination, shipped_combination
 from app.ml.listener import MIN_WORD_LOG_PROB, Hearing
-from app.services.gap_evidence import MIN_SPEECH_SHARE
+from app.services.gap_evidence import too_little_speech
 
 if TYPE_CHECKING:
     from app.ml.listener import Listener
@@ -61,13 +61,9 @@ def listen(
     unheard = Readings([None] * len(text), text)
     if track is None or track.samples is None or not len(track.samples):
         return unheard
-    spans = [(c.start / 1000, c.end / 1000) for c in document.cues]
-    share = track.speech_share(spans)
-    if share < MIN_SPEECH_SHARE:
-        unheard.warnings.append(
-            f"speech found in only {share:.0%} of the captions' time (noise, music or silence?): "
-            "the audio was not listened to"
-        )
+    too_little = too_little_speech(document, track)
+    if too_little is not None:
+        unheard.warnings.append(too_little)
         return unheard
     cues: list[int] = []
     times: list[tuple[float, float]] = []

@@ -270,12 +270,12 @@ def _export(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
     with open_project(Path(args.project), read_only=True) as project:
-        written, before, after = export_project(project, out, args.format, args.rebreak or None)
+        written, checks = export_project(project, out, args.format, args.rebreak or None)
     print(f"{len(written)} files written to {args.out}")
-    if before != after or args.rebreak:
+    if checks is not None:
         from app.services.captions_export import rebreak_summary
 
-        print(f"lines re-broken: {rebreak_summary(before, after)}")
+        print(f"lines re-broken: {rebreak_summary(*checks)}")
     return EXIT_OK
 
 

@@ -14,9 +14,9 @@ tag), or when it keeps more lines than the rules allow anyway.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from app.core.checks import visible_lines
 from app.core.cue_segmentation import CueRules, line_words
 from app.core.marks import REPLACEABLE
 from app.core.model import Cue, Document, LayoutPiece, Slot
@@ -46,16 +46,12 @@ class LineChecks:
         return self.breaks_after_a_mark / self.line_breaks if self.line_breaks else 0.0
 
 
-#: Styling tags, positioning and timestamps (not seen on screen), and entities (one character).
-_MARKUP = re.compile(r"<[^<>\n]*>|\{\\[^{}\n]*\}")
-_ENTITY = re.compile(r"&[#A-Za-z0-9]+;")
-
-
 def line_checks(document: Document, rules: CueRules = GUIDELINES) -> LineChecks:
+    """The checks of the lines a viewer reads (``core.checks.visible_lines``, as the editor counts
+    them)."""
     over = breaks = after_mark = 0
     for cue in document.cues:
-        shown = _ENTITY.sub("_", _MARKUP.sub("", cue.text()))
-        lines = shown.replace("\r\n", "\n").split("\n")
+        lines = visible_lines(cue)
         if len(lines) > rules.max_lines or any(len(line) > rules.max_line_chars for line in lines):
             over += 1
         for line in lines[:-1]:

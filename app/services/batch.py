@@ -182,7 +182,7 @@ def remember_rebreak(project: Project) -> None:
 
 def export_project(
     project: Project, out: Path, format: str | None = None, rebreak: bool | None = None
-) -> tuple[list[Path], LineChecks, LineChecks]:
+) -> tuple[list[Path], tuple[LineChecks, LineChecks] | None]:
     """Write every processed file's captions (decisions applied, sentence starts and the words the
     language always capitalises given capitals) to ``out``.
 
@@ -218,15 +218,16 @@ def export_project(
         if target.resolve() in inputs:
             raise WriteError(f"{target}: is an input file of this project; export to another folder")
         ready.append((document, project.language(entry.id), target, target_format))
-    before, after = LineChecks(0, 0, 0), LineChecks(0, 0, 0)
+    before = after = LineChecks(0, 0, 0)
     for document, language, target, target_format in ready:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise WriteError(f"{target.parent}: cannot make the folder ({error.strerror or error})") from None
-        _, was, now = export_captions(document, target, language, format=target_format, rebreak=rebreak)
-        before, after = before + was, after + now
-    return [target for _, _, target, _ in ready], before, after
+        _, checks = export_captions(document, target, language, format=target_format, rebreak=rebreak)
+        if checks is not None:
+            before, after = before + checks[0], after + checks[1]
+    return [target for _, _, target, _ in ready], (before, after) if rebreak else None
 
 
 # --- projects, for the command line ----------------------------------------------------------

@@ -65,11 +65,11 @@ def export_captions(
     replace_source: bool = False,
     capitalise: bool = True,
     rebreak: bool = False,
-) -> tuple[Path, LineChecks, LineChecks]:
+) -> tuple[Path, tuple[LineChecks, LineChecks] | None]:
     """Write ``document`` as exported to ``target`` (atomically; the source file only with
     ``replace_source``); with ``rebreak`` each cue's lines laid out again where the cue allows it
-    (``core.line_breaks``). Returns the target and the lines' checks before and after."""
+    (``core.line_breaks``). Returns the target and, when re-broken, the lines' checks before and after."""
     exported = as_exported(document, language, capitalise)
-    before, after = rebreak_lines(exported) if rebreak else (line_checks(exported),) * 2
+    checks = rebreak_lines(exported) if rebreak else None
     write_document(exported, target, format=format, replace_source=replace_source)
-    return Path(target), before, after
+    return Path(target), checks

@@ -396,10 +396,10 @@ class ReviewSession:
 
     def export(
         self, target: Path, format: str | None = None, replace_source: bool = False, rebreak: bool = False
-    ) -> tuple[Path, LineChecks, LineChecks]:
+    ) -> tuple[Path, tuple[LineChecks, LineChecks] | None]:
         """Write the captions as reviewed: timings untouched, marks applied, sentence starts (and the
         words the language always capitalises) capitalised; ``rebreak``: lines laid out again.
-        Returns the target and the lines' checks before and after."""
+        Returns the target and, when re-broken, the lines' checks before and after."""
         from app.services.captions_export import export_captions
 
         return export_captions(self.document, target, self.language, format, replace_source, rebreak=rebreak)

@@ -263,13 +263,11 @@ class FileController:
             asked_to_replace = True  # the dialog asked before replacing any file
         rebreak = saved_rebreak(self.window.settings)
         try:
-            _, before, after = self.window.session.export(
-                path, replace_source=asked_to_replace, rebreak=rebreak
-            )
+            _, checks = self.window.session.export(path, replace_source=asked_to_replace, rebreak=rebreak)
         except (PunctumError, OSError) as error:
             self.window.show_error("The captions cannot be exported", str(error))
             return False
-        summary = f"; lines re-broken: {rebreak_summary(before, after)}" if rebreak else ""
+        summary = f"; lines re-broken: {rebreak_summary(*checks)}" if checks is not None else ""
         self.window.statusBar().showMessage(f"Exported {path}{summary}", 8000)
         return True
 

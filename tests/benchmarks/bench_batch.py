@@ -75,7 +75,7 @@ def _pool(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, obj
         imported = time.perf_counter()
         summary = run_batch(project, BatchSettings(use_audio=False, int8=args.int8))
         processed = time.perf_counter()
-        written, _, _ = export_project(project, folder / "out")
+        written, _ = export_project(project, folder / "out")
         exported = time.perf_counter()
     return {
         "files": args.files,

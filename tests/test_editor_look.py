@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -174,19 +175,32 @@ def _mnemonic(text: str) -> str | None:
     return found.group(1).lower() if found else None
 
 
-@pytest.mark.skipif(importlib.util.find_spec("faster_whisper") is None, reason="needs the transcribe extra")
+requires_transcription = pytest.mark.skipif(
+    importlib.util.find_spec("faster_whisper") is None or shutil.which("ffmpeg") is None,
+    reason="needs the transcribe extra and ffmpeg",
+)
+
+
+def _transcribe_when_offered(window: MainWindow, *paths: Path) -> str:
+    """Drop ``paths`` (a video without captions) on the window and take its offer to transcribe;
+    the offer's text."""
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    window.open_paths(list(paths))
+    offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
+    text = offer.text()
+    next(b for b in offer.buttons() if b.text() == "&Transcribe").click()
+    return text
+
+
+@requires_transcription
 def test_a_video_without_captions_is_offered_for_transcription_then_reviewed(
     qtbot, window: MainWindow, tmp_path: Path
 ) -> None:
-    import shutil
     import subprocess
-
-    from PySide6.QtWidgets import QApplication, QMessageBox
 
     from tests.conftest import SAMPLE
 
-    if shutil.which("ffmpeg") is None:
-        pytest.skip("ffmpeg is not installed")
     media = tmp_path / "talk.mp4"
     subprocess.run(
         ["ffmpeg", "-v", "error", "-i", str(SAMPLE / "sample.mp4"), "-t", "8", "-c", "copy", str(media)],
@@ -195,11 +209,7 @@ def test_a_video_without_captions_is_offered_for_transcription_then_reviewed(
     )
     reference = tmp_path / "talk.ref.txt"  # dropped with the video: carried over after transcription
     shutil.copy(SAMPLE / "reference.txt", reference)
-    window.open_paths([media, reference])
-    offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
-    transcribe = next(b for b in offer.buttons() if b.text() == "&Transcribe")
-    assert "no captions" in offer.text()
-    transcribe.click()
+    assert "no captions" in _transcribe_when_offered(window, media, reference)
     qtbot.waitUntil(lambda: window.session is not None and window.session.analysed, timeout=ANALYSIS_TIMEOUT)
     assert window.last_error is None, window.last_error
     assert window.session.entry.captions_path == tmp_path / "talk.vtt"
@@ -210,24 +220,17 @@ def test_a_video_without_captions_is_offered_for_transcription_then_reviewed(
     assert window.gap_model is not None and window.gap_model.rowCount() > 0
 
 
-@pytest.mark.skipif(importlib.util.find_spec("faster_whisper") is None, reason="needs the transcribe extra")
+@requires_transcription
 def test_cancelling_a_transcription_stops_the_background_process_at_once_and_writes_nothing(
     qtbot, window: MainWindow, tmp_path: Path
 ) -> None:
-    import shutil
     import time
-
-    from PySide6.QtWidgets import QApplication, QMessageBox
 
     from tests.conftest import SAMPLE
 
-    if shutil.which("ffmpeg") is None:
-        pytest.skip("ffmpeg is not installed")
     media = tmp_path / "talk.mp4"
     shutil.copy(SAMPLE / "sample.mp4", media)
-    window.open_paths([media])
-    offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
-    next(b for b in offer.buttons() if b.text() == "&Transcribe").click()
+    _transcribe_when_offered(window, media)
     qtbot.waitUntil(lambda: window.progress_label.text().startswith("Transcribing"), timeout=ANALYSIS_TIMEOUT)
     asked = time.monotonic()
     window.worker.cancel_all()

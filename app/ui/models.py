@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor
 
 from app.core.checks import CaptionLimits, CueCheck, check_cue
 from app.core.history import Step, SuggestionEdit, WordEdit
-from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggestion
+from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggestion, apply_casing
 from app.core.triage import ReviewRow
 from app.services.documents import format_duration
 from app.services.review import ReviewSession
@@ -363,8 +363,9 @@ def gap_context(document: Document, gap: ReviewRow, each_side: int = CONTEXT_WOR
     before = [document.word(i).rendered() for i in range(first, last + 1)]
     word = document.word(gap.index)
     if capital_row:
-        shown = word.text.upper() if lead.casing is Casing.UPPER else word.text[:1].upper() + word.text[1:]
-        before.append(f"[{word.prefix}{shown}]{word.mark}")
+        before.append(
+            f"[{word.prefix}{apply_casing(word.text, lead.casing or Casing.CAPITALISED)}]{word.mark}"
+        )
     else:
         before[-1] = f"{word.prefix}{word.text}[{lead.mark.strip() or 'no mark'}]"
     stop = min(document.word_count, gap.index + 1 + each_side)

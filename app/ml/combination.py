@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from app.core.bundled import listener_dir
 from app.core.errors import PunctumError
@@ -43,14 +44,29 @@ class Combination:
 
     def combine(self, read: Sequence[float], heard: Sequence[float]) -> list[float]:
         """The combined distribution over ``MODEL_MARKS`` of the text model's and the listener's."""
-        logits = [
-            ((1 - w) * math.log(max(r, _FLOOR)) + w * math.log(max(h, _FLOOR)) + b) / self.temperature
-            for r, h, w, b in zip(read, heard, self.weights, self.biases, strict=True)
-        ]
-        top = max(logits)
-        exps = [math.exp(value - top) for value in logits]
-        total = sum(exps)
-        return [value / total for value in exps]
+        combined: list[float] = self.combine_heard([read], [heard])[0].tolist()
+        return combined
+
+    def combine_heard(
+        self, read: Sequence[Sequence[float]], heard: Sequence[Sequence[float] | None]
+    ) -> np.ndarray:
+        """Per gap (gaps x ``MODEL_MARKS``): the combined distribution where the gap was heard, the
+        text model's where it was not (``heard`` None)."""
+        text = np.asarray(read, dtype=np.float64)
+        known = np.asarray([h is not None for h in heard])
+        listened = np.asarray(
+            [h if h is not None else t for h, t in zip(heard, text, strict=True)], dtype=np.float64
+        )
+        weights, biases = np.asarray(self.weights), np.asarray(self.biases)
+        logits = (1 - weights) * np.log(np.maximum(text, _FLOOR)) + weights * np.log(
+            np.maximum(listened, _FLOOR)
+        )
+        logits = (logits + biases) / self.temperature
+        logits -= logits.max(axis=1, keepdims=True)
+        probs = np.exp(logits)
+        probs /= probs.sum(axis=1, keepdims=True)
+        combined: np.ndarray = np.where(known[:, None], probs, text)
+        return combined
 
     def as_json(self) -> dict[str, object]:
         return {"weights": list(self.weights), "biases": list(self.biases), "temperature": self.temperature}

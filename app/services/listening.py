@@ -93,8 +93,4 @@ def listen(
             "the audio does not say the captions' words (another video?): marks read from the text alone"
         )
         return Readings([None] * len(text), text, warnings)
-    combined = [
-        text[gap] if heard is None else combination.combine(text[gap], heard)
-        for gap, heard in enumerate(hearing.marks)
-    ]
-    return Readings(hearing.marks, combined, warnings)
+    return Readings(hearing.marks, combination.combine_heard(text, hearing.marks).tolist(), warnings)

@@ -66,23 +66,6 @@ def combination_of(
     return Combination(weights, (none_bias, comma_bias, 0.0, 0.0, 0.0, comma_bias), temperature)
 
 
-def combined(reading: Reading, heard: Sequence[list[float] | None], combination: Combination) -> np.ndarray:
-    """``Combination.combine`` at every heard gap, the text model's reading elsewhere (vectorised:
-    the fit tries a thousand combinations)."""
-    floor = 1e-6
-    known = np.asarray([h is not None for h in heard])
-    listened = np.asarray([h if h is not None else t for h, t in zip(heard, reading.text, strict=True)])
-    weights, biases = np.asarray(combination.weights), np.asarray(combination.biases)
-    logits = (1 - weights) * np.log(np.maximum(reading.text, floor)) + weights * np.log(
-        np.maximum(listened, floor)
-    )
-    logits = (logits + biases) / combination.temperature
-    logits -= logits.max(1, keepdims=True)
-    probs = np.exp(logits)
-    probs /= probs.sum(1, keepdims=True)
-    return np.where(known[:, None], probs, reading.text)
-
-
 def fit(readings: Sequence[Reading], keep: Sequence[np.ndarray]) -> Combination:
     """The combination under which the gold marks of the kept gaps (pooled over every recording)
     are most likely, searched on a grid. Likelihood, not F1: F1 over a few hundred gaps jumps with
@@ -101,7 +84,7 @@ def fit(readings: Sequence[Reading], keep: Sequence[np.ndarray]) -> Combination:
 def _log_loss(readings: Sequence[Reading], keep: Sequence[np.ndarray], combination: Combination) -> float:
     total = 0.0
     for reading, kept in zip(readings, keep, strict=True):
-        probs = combined(reading, reading.first, combination)[kept]
+        probs = combination.combine_heard(reading.text, reading.first)[kept]
         gold = reading.recording.gold[kept]
         total -= float(np.log(np.maximum(probs[np.arange(len(gold)), gold], 1e-9)).sum())
     return total
@@ -189,7 +172,7 @@ def main() -> int:
         for number, reading in enumerate(readings):
             marks, spent = listen(listener, reading, combination)
             second_pass += spent
-            probs = combined(reading, marks, combination)
+            probs = combination.combine_heard(reading.text, marks)
             for gap in np.flatnonzero(held_out[number]):
                 heard[number][gap] = marks[gap]
                 final[number][gap] = probs[gap]

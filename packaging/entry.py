@@ -21,6 +21,6 @@ if __name__ == "__main__":
         site = Path(sys.executable).resolve().parent / "addons" / "transcribe" / "site"
         if site.is_dir():
             sys.path.insert(0, str(site))
-    from app.cli import main
+    from app.launch import run
 
-    sys.exit(main())
+    run()

@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("faster_whisper", reason="transcribing needs the transcribe extra")
 
 from app.core.errors import PunctumError
-from tests.conftest import ROOT, SAMPLE, requires_ffmpeg, run_punctum
+from tests.conftest import ROOT, SAMPLE, requires_ffmpeg, run_punctum, run_punctum_here
 
 pytestmark = requires_ffmpeg
 punctum = functools.partial(run_punctum, timeout=180)
@@ -148,6 +148,29 @@ def test_sigint_stops_transcribe_at_any_moment_with_one_line(
     assert not (tmp_path / "out.vtt").exists()
 
 
+def test_ctrl_c_that_a_library_reports_as_its_own_error_is_still_an_interruption(
+    clip: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CTranslate2 interrupted while it initialises raises "ImportError: initialization failed",
+    which read as "transcribing needs faster-whisper" (exit 3), and the import machinery can
+    raise a TypeError: whatever a library makes of Ctrl+C, the run says it was interrupted."""
+    import types
+
+    def interrupted_import(name: str) -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C, handled as the command handles it
+            time.sleep(5)
+        except KeyboardInterrupt as error:
+            raise ImportError("initialization failed") from error
+
+    library = types.ModuleType("faster_whisper")
+    library.__getattr__ = interrupted_import  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "faster_whisper", library)
+    result = run_punctum_here("transcribe", str(clip), "-o", str(tmp_path / "out.vtt"))
+    assert (result.returncode, result.stderr) == (130, "punctum: interrupted\n")
+    assert not (tmp_path / "out.vtt").exists()
+
+
 def test_batch_counts_and_lists_media_it_cannot_transcribe_as_failed(clip: Path, tmp_path: Path) -> None:
     folder = tmp_path / "talks"
     folder.mkdir()
@@ -156,8 +179,10 @@ def test_batch_counts_and_lists_media_it_cannot_transcribe_as_failed(clip: Path,
     (folder / "noise.mp3").write_bytes(bytes(range(256)) * 64)
     (folder / "text.mp4").write_text("not a video\n", encoding="utf-8")
     project = tmp_path / "talks.punctum"
+    # Counting failures is the point; listening along the words is test_listener's.
+    command = ("batch", str(folder), "--project", str(project), "--transcribe", "--no-listen")
     # A language with its region is read as the language, as everywhere else.
-    first = punctum("batch", str(folder), "--project", str(project), "--transcribe", "--language", "en-GB")
+    first = punctum(*command, "--language", "en-GB")
     assert first.returncode == 0, first.stderr
     assert "1 processed, 3 failed" in first.stdout, first.stdout
     assert "unpaired" not in first.stderr, first.stderr
@@ -168,7 +193,7 @@ def test_batch_counts_and_lists_media_it_cannot_transcribe_as_failed(clip: Path,
         assert rows[stem]["state"] == "failed" and "not transcribed" in rows[stem]["reason"], rows
     # Mended, a medium is transcribed and processed on the next run, with its media.
     shutil.copy(clip, folder / "empty.mp4")
-    again = punctum("batch", str(folder), "--project", str(project), "--transcribe")
+    again = punctum(*command)
     assert again.returncode == 0, again.stderr
     assert "1 processed, 2 failed" in again.stdout, again.stdout
     rows = {row["file"]: row for row in json.loads(punctum("status", str(project), "--json").stdout)}
@@ -181,9 +206,10 @@ def test_a_second_batch_on_the_same_project_stops_before_any_work(clip: Path, tm
     shutil.copy(clip, folder / "t1.mp4")
     project = tmp_path / "talks.punctum"
     told = tmp_path / "first.err"
+    batch = ("batch", str(folder), "--project", str(project), "--transcribe", "--no-listen")
     with told.open("w") as errors:
         first = subprocess.Popen(
-            [sys.executable, "-m", "app", "batch", str(folder), "--project", str(project), "--transcribe"],
+            [sys.executable, "-m", "app", *batch],
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=errors,
@@ -193,7 +219,7 @@ def test_a_second_batch_on_the_same_project_stops_before_any_work(clip: Path, tm
             while "transcribing" not in told.read_text() and time.monotonic() < deadline:
                 time.sleep(0.1)
             began = time.monotonic()
-            second = punctum("batch", str(folder), "--project", str(project), "--transcribe")
+            second = punctum(*batch)
             seconds = time.monotonic() - began
         finally:
             assert first.wait(timeout=180) == 0, told.read_text()

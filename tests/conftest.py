@@ -65,6 +65,43 @@ def run_punctum(*args: str, timeout: float, cwd: Path = ROOT) -> subprocess.Comp
     )
 
 
+def run_punctum_here(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """The ``punctum`` command run inside this test process (``app.cli.main``, in ``cwd``): its
+    exit status, and its output as text, as ``run_punctum`` gives them. The process boundary is
+    the only thing skipped: the suite starts the command hundreds of times, and each start costs
+    the interpreter and the imports again. What needs a process of its own (signals, locks held by
+    another process, a crash's traceback at start-up) uses ``run_punctum``."""
+    import contextlib
+    import io
+    import traceback
+
+    from app.cli import main
+
+    out, err = (
+        io.TextIOWrapper(io.BytesIO(), encoding="utf-8"),
+        io.TextIOWrapper(io.BytesIO(), encoding="utf-8"),
+    )
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(list(args))
+            except SystemExit as exit:  # argparse's usage errors and --help
+                status = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+            except Exception:  # as Python reports an uncaught error: a traceback and status 1
+                traceback.print_exc()
+                status = 1
+    finally:
+        os.chdir(before)
+
+    def text(stream: io.TextIOWrapper) -> str:
+        stream.flush()
+        return stream.buffer.getvalue().decode("utf-8").replace("\r\n", "\n")  # type: ignore[attr-defined]
+
+    return subprocess.CompletedProcess(["punctum", *args], status, text(out), text(err))
+
+
 #: The shared data folder beside the repository; PUNCTUM_DATA points elsewhere.
 SHARED_DATA = Path(os.environ.get("PUNCTUM_DATA", ROOT.parent / "shared" / "data"))
 
@@ -74,6 +111,18 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not present: {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A saved tiny model that puts a period after every word and proposes no capitals of its
+    own, made and prepared for ONNX Runtime once per test process for every test that runs it."""
+    from app.services.model import prepare_model
+    from tests.ml_fixtures import tiny_model as make_tiny_model
+
+    model = make_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+    prepare_model(model, log=lambda _: None)
+    return model
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ the right exit status (2 for a usage error, 3 for a bad input)."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shutil
@@ -20,14 +19,14 @@ from typing import Any
 import pytest
 
 from app.ml.runtime import SHIPPED_MODEL
-from tests.conftest import SAMPLE, run_punctum
+from tests.conftest import SAMPLE, run_punctum_here
 
 #: A refusal comes before the model loads: well under the seconds a model run takes.
 QUICK_SECONDS = 15
 
 
 #: The command, run in ``cwd`` (a scratch folder where an output named '-' might land).
-punctum = functools.partial(run_punctum, timeout=300)
+punctum = run_punctum_here
 
 
 def _one_line(result: subprocess.CompletedProcess[str]) -> str:

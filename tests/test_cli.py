@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 
 from app.ml.runtime import INT8_BY_DEFAULT
-from tests.conftest import SAMPLE, run_punctum
+from tests.conftest import SAMPLE, run_punctum, run_punctum_here
 
-punctum = functools.partial(run_punctum, timeout=60)
+punctum = run_punctum_here
+#: For what needs a process of its own.
+punctum_process = functools.partial(run_punctum, timeout=60)
 
 
 def test_info_describes_the_sample() -> None:

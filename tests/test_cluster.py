@@ -153,7 +153,7 @@ def busy_workers(cluster: Cluster) -> list[int]:
 
 def exports_equal_the_local_batch_byte_for_byte(cluster: Cluster, tmp_path: Path) -> None:
     folder = _folder(tmp_path)  # real captions and media, broken captions and broken media among them
-    options = ("--apply", "all")
+    options = ("--apply", "all", "--no-listen")  # listening on Ray: media_from_a_url_and_...
     # Side by side: each mostly waits for its workers to start.
     local = start(batch_command(folder, tmp_path / "local.punctum", *options, "--workers", "2"))
     # More workers than the cluster's 2 CPUs: lowered to 2, not waiting for a third CPU for ever.

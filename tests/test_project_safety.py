@@ -23,13 +23,7 @@ from app.services.projects import add_caption_file, load_document
 from app.services.review import ReviewSession
 from app.store.project import Project, ProjectLockedError
 from tests.conftest import ROOT, SAMPLE
-from tests.ml_fixtures import tiny_model as make_tiny_model
 from tests.test_cli import punctum
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 def _batch_command(folder: Path, project: Path, model: Path) -> list[str]:

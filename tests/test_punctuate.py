@@ -17,15 +17,9 @@ from app.services.suggestions import suggest
 from app.services.typography import render_mark
 from tests.conftest import SAMPLE, requires_ffmpeg
 from tests.ml_fixtures import WORDS, tiny_encoder
-from tests.ml_fixtures import tiny_model as make_tiny_model
 from tests.test_cli import punctum
 
 SHIPPED = (DEFAULT_MODEL / "weights.safetensors").exists()
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 def _timings(path: Path) -> list[tuple[int, int]]:

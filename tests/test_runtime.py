@@ -347,3 +347,16 @@ def test_text_in_a_language_the_model_does_not_know_gets_one_warning_and_its_own
     )
     plain = "".join(c for c in result.stdout.lower() if c.isalpha() or c.isspace())
     assert plain.split() == text.read_text(encoding="utf-8").split()
+
+
+def test_omp_num_threads_caps_the_runtimes_threads_as_it_caps_torchs(
+    text_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes sharing the cores (batch workers, a user's other job) set OMP_NUM_THREADS;
+    ONNX Runtime follows it as torch and CTranslate2 do, and an explicit count still wins."""
+    Punctuator(text_model).load()  # exported
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert OnnxModel(text_model).session.get_session_options().intra_op_num_threads == 1
+    assert OnnxModel(text_model, threads=2).session.get_session_options().intra_op_num_threads == 2
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert OnnxModel(text_model).session.get_session_options().intra_op_num_threads == 0  # every core

@@ -150,6 +150,15 @@ def forget_export(model_dir: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def threads_from_environment() -> int | None:
+    """The CPU threads ``OMP_NUM_THREADS`` allows, if it is set: the knob torch and CTranslate2
+    already follow, so that one setting caps every model of a process (ONNX Runtime otherwise
+    takes every core, and two processes sharing two cores then spend a quarter of their time
+    waiting on each other's threads)."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 class OnnxModel:
     """A model's ONNX export, run by ONNX Runtime (see ``app.ml.inference.LoadedModel``)."""
 
@@ -175,6 +184,7 @@ class OnnxModel:
         self.acoustic_features = int(shape["acoustic_features"])
         self.tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_NAME))
         options = onnxruntime.SessionOptions()
+        threads = threads or threads_from_environment()
         if threads:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from app.core.line_breaks import line_checks, rebreak_document
 from app.formats import parse_document, render_document
-from tests.conftest import SAMPLE, run_punctum
+from tests.conftest import SAMPLE, run_punctum_here
 
 
 def _srt(*cues: str) -> bytes:
@@ -58,8 +58,8 @@ def test_styling_positioning_and_glued_words_keep_their_lines() -> None:
 def test_export_and_punctuate_rebreak_when_asked_and_say_what_changed(tmp_path: Path) -> None:
     plain, rebroken = tmp_path / "plain.srt", tmp_path / "rebroken.srt"
     source = str(SAMPLE / "sample.srt")
-    assert run_punctum("punctuate", source, "-o", str(plain), timeout=120).returncode == 0
-    result = run_punctum("punctuate", source, "-o", str(rebroken), "--rebreak", timeout=120)
+    assert run_punctum_here("punctuate", source, "-o", str(plain)).returncode == 0
+    result = run_punctum_here("punctuate", source, "-o", str(rebroken), "--rebreak")
     assert result.returncode == 0, result.stderr
     assert "lines re-broken: line breaks after a mark" in result.stderr
     assert "cues over the line limits 2 -> 0" in result.stderr
@@ -77,19 +77,11 @@ def test_batch_rebreak_is_kept_in_the_project_for_its_exports(tmp_path: Path) ->
     outputs = {}
     for name, asked in (("plain", ()), ("rebroken", ("--rebreak",))):
         project = tmp_path / f"{name}.punctum"
-        batch = run_punctum(
-            "batch",
-            str(folder),
-            "--project",
-            str(project),
-            "--no-audio",
-            "--apply",
-            "all",
-            *asked,
-            timeout=180,
+        batch = run_punctum_here(
+            "batch", str(folder), "--project", str(project), "--no-audio", "--apply", "all", *asked
         )
         assert batch.returncode == 0, batch.stderr
-        exported = run_punctum("export", str(project), "--out", str(tmp_path / name), timeout=120)
+        exported = run_punctum_here("export", str(project), "--out", str(tmp_path / name))
         assert exported.returncode == 0, exported.stderr
         assert ("lines re-broken" in exported.stdout) == bool(asked)
         outputs[name] = (tmp_path / name / "talk.srt").read_text()

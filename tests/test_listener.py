@@ -15,13 +15,13 @@ import pytest
 from app.core.model import Document
 from app.formats import read_document
 from app.ml.whisper_model import load_tokenizer, repair_tokenizer, whisper_model
-from tests.conftest import SAMPLE, run_punctum
+from tests.conftest import SAMPLE, run_punctum_here
 
 requires_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg")
 
 
 def punctum(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_punctum(*args, timeout=240)
+    return run_punctum_here(*args)
 
 
 def test_the_recognisers_tokenizer_encodes_words_starting_with_t_as_the_model_knows_them(

@@ -3,7 +3,6 @@ real recogniser (Whisper base) on a 9-second clip of the bundled sample, then re
 
 from __future__ import annotations
 
-import functools
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,13 +15,13 @@ from app.formats import parse_document
 from app.formats.cuetext import split_token
 from app.formats.timings import read_timings
 from app.services.files import FileKind, companions_of
-from tests.conftest import SAMPLE, requires_ffmpeg, run_punctum
+from tests.conftest import SAMPLE, requires_ffmpeg, run_punctum_here
 
 pytestmark = requires_ffmpeg
 CLIP_SECONDS = 9
 
 
-punctum = functools.partial(run_punctum, timeout=180)
+punctum = run_punctum_here
 
 
 def ffmpeg(*args: str) -> None:

@@ -17,6 +17,7 @@ import torch
 
 from app.audio.frames import FRAME_SECONDS
 from app.core.errors import PunctumError
+from app.ml.export import round_table_as_exported
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
 from app.ml.runtime import INT8_BY_DEFAULT, OnnxModel, graph_name, is_exported, runtime_dir
@@ -96,7 +97,10 @@ def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray
 
 
 def _engines(model_dir: Path) -> tuple[Any, Any]:
+    """The torch model, with the export's rounded word-embedding table (what the rounding costs
+    is an F1 figure: ``tests/benchmarks/eval_runtime.py``), and its export."""
     network, tokenizer, settings = load_model(model_dir)
+    round_table_as_exported(network)
     return TorchModel(network, tokenizer, settings), Punctuator(model_dir, quantize=False).load()
 
 
@@ -169,6 +173,25 @@ def test_int8_export_stays_close_to_float(
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert np.abs(full - small).max() < 0.05
     assert (full.argmax(-1) == small.argmax(-1)).mean() > 0.95
+
+
+def test_the_float_export_holds_the_embedding_table_as_int8_rows_and_every_other_weight_in_float32(
+    text_model: Path,
+) -> None:
+    import onnx
+    from onnx import TensorProto
+
+    Punctuator(text_model, quantize=True).load()  # both graphs
+    folder = runtime_dir(text_model)
+    for int8 in (False, True):
+        graph = onnx.load(str(folder / graph_name(int8)), load_external_data=False).graph
+        kinds = {t.name: t.data_type for t in graph.initializer}
+        lookups = [n.input[0] for n in graph.node if n.op_type == "Gather" and n.input[1] == "input_ids"]
+        # The rows and their scales, each read once: the int8 graph does not round them again.
+        assert sorted(kinds[name] for name in lookups) == [TensorProto.FLOAT, TensorProto.INT8], int8
+        if not int8:  # its other weights (integers are shapes and indices)
+            weights = {t.data_type for t in graph.initializer if t.name not in lookups} - {TensorProto.INT64}
+            assert weights == {TensorProto.FLOAT}
 
 
 def test_punctuating_a_text_file_starts_without_torch_or_transformers(tmp_path: Path) -> None:
@@ -249,7 +272,10 @@ def test_the_shipped_model_suggests_the_same_through_its_export(shipped_torch: A
 
 @pytest.fixture(scope="module")
 def shipped_torch() -> Any:
-    return Punctuator(engine="torch").load()
+    """The shipped torch model with its export's rounded word-embedding table (``_engines``)."""
+    model = Punctuator(engine="torch").load()
+    round_table_as_exported(model.network)
+    return model
 
 
 def _vocabulary_for(words: list[str], path: Path) -> list[int]:

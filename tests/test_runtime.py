@@ -194,6 +194,32 @@ def test_the_float_export_holds_the_embedding_table_as_int8_rows_and_every_other
             assert weights == {TensorProto.FLOAT}
 
 
+def test_a_packaged_export_is_float_alone_and_int8_is_made_in_the_cache_when_asked_for(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from app.ml.export import package_export
+    from app.ml.runtime import export_dir
+
+    model_dir = make_tiny_model(tmp_path)
+    package_export(model_dir, model_dir)
+    packaged = model_dir / "export"
+    assert sorted(p.name for p in packaged.iterdir()) == [
+        "model.onnx",
+        "model.onnx.data",
+        "runtime.json",
+        "tokenizer.json",
+    ]
+    shutil.rmtree(runtime_dir(model_dir))
+    assert isinstance(Punctuator(model_dir, quantize=False).load(), OnnxModel)
+    assert export_dir(model_dir) == packaged and not runtime_dir(model_dir).exists()
+    messages: list[str] = []
+    Punctuator(model_dir, quantize=True, log=messages.append).load()
+    assert export_dir(model_dir, int8=True) == runtime_dir(model_dir) and "preparing" in messages[0]
+    assert (runtime_dir(model_dir) / graph_name(True)).is_file()
+
+
 def test_punctuating_a_text_file_starts_without_torch_or_transformers(tmp_path: Path) -> None:
     text = tmp_path / "ten.txt"
     text.write_text("so this is the sample we talked about is it ready\n")
@@ -234,10 +260,10 @@ def test_a_packaged_model_runs_with_no_torch_and_an_empty_cache_and_says_what_to
         "from app.cli import main; sys.exit(main(sys.argv[1:]))"
     )
 
-    def punctuate(model: Path, without_torch: bool) -> subprocess.CompletedProcess[str]:
+    def punctuate(model: Path, without_torch: bool, *options: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-c", probe] if without_torch else [sys.executable, "-m", "app"]
         return subprocess.run(
-            [*command, "punctuate", str(SAMPLE / "sample.srt"), "--model", str(model)],
+            [*command, "punctuate", str(SAMPLE / "sample.srt"), "--model", str(model), *options],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -249,6 +275,14 @@ def test_a_packaged_model_runs_with_no_torch_and_an_empty_cache_and_says_what_to
     assert packaged.returncode == 0, packaged.stderr
     assert packaged.stdout == punctuate(SHIPPED_MODEL, without_torch=False).stdout
     assert not (cache / "runtime").exists()
+    # The package ships float alone: int8 needs torch to make its graph, and says so in one line.
+    int8 = punctuate(folder, True, "--int8")
+    assert int8.returncode == 3 and int8.stdout == ""
+    assert (
+        int8.stderr.count("\n") == 1
+        and "int8" in int8.stderr
+        and "pip install 'punctum[train]'" in int8.stderr
+    )
     # Weights that are not the ones the export was made from: the export is not used, and making
     # one needs torch, which this installation lacks.
     (folder / "punctum-model.json").write_text(

@@ -6,8 +6,9 @@ audio, with their slots, instead of a mask: a traced graph cannot keep torch's "
 indexing, and running the branch on every word would cost time for nothing. Each export is
 checked against the torch model on inputs of other sizes than it was traced with.
 
-``python -m app.ml.export [MODEL_DIR] [--float]`` exports the shipped model (set-up does this): the
-float graph and the int8 one (``app.ml.quantize``; ``--float``: the float one alone).
+``python -m app.ml.export [MODEL_DIR] [--int8]`` exports the shipped model (set-up does this): the
+float graph (the default precision, and all a package ships) and, with ``--int8``, the int8 one
+(``app.ml.quantize``) beside it.
 """
 
 from __future__ import annotations
@@ -388,12 +389,17 @@ def _publish(staging: Path, target: Path) -> None:
 
 
 def package_export(model_dir: Path, into: Path) -> Path:
-    """A copy of ``model_dir``'s export, both precisions, as ``into/export``: what a wheel or a
-    bundle ships in the model's folder, so that it never exports at run time (and needs no torch)."""
-    folder = export_model(model_dir, int8=True)  # the int8 graph is made from the float one, both kept
+    """A copy of ``model_dir``'s float export as ``into/export``: what a wheel or a bundle ships in
+    the model's folder, so that it never exports at run time (and needs no torch). One precision
+    only, the default: the int8 graph would add 104 MB for a rarely asked-for option, which the
+    user's cache gets on request (``--int8``, with torch installed)."""
+    folder = export_model(model_dir)
     target = into / PACKAGED_EXPORT
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(folder, target)
+    target.mkdir(parents=True)
+    float_graph = graph_name(False)
+    for name in (float_graph, data_name(float_graph), TOKENIZER_NAME, RUNTIME_NAME):
+        shutil.copy2(folder / name, target / name)
     shape = json.loads((target / RUNTIME_NAME).read_text(encoding="utf-8"))
     shape["source"] = "packaged"  # not the build machine's path
     (target / RUNTIME_NAME).write_text(json.dumps(shape, indent=2) + "\n")
@@ -411,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"punctum: {model_dir}: not a Punctum model folder", file=sys.stderr)
         return 1
     try:
-        path = export_model(model_dir, int8="--float" not in args, log=print)
+        path = export_model(model_dir, int8="--int8" in args, log=print)
     except PunctumError as error:
         print(f"punctum: {error}", file=sys.stderr)
         return 1

@@ -2,7 +2,8 @@
 
 PyInstaller makes a one-folder build of the ``punctum`` program (editor and command line) with
 Python, Qt and its multimedia plugins, ONNX Runtime, the shipped model with its ONNX export made
-here (float and int8), Silero's speech-activity model and the sample (``packaging/punctum.spec``).
+here (float, the one precision shipped: ``--int8`` needs a clone or the wheel's ``train`` extra to
+make its graph), Silero's speech-activity model and the sample (``packaging/punctum.spec``).
 torch and Transformers stay out: the bundle never exports; training needs a clone or the wheel's
 ``train`` extra.
 On Linux the archive adds ``install.sh`` and ``uninstall.sh`` (XDG: a menu entry, the icon, a

@@ -2,10 +2,11 @@
 
 The repository keeps them in ``models/`` and ``resources/``; the wheel carries copies in
 ``app/_bundled``, where ``app.core.bundled`` looks first. The model goes in ready to run: its ONNX
-export (float and int8, made here with torch) in ``export/`` beside its weights, and Silero's
+export (float only, made here with torch) in ``export/`` beside its weights, and Silero's
 speech-activity model file with its licence in ``vad/``, so the wheel runs without torch (its
-``train`` extra brings torch for exporting other models). Training code (``app/training``), recipes,
-tests and the model's training logs stay out: training runs from a clone. Usage: ``python packaging/build_wheel.py [OUT_DIR]`` (default ``dist/``).
+``train`` extra brings torch for exporting other models, and the int8 graph that ``--int8`` asks
+for). Training code (``app/training``), recipes, tests and the model's training logs stay out:
+training runs from a clone. Usage: ``python packaging/build_wheel.py [OUT_DIR]`` (default ``dist/``).
 """
 
 from __future__ import annotations

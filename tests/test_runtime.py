@@ -17,6 +17,7 @@ import torch
 
 from app.audio.frames import FRAME_SECONDS
 from app.core.errors import PunctumError
+from app.ml.export import round_table_as_exported
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
 from app.ml.runtime import INT8_BY_DEFAULT, OnnxModel, graph_name, is_exported, runtime_dir
@@ -96,7 +97,10 @@ def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray
 
 
 def _engines(model_dir: Path) -> tuple[Any, Any]:
+    """The torch model, with the export's rounded word-embedding table (what the rounding costs
+    is an F1 figure: ``tests/benchmarks/eval_runtime.py``), and its export."""
     network, tokenizer, settings = load_model(model_dir)
+    round_table_as_exported(network)
     return TorchModel(network, tokenizer, settings), Punctuator(model_dir, quantize=False).load()
 
 
@@ -171,6 +175,51 @@ def test_int8_export_stays_close_to_float(
     assert (full.argmax(-1) == small.argmax(-1)).mean() > 0.95
 
 
+def test_the_float_export_holds_the_embedding_table_as_int8_rows_and_every_other_weight_in_float32(
+    text_model: Path,
+) -> None:
+    import onnx
+    from onnx import TensorProto
+
+    Punctuator(text_model, quantize=True).load()  # both graphs
+    folder = runtime_dir(text_model)
+    for int8 in (False, True):
+        graph = onnx.load(str(folder / graph_name(int8)), load_external_data=False).graph
+        kinds = {t.name: t.data_type for t in graph.initializer}
+        lookups = [n.input[0] for n in graph.node if n.op_type == "Gather" and n.input[1] == "input_ids"]
+        # The rows and their scales, each read once: the int8 graph does not round them again.
+        assert sorted(kinds[name] for name in lookups) == [TensorProto.FLOAT, TensorProto.INT8], int8
+        if not int8:  # its other weights (integers are shapes and indices)
+            weights = {t.data_type for t in graph.initializer if t.name not in lookups} - {TensorProto.INT64}
+            assert weights == {TensorProto.FLOAT}
+
+
+def test_a_packaged_export_is_float_alone_and_int8_is_made_in_the_cache_when_asked_for(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from app.ml.export import package_export
+    from app.ml.runtime import export_dir
+
+    model_dir = make_tiny_model(tmp_path)
+    package_export(model_dir, model_dir)
+    packaged = model_dir / "export"
+    assert sorted(p.name for p in packaged.iterdir()) == [
+        "model.onnx",
+        "model.onnx.data",
+        "runtime.json",
+        "tokenizer.json",
+    ]
+    shutil.rmtree(runtime_dir(model_dir))
+    assert isinstance(Punctuator(model_dir, quantize=False).load(), OnnxModel)
+    assert export_dir(model_dir) == packaged and not runtime_dir(model_dir).exists()
+    messages: list[str] = []
+    Punctuator(model_dir, quantize=True, log=messages.append).load()
+    assert export_dir(model_dir, int8=True) == runtime_dir(model_dir) and "preparing" in messages[0]
+    assert (runtime_dir(model_dir) / graph_name(True)).is_file()
+
+
 def test_punctuating_a_text_file_starts_without_torch_or_transformers(tmp_path: Path) -> None:
     text = tmp_path / "ten.txt"
     text.write_text("so this is the sample we talked about is it ready\n")
@@ -211,10 +260,10 @@ def test_a_packaged_model_runs_with_no_torch_and_an_empty_cache_and_says_what_to
         "from app.cli import main; sys.exit(main(sys.argv[1:]))"
     )
 
-    def punctuate(model: Path, without_torch: bool) -> subprocess.CompletedProcess[str]:
+    def punctuate(model: Path, without_torch: bool, *options: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-c", probe] if without_torch else [sys.executable, "-m", "app"]
         return subprocess.run(
-            [*command, "punctuate", str(SAMPLE / "sample.srt"), "--model", str(model)],
+            [*command, "punctuate", str(SAMPLE / "sample.srt"), "--model", str(model), *options],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -226,6 +275,14 @@ def test_a_packaged_model_runs_with_no_torch_and_an_empty_cache_and_says_what_to
     assert packaged.returncode == 0, packaged.stderr
     assert packaged.stdout == punctuate(SHIPPED_MODEL, without_torch=False).stdout
     assert not (cache / "runtime").exists()
+    # The package ships float alone: int8 needs torch to make its graph, and says so in one line.
+    int8 = punctuate(folder, True, "--int8")
+    assert int8.returncode == 3 and int8.stdout == ""
+    assert (
+        int8.stderr.count("\n") == 1
+        and "int8" in int8.stderr
+        and "pip install 'punctum[train]'" in int8.stderr
+    )
     # Weights that are not the ones the export was made from: the export is not used, and making
     # one needs torch, which this installation lacks.
     (folder / "punctum-model.json").write_text(
@@ -249,7 +306,10 @@ def test_the_shipped_model_suggests_the_same_through_its_export(shipped_torch: A
 
 @pytest.fixture(scope="module")
 def shipped_torch() -> Any:
-    return Punctuator(engine="torch").load()
+    """The shipped torch model with its export's rounded word-embedding table (``_engines``)."""
+    model = Punctuator(engine="torch").load()
+    round_table_as_exported(model.network)
+    return model
 
 
 def _vocabulary_for(words: list[str], path: Path) -> list[int]:

@@ -10,21 +10,32 @@ from typing import Any
 import numpy as np
 
 
-def _int8_embeddings(graph: Any) -> None:
-    """The word-embedding table (the Gather of an initializer by ``input_ids``) as int8 rows with
-    one scale each, turned back into float rows as they are read: a quarter of the bytes, and
-    rounding of 1/254 of each row's largest value. ONNX Runtime's own int8 form of the table
-    has one scale for all of it, which cost up to 0.4 F1."""
+def int8_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A float table as int8 rows and one float32 scale per row (its largest value / 127)."""
+    table = table.astype(np.float32)
+    scales = np.abs(table).max(axis=1, keepdims=True) / np.float32(127.0)
+    scales[scales == 0] = 1.0
+    return np.clip(np.round(table / scales), -127, 127).astype(np.int8), scales
+
+
+def int8_embeddings(graph: Any) -> None:
+    """The word-embedding table (the Gather of a float initializer by ``input_ids``) as int8 rows
+    with one scale each (``int8_rows``), turned back into float rows as they are read: a quarter
+    of the bytes, and rounding of 1/254 of each row's largest value. The table is a lookup, not
+    arithmetic, so the float graph keeps it this way too (``app.ml.export``); a table already in
+    int8 is left as it is. ONNX Runtime's own int8 form of the table has one scale for all of
+    it, which cost up to 0.4 F1."""
     from onnx import TensorProto, helper, numpy_helper
 
-    tables = {t.name: t for t in graph.graph.initializer}
+    lookups = [n for n in graph.graph.node if n.op_type == "Gather" and n.input[1] == "input_ids"]
+    kinds = {t.name: t.data_type for t in graph.graph.initializer}
+    if any(kinds.get(n.input[0]) == TensorProto.INT8 for n in lookups):
+        return  # done already (its row scales are a float table read by input_ids too)
+    tables = {t.name: t for t in graph.graph.initializer if t.data_type == TensorProto.FLOAT}
     for position, node in enumerate(graph.graph.node):
         if node.op_type != "Gather" or node.input[0] not in tables or node.input[1] != "input_ids":
             continue
-        table = numpy_helper.to_array(tables[node.input[0]]).astype(np.float32)
-        scales = np.abs(table).max(axis=1, keepdims=True) / 127.0
-        scales[scales == 0] = 1.0
-        rows = np.clip(np.round(table / scales), -127, 127).astype(np.int8)
+        rows, scales = int8_rows(numpy_helper.to_array(tables[node.input[0]]))
         name, output = node.input[0], node.output[0]
         graph.graph.initializer.remove(tables[name])
         graph.graph.initializer.extend(
@@ -51,7 +62,7 @@ def _int8_embeddings(graph: Any) -> None:
 def quantize_graph(source: Path, target: Path) -> None:
     """int8 weights for the encoder's attention (fused or not) and matrices, but for the
     feed-forward output projections (see ``app.ml.packaging.quantized_layers`` for why those stay
-    float). The embedding table has int8 rows of its own (``_int8_embeddings``). The small heads
+    float). The embedding table has int8 rows of its own (``int8_embeddings``), as in the float graph. The small heads
     and branches stay float: they cost little and lose most from rounding.
 
     Unsigned weights with unsigned activations (u8u8): x86 CPUs without VNNI (AVX2, and AVX-512
@@ -62,7 +73,7 @@ def quantize_graph(source: Path, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     graph = onnx.load(str(source))
-    _int8_embeddings(graph)
+    int8_embeddings(graph)  # already so in an export's float graph
     chosen = [
         node.name
         for node in graph.graph.node

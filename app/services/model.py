@@ -93,12 +93,12 @@ class Punctuator:
         try:
             return OnnxModel(directory, int8=self.int8, threads=self.threads)
         except Exception as error:  # ONNX Runtime has no error type of its own for a damaged file
-            if export_dir(directory).parent == directory:
+            if export_dir(directory, self.int8).parent == directory:
                 raise ModelError(
                     f"{directory}: the model's packaged copy is damaged ({str(error)[:80]}); install Punctum again"
                 ) from None
             self.log(f"the model's prepared copy is damaged ({str(error)[:80]}); preparing it again")
-            forget_export(directory)
+            forget_export(directory, self.int8)
             _export_if_missing(directory, self.int8, self.log)
             return OnnxModel(directory, int8=self.int8, threads=self.threads)
 

@@ -4,9 +4,11 @@ xlm-roberta-base and xlm-roberta-large (random weights: speed does not depend on
 ratios measured in this one run. Each measurement runs in its own process. Prints JSON.
 
 Goal: >= 1,500 words/s; peak memory <= 1.5 GB.
-Run: `.venv/bin/python -m tests.benchmarks.bench_punctuate [--model DIR] [--baseline DIR]` (a model
-other than the shipped one; with --baseline, that model too, alternating with the first in this one
-run, and the ratios of their speed and peak memory)
+Run: `.venv/bin/python -m tests.benchmarks.bench_punctuate [--model DIR] [--baseline DIR] [--tables]` (a
+model other than the shipped one; with --baseline, that model too, alternating with the first in
+this one run, and the ratios of their speed and peak memory; with --tables, the shipped float
+export, whose word-embedding table is int8 rows, against the same graph with the table in float32
+and in float16, alternating the same way)
 """
 
 from __future__ import annotations
@@ -60,10 +62,17 @@ SHIPPED_KINDS = {
 }
 
 
-def measure(kind: str, count: int, model_dir: str | None = None) -> dict[str, object]:
+def measure(
+    kind: str, count: int, model_dir: str | None = None, folder: str | None = None
+) -> dict[str, object]:
     from app.ml.inference import predict_probabilities
 
-    if kind in SHIPPED_KINDS:
+    if folder:  # an export made elsewhere (``tables``)
+        from app.ml.runtime import SHIPPED_MODEL, OnnxModel
+
+        model = OnnxModel(Path(model_dir) if model_dir else SHIPPED_MODEL, threads=2, folder=Path(folder))
+        options = model.settings.inference_options()
+    elif kind in SHIPPED_KINDS:
         from app.services.model import Punctuator
 
         engine, int8 = SHIPPED_KINDS[kind]
@@ -127,8 +136,10 @@ def _export_before(model_dir: Path | None) -> object:
     return OnnxModel(model_dir, threads=2, folder=folder)
 
 
-def run(kind: str, count: int, model_dir: str | None) -> dict[str, object]:
+def run(kind: str, count: int, model_dir: str | None, folder: str | None = None) -> dict[str, object]:
     chosen = ["--model", model_dir] if model_dir else []
+    if folder:
+        chosen += ["--folder", folder]
     output = subprocess.run(
         [sys.executable, "-m", "tests.benchmarks.bench_punctuate", *chosen, "--one", kind, str(count)],
         capture_output=True,
@@ -142,10 +153,6 @@ def compare(model_dir: str | None, baseline_dir: str) -> dict[str, object]:
     """Speed and peak memory of two models, three times each, alternating so that both see the
     same machine; the medians and their ratios."""
     pairs = [(run("shipped", WORDS, model_dir), run("shipped", WORDS, baseline_dir)) for _ in range(3)]
-
-    def median(values: list[float]) -> float:
-        return sorted(values)[len(values) // 2]
-
     speed = [median([float(p[i]["words_per_second"]) for p in pairs]) for i in (0, 1)]  # type: ignore[arg-type]
     memory = [median([float(p[i]["peak_rss_mb"]) for p in pairs]) for i in (0, 1)]  # type: ignore[arg-type]
     return {
@@ -159,14 +166,67 @@ def compare(model_dir: str | None, baseline_dir: str) -> dict[str, object]:
     }
 
 
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def tables() -> dict[str, object]:
+    """Speed and peak memory of the shipped float export (word-embedding table in int8 rows) and
+    of the same graph with the table in float32 (the export before format 5) and float16, three
+    times each, alternating; the medians and their ratios to float32."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="punctum-tables-") as scratch:
+        # Made in a process of its own: a child started from this one would inherit its peak
+        # memory (torch and the model) as its own.
+        made = [sys.executable, "-m", "tests.benchmarks.bench_punctuate", "--make-tables", scratch]
+        folders = json.loads(
+            subprocess.run(made, capture_output=True, text=True, check=True).stdout.splitlines()[-1]
+        )
+        ways = {"float32_table": folders["float32_table"], "int8_rows_table": None, **folders}
+        runs: dict[str, list[dict[str, object]]] = {way: [] for way in ways}
+        for _ in range(3):
+            for way, folder in ways.items():
+                runs[way].append(run("shipped", WORDS, None, folder))
+    speed = {w: median([float(r["words_per_second"]) for r in rs]) for w, rs in runs.items()}  # type: ignore[arg-type]
+    memory = {w: median([float(r["peak_rss_mb"]) for r in rs]) for w, rs in runs.items()}  # type: ignore[arg-type]
+    return {
+        "benchmark": "punctuate, the float export's word-embedding table",
+        "document_words": WORDS,
+        "cpu_avx_flags": cpu_flags(),
+        "words_per_second": speed,
+        "speed_ratio_to_float32_table": {w: round(v / speed["float32_table"], 3) for w, v in speed.items()},
+        "peak_rss_mb": memory,
+        "runs": runs,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", help="a model folder other than the shipped one")
     parser.add_argument("--baseline", help="a model folder to compare speed and memory with, in this run")
+    parser.add_argument(
+        "--tables",
+        action="store_true",
+        help="the float export's embedding table: int8 rows, float32, float16",
+    )
     parser.add_argument("--one", nargs=2, metavar=("KIND", "WORDS"), help=argparse.SUPPRESS)
+    parser.add_argument("--folder", help=argparse.SUPPRESS)
+    parser.add_argument("--make-tables", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.make_tables:
+        from app.ml.runtime import SHIPPED_MODEL
+        from tests.benchmarks.eval_runtime import table_exports
+
+        print(
+            json.dumps({w: str(f) for w, f in table_exports(SHIPPED_MODEL, Path(args.make_tables)).items()})
+        )
+        return 0
     if args.one:
-        print(json.dumps(measure(args.one[0], int(args.one[1]), args.model)))
+        print(json.dumps(measure(args.one[0], int(args.one[1]), args.model, args.folder)))
+        return 0
+    if args.tables:
+        print(json.dumps(tables(), indent=2))
         return 0
     if args.baseline:
         print(json.dumps(compare(args.model, args.baseline), indent=2))

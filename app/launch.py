@@ -32,10 +32,12 @@ def run() -> NoReturn:
 
         catch_interrupts()
         from app.cli import main
-    except BaseException:
-        if "app.core.interrupts" in sys.modules and not interrupted():
-            raise
-        _exit_interrupted(say=True)
+    except BaseException as error:
+        # Ctrl+C, or an error a library made of it; any other error is a broken installation,
+        # and its traceback is what to report.
+        if isinstance(error, KeyboardInterrupt) or ("app.core.interrupts" in sys.modules and interrupted()):
+            _exit_interrupted(say=True)
+        raise
     status = main()
     if status == 130:  # main has said why
         _exit_interrupted(say=False)

@@ -201,3 +201,21 @@ def test_the_precision_is_chosen_once_and_int8_reads_as_float_does(tmp_path: Pat
     assert default.returncode == chosen_float.returncode == chosen_int8.returncode == 0, chosen_int8.stderr
     assert default.stdout == (chosen_int8 if INT8_BY_DEFAULT else chosen_float).stdout
     assert chosen_int8.stdout == chosen_float.stdout == "So this is the sample we talked about is it ready?\n"
+
+
+def test_a_broken_installation_is_not_reported_as_an_interruption() -> None:
+    """Only Ctrl+C (or what a library made of it) is "interrupted"; a start-up that cannot import
+    the command shows the error to report."""
+    broken = (
+        "import sys\n"
+        "class Missing:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'app.core.interrupts':\n"
+        "            raise ImportError('a file of the installation is missing')\n"
+        "sys.meta_path.insert(0, Missing())\n"
+        "from app.launch import run\n"
+        "run()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", broken], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "punctum: interrupted" not in result.stderr
+    assert "ImportError: a file of the installation is missing" in result.stderr

@@ -305,6 +305,18 @@ def test_a_file_mixing_utf8_and_cp1252_is_read_line_by_line_with_a_warning(tmp_p
     assert any("line 7 not UTF-8 but cp1252" in w for w in document.warnings)
 
 
+def test_a_cp1252_file_whose_bytes_happen_to_be_utf8_on_one_line_is_read_as_cp1252(tmp_path: Path) -> None:
+    """ "ß’" in cp1252 is the bytes DF 92, which UTF-8 reads as one letter of another script; with
+    a line that is not UTF-8 beside it, the file was taken for UTF-8 mixed with cp1252, read as
+    "ߒ0" and written back as other bytes (found by test_properties)."""
+    path = tmp_path / "legacy.srt"
+    data = "1\n00:00:00,000 --> 00:00:00,001\nß’0\n00?”\n".encode("cp1252")
+    path.write_bytes(data)
+    document = read_document(path)
+    assert [w.text for w in document.words()] == ["ß’0", "00"] and document.warnings == []
+    assert render_document(document).encode(document.encoding) == data
+
+
 def test_a_huge_file_or_line_is_refused_quickly(tmp_path: Path) -> None:
     import time
 

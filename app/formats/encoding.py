@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def _decode_mixed(data: bytes) -> tuple[str, str] | None:
     for number, line in enumerate(lines, start=1):
         try:
             decoded.append(line.decode("utf-8"))
-            utf8_beyond_ascii = utf8_beyond_ascii or not line.isascii()
+            utf8_beyond_ascii = utf8_beyond_ascii or _western_utf8(line)
         except UnicodeDecodeError:
             try:
                 decoded.append(line.decode("cp1252"))
@@ -98,6 +99,18 @@ def _decode_mixed(data: bytes) -> tuple[str, str] | None:
     shown = ", ".join(map(str, legacy[:10])) + (f" and {len(legacy) - 10} more" if len(legacy) > 10 else "")
     warning = f"line{'s' if len(legacy) > 1 else ''} {shown} not UTF-8 but cp1252; read as such and written as UTF-8"
     return "\n".join(decoded), warning
+
+
+#: The lead bytes of Western European text in UTF-8: accented letters (C3), Latin-1 symbols (C2),
+#: Œ, Š, Ÿ and the like (C5), and typographic punctuation and the euro sign (E2 80, E2 82).
+_WESTERN_UTF8 = re.compile(rb"[\xc2\xc3\xc5][\x80-\xbf]|\xe2[\x80\x82][\x80-\xbf]")
+
+
+def _western_utf8(line: bytes) -> bool:
+    """Whether a line that decodes as UTF-8 holds the UTF-8 of Western European text, as the UTF-8
+    lines of a file mixed with cp1252 do. cp1252 text can decode as UTF-8 by chance ("ß’" is the
+    bytes DF 92, a valid UTF-8 letter of another script), and is then no proof of UTF-8."""
+    return _WESTERN_UTF8.search(line) is not None
 
 
 def _decode_detected(data: bytes, path: Path | str | None) -> tuple[str, str]:

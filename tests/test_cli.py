@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
@@ -10,11 +9,9 @@ import sys
 from pathlib import Path
 
 from app.ml.runtime import INT8_BY_DEFAULT
-from tests.conftest import SAMPLE, run_punctum, run_punctum_here
+from tests.conftest import SAMPLE, run_punctum_here
 
 punctum = run_punctum_here
-#: For what needs a process of its own.
-punctum_process = functools.partial(run_punctum, timeout=60)
 
 
 def test_info_describes_the_sample() -> None:

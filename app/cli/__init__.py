@@ -89,12 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(given)
         return int(args.run(args))
     except KeyboardInterrupt:
-        print("punctum: interrupted", file=sys.stderr)
-        return 130
+        return _say_interrupted()
     except PunctumError as error:
         if interrupted():  # e.g. "needs faster-whisper" from its import, cut short by Ctrl+C
-            print("punctum: interrupted", file=sys.stderr)
-            return 130
+            return _say_interrupted()
         print(f"punctum: {error}", file=sys.stderr)
         return error.exit_code
     except BrokenPipeError:
@@ -122,5 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception:
         if not interrupted():
             raise
-        print("punctum: interrupted", file=sys.stderr)  # told by a library as another error
-        return 130
+        return _say_interrupted()  # told by a library as another error
+
+
+def _say_interrupted() -> int:
+    print("punctum: interrupted", file=sys.stderr)
+    return 130

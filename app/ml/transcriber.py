@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from app.core.errors import PunctumError, error_line
-from app.ml.whisper_model import install_hint, whisper_model
+from app.ml.whisper_model import COMPUTE_TYPE, install_hint, whisper_model
 
 SAMPLE_RATE = 16_000
 
@@ -43,14 +43,16 @@ class Recognition:
 class Transcriber:
     """One loaded recogniser, reused for every file a worker transcribes."""
 
-    def __init__(self, model: str | None = None, threads: int = 0) -> None:
+    def __init__(self, model: str | None = None, threads: int = 0, compute_type: str = COMPUTE_TYPE) -> None:
         try:
             from faster_whisper import WhisperModel
         except ImportError:
             raise TranscriberError(f"transcribing needs faster-whisper: {install_hint()}") from None
         location = whisper_model(model)
         try:
-            self.model: Any = WhisperModel(location, device="cpu", compute_type="int8", cpu_threads=threads)
+            self.model: Any = WhisperModel(
+                location, device="cpu", compute_type=compute_type, cpu_threads=threads
+            )
         except Exception as error:  # CTranslate2 and the hub client raise their own kinds
             raise TranscriberError(
                 f"the speech recogniser {location} cannot be loaded: {error_line(error)}"

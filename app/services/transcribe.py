@@ -22,6 +22,7 @@ from app.formats import write_files
 from app.formats.cuetext import split_token
 from app.formats.transcript import transcript_text, words_json
 from app.ml.transcriber import RecognisedWord, Transcriber
+from app.ml.whisper_model import COMPUTE_TYPE
 
 CAPTION_SUFFIXES = (".vtt", ".srt")
 #: The word-timing file written beside SRT captions (``files.classify`` knows the suffix).
@@ -47,10 +48,12 @@ class Transcript:
         return self.seconds / self.audio_seconds if self.audio_seconds else 0.0
 
 
-def open_recogniser(model: str | None = None, threads: int = 0) -> Transcriber:
+def open_recogniser(
+    model: str | None = None, threads: int = 0, compute_type: str = COMPUTE_TYPE
+) -> Transcriber:
     """The speech recogniser (``model``: base, a CTranslate2 Whisper folder or an id), loaded once
     for every file a caller transcribes."""
-    return Transcriber(model, threads)
+    return Transcriber(model, threads, compute_type)
 
 
 def words_file_for(output: Path) -> Path:

@@ -34,6 +34,7 @@ from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
 from app.ml.combination import Combination
 from app.ml.listener import Listener
+from app.ml.whisper_model import COMPUTE_TYPE
 from app.services.model import Punctuator
 from tests.benchmarks import listener_sets
 from tests.benchmarks.listener_sets import SpeechSet
@@ -131,13 +132,19 @@ def main() -> int:
         "--fit", action="store_true", help="fit on all of both sets and write the shipped file"
     )
     parser.add_argument("--keep", metavar="FILE.npz", help="also write every reading there, to study them")
+    parser.add_argument("--whisper", help="a CTranslate2 Whisper folder (default: the one Punctum uses)")
+    parser.add_argument(
+        "--compute-type",
+        default=COMPUTE_TYPE,
+        help="the recogniser's arithmetic, e.g. float32 (default int8)",
+    )
     args = parser.parse_args()
     sets = {"ljspeech": listener_sets.ljspeech(), "real": listener_sets.real()}
     if not all(sets.values()):
         print("bench_listener: needs the shared data (audio/ljspeech, audio/real)", file=sys.stderr)
         return 3
     punctuator = Punctuator()
-    listener = Listener()
+    listener = Listener(args.whisper, compute_type=args.compute_type)
     readings: list[Reading] = []
     seconds = 0.0
     audio_seconds = 0.0
@@ -192,7 +199,12 @@ def main() -> int:
                 )
             },
         )
-    result: dict[str, object] = {"cpu_flags": _cpu_flags(), "combinations_fitted": fits}
+    result: dict[str, object] = {
+        "cpu_flags": _cpu_flags(),
+        "whisper": args.whisper or "default",
+        "compute_type": args.compute_type,
+        "combinations_fitted": fits,
+    }
     for name, recordings in sets.items():
         numbers = [n for n, r in enumerate(readings) if r.recording in recordings]
         gold = np.concatenate([readings[n].recording.gold for n in numbers])

@@ -43,6 +43,7 @@ Run: `.venv/bin/python -m tests.benchmarks.bench_transcribe`
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -65,6 +66,7 @@ from app.core.metrics import punctuation_scores
 from app.core.model import Word
 from app.formats import parse_document, read_document
 from app.ml.transcriber import Recognition, Transcriber
+from app.ml.whisper_model import COMPUTE_TYPE
 from app.services.analysis import AnalysisRequest
 from app.services.documents import attach_timing_file, save_document
 from app.services.gap_evidence import gap_evidence
@@ -149,6 +151,14 @@ def timed(call: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--whisper", help="a CTranslate2 Whisper folder (default: the one Punctum uses)")
+    parser.add_argument(
+        "--compute-type",
+        default=COMPUTE_TYPE,
+        help="the recogniser's arithmetic, e.g. float32 (default int8)",
+    )
+    args = parser.parse_args()
     started = time.perf_counter()
     folder = SHARED_DATA / "audio" / "ljspeech"
     listing = folder / "transcripts_from_tacotron2_filelists.txt"
@@ -158,7 +168,7 @@ def main() -> int:
             "bench_transcribe: needs the shared data (audio/ljspeech, audio/faster_whisper)", file=sys.stderr
         )
         return 3
-    transcriber, load_seconds = timed(open_recogniser)
+    transcriber, load_seconds = timed(lambda: open_recogniser(args.whisper, compute_type=args.compute_type))
     punctuator = Punctuator()
     _, punctuator_load_seconds = timed(punctuator.load)
     policy = ApplyPolicy("triage", TRIAGE_THRESHOLD)
@@ -280,6 +290,8 @@ def main() -> int:
     }
     result = {
         "benchmark": "transcribe",
+        "whisper": args.whisper or "default",
+        "compute_type": args.compute_type,
         "cpu_avx_flags": " ".join(cpu_flags()),
         "cores": os.cpu_count(),
         "recogniser_load_seconds": round(load_seconds, 2),

@@ -21,10 +21,11 @@ setup: $(STAMP)
 # apt-get install without a prompt: as root, or through sudo when it needs no password.
 APT_INSTALL = { [ "$$(id -u)" = 0 ] && apt-get install -y -qq $(1) || sudo -n apt-get install -y -qq $(1); }
 
-# ffmpeg decodes the audio of videos; installed with apt where that is possible without a prompt.
+# Punctum decodes media with FFmpeg's libraries in PyAV; the ffmpeg program is for the tests, which
+# make their damaged and odd media with it. Installed with apt where that is possible without a prompt.
 ffmpeg:
 	@command -v ffmpeg >/dev/null || { command -v apt-get >/dev/null && $(call APT_INSTALL,ffmpeg) ; } || \
-		echo "warning: ffmpeg not found; install it to use video files (https://ffmpeg.org/download.html)"
+		echo "warning: ffmpeg not found; the tests that make media with it will be skipped"
 
 # Only for training the audio stage, which synthesises speech: Piper's voice (pip) and espeak-ng.
 train-setup: setup

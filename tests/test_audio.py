@@ -77,10 +77,10 @@ def test_bad_media_gets_a_clear_reason(tmp_path: Path, monkeypatch: pytest.Monke
     )
     with pytest.raises(AudioError, match="no audio stream"):
         decode_audio(silent_video)
+    # FFmpeg's libraries come with Punctum (in PyAV): no ffmpeg program is needed on the system.
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert shutil.which("ffmpeg") is None
-    with pytest.raises(AudioError, match="apt install ffmpeg"):
-        decode_audio(VIDEO)
+    assert shutil.which("ffmpeg") is None and shutil.which("ffprobe") is None
+    assert abs(decode_audio(VIDEO).size / SAMPLE_RATE - 62.0) < 0.1
 
 
 def test_cut_and_empty_wav_files_are_refused(tmp_path: Path) -> None:

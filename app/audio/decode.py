@@ -1,17 +1,15 @@
 """Audio tracks of video and audio files as 16 kHz mono float32, streamed in chunks.
 
 WAV, FLAC and OGG are read with soundfile and resampled by soxr as they stream; everything else
-(video containers, MP3, AAC, Opus...) goes through ffmpeg (located by ``pydub``) and ffprobe.
-Nothing holds the whole track unless asked: a 2-hour film streams through in fixed-size chunks.
+(video containers, MP3, AAC, Opus...) is demuxed and decoded by FFmpeg's libraries through PyAV,
+which every installation has (the recogniser's faster-whisper needs it), so no ffmpeg program has
+to be on the system. Nothing holds the whole track unless asked: a 2-hour film streams through in
+fixed-size chunks.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +22,14 @@ from app.audio.errors import AudioError
 SAMPLE_RATE = 16_000
 CHUNK_SECONDS = 30.0
 SOUNDFILE_SUFFIXES = {".wav", ".flac", ".ogg", ".oga"}
-#: ffprobe's note when a stream has no length of its own (a raw MP3 without a Xing/Info header, an
+#: FFmpeg's note when a stream has no length of its own (a raw MP3 without a Xing/Info header, an
 #: ADTS AAC stream) and it guesses one from the first frames' bitrate.
 _ESTIMATED = "Estimating duration from bitrate"
 # libsndfile's note on a WAV whose data chunk is shorter than its header says.
 _SHORT_DATA = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
-FFMPEG_HINT = "ffmpeg is not installed (Debian/Ubuntu: sudo apt install ffmpeg; macOS: brew install ffmpeg)"
+#: The share of damaged packets past which a track counts as undecodable (FFmpeg's own default for
+#: its command line, ``-max_error_rate``): below it, damaged stretches are skipped, as a player does.
+MAX_ERROR_RATE = 2 / 3
 
 
 @dataclass(frozen=True)
@@ -41,19 +41,10 @@ class MediaInfo:
     channels: int
     has_video: bool
     reader: str = "ffmpeg"  # or "soundfile", for the formats libsndfile reads itself
-    # Raw MP3 and AAC streams without a length header: ffprobe guesses their length from the
+    # Raw MP3 and AAC streams without a length header: FFmpeg guesses their length from the
     # first frames' bitrate, so a shorter decode is no sign of truncation. An MP3 with a Xing/Info
     # header (what encoders write) states its length, and a file cut short then decodes shorter.
     duration_estimated: bool = False
-
-
-def ffmpeg_path() -> str:
-    from pydub.utils import which
-
-    found = which("ffmpeg")
-    if not found:
-        raise AudioError(None, FFMPEG_HINT)
-    return str(found)
 
 
 def probe(path: Path) -> MediaInfo:
@@ -78,44 +69,64 @@ def probe(path: Path) -> MediaInfo:
         info = _soundfile_info(path)
         if info is not None:
             return info
-    ffprobe = shutil.which("ffprobe")
-    if not ffprobe:
-        raise AudioError(None, FFMPEG_HINT.replace("ffmpeg is", "ffprobe (part of ffmpeg) is"))
-    described, notes = _ffprobe(ffprobe, path)
-    streams = described.get("streams", [])
-    if not streams:
-        raise AudioError(path, "not a media file ffmpeg can read (no streams found)")
-    audio = [s for s in streams if s.get("codec_type") == "audio"]
-    if not audio:
-        raise AudioError(path, "the file has no audio stream")
-    stream = audio[0]
-    codec = str(stream.get("codec_name") or "unknown")
-    if codec in ("unknown", "none"):
-        raise AudioError(path, "the audio stream's codec is not supported by this ffmpeg")
-    duration = stream.get("duration") or described.get("format", {}).get("duration")
-    return MediaInfo(
-        path=path,
-        duration=float(duration) if duration not in (None, "N/A") else None,
-        codec=codec,
-        sample_rate=int(stream.get("sample_rate") or 0),
-        channels=int(stream.get("channels") or 0),
-        has_video=any(s.get("codec_type") == "video" for s in streams),
-        duration_estimated=_ESTIMATED in notes,
-    )
+    return _probe_container(path)
 
 
-def _ffprobe(ffprobe: str, path: Path) -> tuple[dict[str, Any], str]:
-    """ffprobe's description of the file and its notes (stderr). The path goes absolute, so that
-    no name (``-talk.mp4``, ``-o``, ``a:b.mp4``) is read as an option or a protocol."""
-    command = [ffprobe, "-v", "info", "-of", "json", "-show_format", "-show_streams", str(path.absolute())]
+def _open(path: Path) -> Any:
+    """The file opened by FFmpeg's demuxer, or an AudioError. The path goes absolute with the
+    ``file:`` protocol, so that no name (``-talk.mp4``, ``a:b.mp4``) is read as anything else."""
+    import av
+
     try:
-        done = subprocess.run(command, capture_output=True, timeout=120, check=False)
-        described = json.loads(done.stdout.decode("utf-8", "replace") or "{}")
-    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
-        raise AudioError(path, f"not a media file ffmpeg can read ({error})") from None
-    if not isinstance(described, dict):
-        raise AudioError(path, "not a media file ffmpeg can read (no description)")
-    return described, done.stderr.decode("utf-8", "replace")
+        return av.open("file:" + str(path.absolute()), metadata_errors="ignore")
+    except (av.FFmpegError, UnicodeError, ValueError) as error:
+        raise AudioError(path, f"not a media file ffmpeg can read ({_reason(error)})") from None
+
+
+def _reason(error: BaseException) -> str:
+    import av
+
+    if isinstance(error, av.FFmpegError) and error.strerror:
+        return str(error.strerror)
+    return str(error) or type(error).__name__
+
+
+def _probe_container(path: Path) -> MediaInfo:
+    import av.logging
+
+    # FFmpeg says that a length was guessed only in its log, which PyAV leaves off by default
+    # (its callback takes the interpreter's lock): on only while the file is opened.
+    av.logging.set_level(av.logging.WARNING)
+    try:
+        with av.logging.Capture(True) as notes:
+            container = _open(path)
+    finally:
+        av.logging.set_level(None)
+    with container:
+        streams = list(container.streams)
+        if not streams:
+            raise AudioError(path, "not a media file ffmpeg can read (no streams found)")
+        audio = [s for s in streams if s.type == "audio"]
+        if not audio:
+            raise AudioError(path, "the file has no audio stream")
+        stream = audio[0]
+        context = stream.codec_context
+        if context is None or context.codec is None:
+            raise AudioError(path, "the audio stream's codec is not supported by this ffmpeg")
+        duration: float | None = None
+        if stream.duration is not None and stream.time_base is not None:
+            duration = float(stream.duration * stream.time_base)
+        elif container.duration is not None:
+            duration = container.duration / 1_000_000
+        return MediaInfo(
+            path=path,
+            duration=duration,
+            codec=str(context.codec.name),
+            sample_rate=int(context.sample_rate or 0),
+            channels=int(context.channels or 0),
+            has_video=any(s.type == "video" for s in streams),
+            duration_estimated=any(_ESTIMATED in str(note[2]) for note in notes),
+        )
 
 
 def stream_audio(path: Path, chunk_seconds: float = CHUNK_SECONDS) -> Iterator[np.ndarray]:
@@ -177,38 +188,69 @@ def _stream_soundfile(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndar
             yield tail
 
 
-def _stream_ffmpeg(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray]:
-    command = [
-        ffmpeg_path(), "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(info.path.absolute()),
-        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", str(SAMPLE_RATE), "-f", "s16le", "-",
-    ]  # fmt: skip
-    chunk_bytes = 2 * int(chunk_seconds * SAMPLE_RATE)
-    # ffmpeg's complaints go to a file: a damaged file can fill a pipe with errors that nobody
-    # reads until the end, and ffmpeg then waits on it for ever.
-    with tempfile.TemporaryFile() as complaints:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=complaints)
-        assert process.stdout is not None
-        decoded = 0
+def _decoded_samples(info: MediaInfo) -> Iterator[np.ndarray]:
+    """The first audio track's samples as FFmpeg decodes and resamples them (16 kHz mono int16,
+    as its command line's ``-ac 1 -ar 16000`` gives), damaged packets skipped and counted."""
+    import av
+
+    container = _open(info.path)
+    try:
+        stream = container.streams.audio[0]
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+        packets = damaged = 0
+        last_error: BaseException | None = None
+        demuxed = container.demux(stream)
+        while True:
+            try:
+                packet = next(demuxed)
+            except StopIteration:
+                break
+            except av.FFmpegError as error:  # the container breaks off: what came so far counts
+                last_error = error
+                break
+            if packet.size == 0:
+                continue
+            packets += 1
+            try:
+                frames = packet.decode()
+                for frame in frames:
+                    for out in resampler.resample(frame):
+                        yield out.to_ndarray().reshape(-1)
+            except (av.FFmpegError, ValueError) as error:
+                damaged += 1
+                last_error = error
         try:
-            while True:
-                data = process.stdout.read(chunk_bytes)
-                if not data:
-                    break
-                samples = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2")
-                decoded += samples.size
-                yield (samples.astype(np.float32) / 32768.0)
-        finally:
-            if process.poll() is None:
-                process.kill()  # the consumer stopped early (cancel): do not leave ffmpeg running
-            process.stdout.close()
-            status = process.wait()
-        complaints.seek(0)
-        errors = complaints.read().decode("utf-8", "replace").strip().splitlines()
-    if status != 0 and status != -9:
-        reason = errors[-1] if errors else f"ffmpeg exited with status {status}"
-        if "decoder" in reason.lower() and "not found" in reason.lower():
+            for out in resampler.resample(None):
+                yield out.to_ndarray().reshape(-1)
+        except (av.FFmpegError, ValueError) as error:
+            last_error = error
+    finally:
+        container.close()
+    if packets and damaged > MAX_ERROR_RATE * packets:
+        reason = _reason(last_error) if last_error is not None else "damaged packets"
+        if isinstance(last_error, av.error.DecoderNotFoundError):
             raise AudioError(info.path, f"unsupported audio codec {info.codec!r} ({reason})")
-        raise AudioError(info.path, f"the audio could not be decoded ({reason})")
+        raise AudioError(
+            info.path, f"the audio could not be decoded ({damaged} of {packets} packets: {reason})"
+        )
+
+
+def _stream_ffmpeg(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray]:
+    chunk = int(chunk_seconds * SAMPLE_RATE)
+    pending: list[np.ndarray] = []
+    held = decoded = 0
+    for samples in _decoded_samples(info):
+        pending.append(samples)
+        held += samples.size
+        decoded += samples.size
+        if held >= chunk:
+            joined = np.concatenate(pending)
+            for start in range(0, joined.size - chunk + 1, chunk):
+                yield joined[start : start + chunk].astype(np.float32) / 32768.0
+            rest = joined[joined.size - joined.size % chunk :]
+            pending, held = ([rest] if rest.size else []), rest.size
+    if held:
+        yield np.concatenate(pending).astype(np.float32) / 32768.0
     if decoded == 0:
         raise AudioError(info.path, "the audio stream holds no samples (damaged or truncated file)")
     seconds = decoded / SAMPLE_RATE

@@ -3,9 +3,11 @@
 PyInstaller makes a one-folder build of the ``punctum`` program (editor and command line) with
 Python, Qt and its multimedia plugins, ONNX Runtime, the shipped model with its ONNX export made
 here (float, the one precision shipped: ``--int8`` needs a clone or the wheel's ``train`` extra to
-make its graph), Silero's speech-activity model and the sample (``packaging/punctum.spec``).
-torch and Transformers stay out: the bundle never exports; training needs a clone or the wheel's
-``train`` extra.
+make its graph), Silero's speech-activity model, the sample, and the recogniser: faster-whisper,
+CTranslate2 and PyAV (whose FFmpeg libraries decode all media) with Whisper base stored int8 as it
+runs (``packaging/punctum.spec``). torch and Transformers stay out: the bundle never exports;
+training needs a clone or the wheel's ``train`` extra. Debugging information some libraries
+carry (CTranslate2's Python module: 68 MB of its 69) is stripped; the archive is xz-packed.
 On Linux the archive adds ``install.sh`` and ``uninstall.sh`` (XDG: a menu entry, the icon, a
 ``punctum`` command and the .srt/.vtt/.punctum file types under ``~/.local``). Windows and macOS
 builds run the same script on their own runners (``.github/workflows/bundle.yml``); there the
@@ -45,6 +47,7 @@ def build(out: Path, work: Path) -> dict[str, object]:
     started = time.perf_counter()
     shutil.rmtree(work / "_bundled", ignore_errors=True)
     add_runtime_files(work / "_bundled")  # where punctum.spec looks for them
+    add_recogniser_model(work / "_bundled" / "whisper-base")
     subprocess.run(
         [sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
          "--distpath", str(work / "dist"), "--workpath", str(work / "build"),
@@ -56,14 +59,17 @@ def build(out: Path, work: Path) -> dict[str, object]:
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir(parents=True)
     shutil.move(str(work / "dist" / "punctum"), stage / "punctum")
+    stripped = strip_debug_information(stage / "punctum")
     shutil.copytree(ROOT / "resources" / "icons", stage / "icons")
     (stage / "VERSION").write_text(version() + "\n", encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
     if sys.platform.startswith("linux"):
         for file in LINUX_FILES:
             shutil.copy2(ROOT / "packaging" / "linux" / file, stage / file)
-        archive = out / f"{name}.tar.gz"
-        with tarfile.open(archive, "w:gz", compresslevel=6) as tar:
+        for old in out.glob(f"{name}*.tar.*"):  # an earlier build's archive (and add-on) would be found instead
+            old.unlink()
+        archive = out / f"{name}.tar.xz"
+        with tarfile.open(archive, "w:xz", preset=6) as tar:
             tar.add(stage, arcname=name)
     else:
         archive = Path(shutil.make_archive(str(out / name), "zip", work, name))
@@ -72,59 +78,42 @@ def build(out: Path, work: Path) -> dict[str, object]:
         "packed_mb": round(archive.stat().st_size / 1e6, 1),
         "unpacked_mb": round(folder_size(stage) / 1e6, 1),
     }
-    addon = build_transcribe_addon(out, work, name)
-    if addon is not None:
-        report["transcribe_addon"] = addon
+    report["debug_information_stripped_mb"] = round(stripped / 1e6, 1)
     report["build_seconds"] = round(time.perf_counter() - started)
     return report
 
 
-#: What ``punctum transcribe`` needs beyond the bundle: faster-whisper, CTranslate2 and PyAV with
-#: their shared libraries (the bundle has ONNX Runtime, tokenizers, huggingface_hub and tqdm).
-ADDON_PACKAGES = ("faster_whisper", "ctranslate2", "av")
+def add_recogniser_model(target: Path) -> None:
+    """Whisper base as Punctum runs it (int8, the tokenizer repaired), joined from its pip halves."""
+    from app.ml.whisper_model import assemble_default
+
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(assemble_default(), target)
 
 
-def build_transcribe_addon(out: Path, work: Path, name: str) -> dict[str, object] | None:
-    """``<name>-transcribe.tar.gz``: unpacked over the bundle's folder it adds
-    ``punctum/addons/transcribe/`` (the packages and the Whisper model, some 300 MB), which the
-    bundle's program puts on its path at start; install.sh then copies it along. Kept apart so the main archive stays small."""
-    import importlib.util
-    from importlib import metadata
-
-    from app.ml.whisper_model import WhisperModelError, assemble_default
-
+def _has_debug_information(path: Path) -> bool:
     try:
-        model = assemble_default()
-    except WhisperModelError as error:
-        print(f"build_bundle: no transcribe add-on ({error})", file=sys.stderr)
-        return None
-    stage = work / f"{name}-transcribe"
-    shutil.rmtree(stage, ignore_errors=True)
-    site = stage / name / "punctum" / "addons" / "transcribe" / "site"
-    site.mkdir(parents=True)
-    for package in ADDON_PACKAGES:
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            print(f"build_bundle: no transcribe add-on ({package} is not installed)", file=sys.stderr)
-            return None
-        folder = Path(next(iter(spec.submodule_search_locations)))
-        shutil.copytree(folder, site / package, ignore=shutil.ignore_patterns("__pycache__", "tests"))
-        libraries = folder.parent / f"{package}.libs"  # auditwheel's vendored shared libraries
-        if libraries.is_dir():
-            shutil.copytree(libraries, site / libraries.name)
-        distribution = metadata.distribution(package.replace("_", "-"))
-        info = Path(str(distribution.locate_file(""))) / f"{distribution.metadata['Name'].replace('-', '_')}-{distribution.version}.dist-info"
-        if info.is_dir():
-            shutil.copytree(info, site / info.name)
-    shutil.copytree(model, stage / name / "punctum" / "addons" / "transcribe" / "whisper-base")
-    archive = out / f"{name}-transcribe.tar.gz"
-    with tarfile.open(archive, "w:gz", compresslevel=6) as tar:
-        tar.add(stage / name, arcname=name)
-    return {
-        "archive": str(archive),
-        "packed_mb": round(archive.stat().st_size / 1e6, 1),
-        "unpacked_mb": round(folder_size(stage) / 1e6, 1),
-    }
+        with path.open("rb") as file:
+            if file.read(4) != b"\x7fELF":
+                return False
+    except OSError:
+        return False
+    sections = subprocess.run(["readelf", "-S", "-W", str(path)], capture_output=True, text=True, check=False)
+    return ".debug_info" in sections.stdout
+
+
+def strip_debug_information(folder: Path) -> int:
+    """Remove the debugging sections of the shared libraries that carry them (only those, and only
+    the debugging sections: symbols stay); how many bytes went. Without binutils, nothing."""
+    if sys.platform != "linux" or shutil.which("strip") is None or shutil.which("readelf") is None:
+        return 0
+    saved = 0
+    for path in sorted(folder.rglob("*.so*")):
+        if path.is_file() and not path.is_symlink() and _has_debug_information(path):
+            before = path.stat().st_size
+            subprocess.run(["strip", "--strip-debug", str(path)], check=True)
+            saved += before - path.stat().st_size
+    return saved
 
 
 if __name__ == "__main__":

@@ -3,15 +3,17 @@
 #  1. The wheel: installed into a fresh virtual environment in a temporary folder, far from the
 #     repository, with an empty HOME: --version, punctuate on the packaged sample, the editor on a
 #     virtual X screen.
-#  2. The bundle: the tarball unpacked into another temporary folder with another empty HOME,
-#     install.sh, the same three commands from the installed bundle with no Python on the PATH,
-#     the editor's start timed (window on screen; first suggestions on the sample), then
-#     uninstall.sh --purge, after which nothing of Punctum may be left.
+#  2. The bundle: the archive unpacked into another temporary folder with another empty HOME,
+#     install.sh, then from the installed bundle with no Python and no ffmpeg on the PATH:
+#     punctuate (timed, its peak memory measured), punctuate listening to the sample's video,
+#     transcribe the video and punctuate what it wrote, the editor's start timed (window on
+#     screen; first suggestions on the sample), then uninstall.sh --purge, after which nothing of
+#     Punctum may be left.
 # Prints one JSON line of figures at the end. Needs xvfb-run (installed with apt where it can).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
-BUNDLE=$(ls "$ROOT"/dist/Punctum-*-linux-*.tar.gz 2>/dev/null | grep -v -- "-transcribe\.tar\.gz$" | tail -1 || true)
+BUNDLE=$(ls "$ROOT"/dist/Punctum-*-linux-*.tar.xz 2>/dev/null | tail -1 || true)
 [ -n "$BUNDLE" ] || { echo "smoke: no bundle in dist/; run make package first" >&2; exit 1; }
 command -v xvfb-run >/dev/null || { echo "smoke: xvfb-run is needed (apt install xvfb)" >&2; exit 1; }
 
@@ -73,34 +75,52 @@ say "wheel: version, punctuate and editor (window at ${WHEEL_WINDOW} s) work"
 
 # --- 2. the bundle ------------------------------------------------------------------------------
 mkdir -p "$WORK/unpacked" "$WORK/home"
-tar -xzf "$BUNDLE" -C "$WORK/unpacked"
+tar -xJf "$BUNDLE" -C "$WORK/unpacked"
 UNPACKED=$(ls -d "$WORK"/unpacked/Punctum-*)
-HOME_PATH="$WORK/home/.local/bin:/usr/bin:/bin"  # no virtual environment, no repository
-ADDON=$(ls "$ROOT"/dist/Punctum-*-linux-*-transcribe.tar.gz 2>/dev/null | tail -1 || true)
-[ -z "$ADDON" ] || tar -xzf "$ADDON" -C "$WORK/unpacked"  # unpacked over the bundle, as a user would
+# No virtual environment, no repository, and no ffmpeg: a folder of the system's own tools the
+# bundle needs (sh, its file tools, xvfb-run's), without ffmpeg, ffprobe or python.
+mkdir -p "$WORK/system-bin"
+for tool in sh bash cat cp mv rm ln mkdir rmdir sed readlink dirname basename find ls chmod \
+            update-mime-database update-desktop-database gtk-update-icon-cache xdg-mime \
+            xvfb-run Xvfb xauth mcookie getopt kill sleep tail grep awk date mktemp timeout; do
+    found=$(command -v "$tool" 2>/dev/null) && ln -sf "$found" "$WORK/system-bin/$tool"
+done
+HOME_PATH="$WORK/home/.local/bin:$WORK/system-bin"
 env -i HOME="$WORK/home" PATH="$HOME_PATH" sh "$UNPACKED/install.sh" >&2
 run_home() { env -i HOME="$WORK/home" PATH="$HOME_PATH" "$@"; }
 run_home punctum --version | grep -q "^punctum " || fail "bundle: punctum --version"
 BUNDLED_SAMPLE="$WORK/home/.local/share/punctum/app/_internal/app/_bundled/sample"
 [ -f "$BUNDLED_SAMPLE/sample.srt" ] || fail "bundle: no packaged sample"
+# The first punctuate of 10 words from a fresh install, timed with its peak memory.
+printf '1\n00:00:00,000 --> 00:00:04,000\nso this is the repair cafe where people bring broken things\n' > "$WORK/ten.srt"
+MEASURE=(); [ -x /usr/bin/time ] && MEASURE=(/usr/bin/time -f "%M" -o "$WORK/ten.memory")
 began=$(now)
+env -i HOME="$WORK/home" PATH="$HOME_PATH" "${MEASURE[@]}" \
+    punctum punctuate "$WORK/ten.srt" -o "$WORK/ten-out.srt" >/dev/null 2>"$WORK/ten.err" \
+    || fail "bundle: punctuate 10 words: $(tail -1 "$WORK/ten.err")"
+FIRST_PUNCTUATE=$("$PYTHON" -c "print(round($(now) - $began, 2))")
+FIRST_PUNCTUATE_MB=null
+[ -s "$WORK/ten.memory" ] && FIRST_PUNCTUATE_MB=$(( $(tail -1 "$WORK/ten.memory") / 1024 ))
+began=$(now)
+env -i HOME="$WORK/home" PATH="$HOME_PATH" punctum punctuate "$WORK/ten.srt" -o "$WORK/ten-again.srt" >/dev/null 2>&1 \
+    || fail "bundle: punctuate 10 words again"
+SECOND_PUNCTUATE=$("$PYTHON" -c "print(round($(now) - $began, 2))")
 run_home punctum punctuate "$BUNDLED_SAMPLE/sample.srt" -o "$WORK/bundle-out.srt" >/dev/null 2>&1 \
     || fail "bundle: punctuate on the packaged sample"
 run_home punctum punctuate "$BUNDLED_SAMPLE/sample.srt" --media "$BUNDLED_SAMPLE/sample.mp4" \
-    -o "$WORK/bundle-heard.srt" >/dev/null 2>"$WORK/heard.err" \
+    --suggestions "$WORK/heard.json" -o "$WORK/bundle-heard.srt" >/dev/null 2>"$WORK/heard.err" \
     || fail "bundle: punctuate with the sample's video: $(tail -1 "$WORK/heard.err")"
-FIRST_RUN=$("$PYTHON" -c "print(round($(now) - $began, 1))")
+grep -q '"audio"' "$WORK/heard.json" || fail "bundle: the listener heard nothing in the sample's video"
 [ ! -d "$WORK/home/.cache/punctum/runtime" ] || fail "bundle: the model was exported at run time"
 [ ! -d "$WORK/home/.local/share/punctum/app/_internal/torch" ] || fail "bundle: torch is inside"
+[ -z "$(ls -d "$WORK"/home/.cache/punctum/whisper-* 2>/dev/null)" ] || fail "bundle: the recogniser's model was made at run time"
 cmp -s "$WORK/bundle-out.srt" "$WORK/wheel-out.srt" || fail "bundle and wheel punctuate the sample differently"
-if [ -n "$ADDON" ]; then
-    run_home punctum transcribe "$BUNDLED_SAMPLE/sample.mp4" -o "$WORK/transcribed.vtt" >/dev/null 2>"$WORK/tr.err" \
-        || fail "bundle: transcribe with the add-on: $(tail -1 "$WORK/tr.err")"
-    grep -q "<00:00:0" "$WORK/transcribed.vtt" || fail "bundle: transcribed captions without word times"
-    run_home punctum punctuate "$WORK/transcribed.vtt" -o "$WORK/transcribed-punctuated.vtt" >/dev/null 2>&1 \
-        || fail "bundle: punctuate the transcribed captions"
-    say "bundle: transcribe add-on works"
-fi
+run_home punctum transcribe "$BUNDLED_SAMPLE/sample.mp4" -o "$WORK/transcribed.vtt" >/dev/null 2>"$WORK/tr.err" \
+    || fail "bundle: transcribe: $(tail -1 "$WORK/tr.err")"
+grep -q "<00:00:0" "$WORK/transcribed.vtt" || fail "bundle: transcribed captions without word times"
+run_home punctum punctuate "$WORK/transcribed.vtt" -o "$WORK/transcribed-punctuated.vtt" >/dev/null 2>&1 \
+    || fail "bundle: punctuate the transcribed captions"
+say "bundle: punctuate (${FIRST_PUNCTUATE} s first), listening, transcribe work"
 read -r _ _ < <(editor_run punctum "$WORK/home" "$HOME_PATH")  # a first start fills the caches
 read -r WINDOW SUGGESTIONS < <(editor_run punctum "$WORK/home" "$HOME_PATH")
 [ "$WINDOW" != None ] || fail "bundle: no editor window"
@@ -113,5 +133,6 @@ LEFT=$(cd "$WORK/home" && find . -mindepth 1 \( -iname '*punctum*' -o -path './.
 PACKED=$(du -m "$BUNDLE" | cut -f1)
 UNPACKED_MB=$(du -sm "$UNPACKED" | cut -f1)
 echo "{\"bundle\": \"$(basename "$BUNDLE")\", \"packed_mb\": $PACKED, \"unpacked_mb\": $UNPACKED_MB," \
-     "\"first_punctuate_seconds\": $FIRST_RUN, \"window_seconds_warm\": $WINDOW," \
+     "\"first_punctuate_10_words_seconds\": $FIRST_PUNCTUATE, \"second_punctuate_10_words_seconds\": $SECOND_PUNCTUATE," \
+     "\"first_punctuate_peak_mb\": $FIRST_PUNCTUATE_MB, \"window_seconds_warm\": $WINDOW," \
      "\"suggestions_seconds_warm\": $SUGGESTIONS, \"wheel_window_seconds\": $WHEEL_WINDOW, \"uninstall_clean\": true}"

@@ -175,7 +175,7 @@ def test_int8_export_stays_close_to_float(
     assert (full.argmax(-1) == small.argmax(-1)).mean() > 0.95
 
 
-def test_the_float_export_holds_the_embedding_table_as_int8_rows_and_every_other_weight_in_float32(
+def test_the_float_export_holds_the_table_as_int8_rows_and_other_matrices_in_float16(
     text_model: Path,
 ) -> None:
     import onnx
@@ -189,9 +189,14 @@ def test_the_float_export_holds_the_embedding_table_as_int8_rows_and_every_other
         lookups = [n.input[0] for n in graph.node if n.op_type == "Gather" and n.input[1] == "input_ids"]
         # The rows and their scales, each read once: the int8 graph does not round them again.
         assert sorted(kinds[name] for name in lookups) == [TensorProto.FLOAT, TensorProto.INT8], int8
-        if not int8:  # its other weights (integers are shapes and indices)
-            weights = {t.data_type for t in graph.initializer if t.name not in lookups} - {TensorProto.INT64}
-            assert weights == {TensorProto.FLOAT}
+        others = [t for t in graph.initializer if t.name not in lookups and t.data_type != TensorProto.INT64]
+        matrices = [t for t in others if len(t.dims) >= 2 and t.data_type != TensorProto.UINT8]
+        if not int8:  # matrices stored in float16, each cast to float32 where it is read
+            casts = {n.input[0]: n.output[0] for n in graph.node if n.op_type == "Cast"}
+            assert matrices and all(t.data_type == TensorProto.FLOAT16 and t.name in casts for t in matrices)
+            assert {t.data_type for t in others if len(t.dims) < 2} == {TensorProto.FLOAT}
+        else:  # the quantizer was given float32 weights: nothing of the float16 storage is left
+            assert TensorProto.FLOAT16 not in {t.data_type for t in others}
 
 
 def test_a_packaged_export_is_float_alone_and_int8_is_made_in_the_cache_when_asked_for(

@@ -30,7 +30,7 @@ from torch import nn
 
 from app.ml.model import PunctuationModel, _channels_with_presence, _gather, batch_tensors
 from app.ml.packaging import ModelError, load_model
-from app.ml.quantize import int8_embeddings, int8_rows, quantize_graph
+from app.ml.quantize import float16_matrices, int8_embeddings, int8_rows, quantize_graph, storable_in_float16
 from app.ml.runtime import (
     EXPORT_FORMAT,
     PACKAGED_EXPORT,
@@ -205,7 +205,9 @@ def _export_graph(network: PunctuationModel, path: Path, attention: str = "eager
 _PLAIN_NAME = "model-plain.onnx"
 
 
-def _fuse_graph(network: PunctuationModel, source: Path, target: Path, int8_table: bool = True) -> None:
+def _fuse_graph(
+    network: PunctuationModel, source: Path, target: Path, int8_table: bool = True, float16: bool = True
+) -> None:
     """The graph with ONNX Runtime's transformer fusions (attention, skip layer norms, bias with
     GELU), made once here rather than looked for at every start, and its weights in a file of
     their own (``data_name``), which ONNX Runtime maps into memory rather than copying: a session
@@ -215,9 +217,10 @@ def _fuse_graph(network: PunctuationModel, source: Path, target: Path, int8_tabl
     know), the plain graph is kept, its weights beside it all the same.
 
     ``int8_table``: the word-embedding table, 73% of the float weights, as int8 rows with a
-    scale each (``app.ml.quantize.int8_embeddings``); every other weight stays float32. A lookup
-    loses nothing to speak of by it (``tests/benchmarks/eval_runtime.py``: F1 within 0.1 on every
-    set) and the export is a third of the size."""
+    scale each (``app.ml.quantize.int8_embeddings``). A lookup loses nothing to speak of by it
+    (``tests/benchmarks/eval_runtime.py``: F1 within 0.1 on every set) and the export is a third
+    of the size. ``float16``: every other weight matrix stored in float16, computed in float32
+    (``app.ml.quantize.float16_matrices``): 87 -> 43 MB more."""
     import onnx
 
     encoder: Any = network.encoder
@@ -247,6 +250,8 @@ def _fuse_graph(network: PunctuationModel, source: Path, target: Path, int8_tabl
     graph = onnx.load(str(source)) if fused is None else fused.model
     if int8_table:
         int8_embeddings(graph)
+    if float16:
+        float16_matrices(graph)
     if fused is None:
         onnx.save_model(graph, str(target), save_as_external_data=True, location=data_name(target.name))
     else:
@@ -254,13 +259,16 @@ def _fuse_graph(network: PunctuationModel, source: Path, target: Path, int8_tabl
 
 
 def round_table_as_exported(network: PunctuationModel) -> None:
-    """Give the torch model the word-embedding table the float graph holds: its int8 rows times
-    their scales (``_fuse_graph``)."""
+    """Give the torch model the weights the float graph holds (``_fuse_graph``): the word-embedding
+    table's int8 rows times their scales, every other matrix rounded to float16."""
     encoder: Any = network.encoder
     table = encoder.get_input_embeddings().weight
     rows, scales = int8_rows(table.detach().numpy())
     with torch.no_grad():
         table.copy_(torch.from_numpy(rows.astype(np.float32) * scales))
+        for parameter in network.parameters():
+            if parameter is not table and storable_in_float16(parameter.detach().numpy()):
+                parameter.copy_(parameter.to(torch.float16).to(torch.float32))
 
 
 def _check_export(network: PunctuationModel, model_dir: Path, int8: bool) -> float:

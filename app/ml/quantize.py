@@ -59,6 +59,61 @@ def int8_embeddings(graph: Any) -> None:
         return
 
 
+#: The suffix of a matrix stored in float16 (``float16_matrices``), beside the name it is read as.
+FLOAT16_SUFFIX = ".float16"
+
+
+def storable_in_float16(array: np.ndarray) -> bool:
+    """A weight matrix (two or more axes) whose values float16 holds: not a constant of the traced
+    graph such as a mask of the lowest float, which float16 would make infinite."""
+    return array.ndim >= 2 and array.dtype == np.float32 and bool(np.abs(array).max(initial=0.0) < 60000.0)
+
+
+def float16_matrices(graph: Any) -> None:
+    """Every float32 weight matrix stored in float16 and cast back to float32 as it is read: half
+    the bytes on disk. ONNX Runtime folds each cast into a float32 weight when the session starts,
+    so the arithmetic is float32 as before, on weights rounded to float16's 11 bits (the export
+    check and ``tests/benchmarks/eval_runtime.py`` measure what that costs)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    # The word-embedding table's row scales are a lookup like the table (``int8_embeddings``).
+    lookups = {n.input[0] for n in graph.graph.node if n.op_type == "Gather" and n.input[1] == "input_ids"}
+    casts = []
+    for initializer in list(graph.graph.initializer):
+        if initializer.data_type != TensorProto.FLOAT or initializer.name in lookups:
+            continue
+        array = numpy_helper.to_array(initializer)
+        if not storable_in_float16(array):
+            continue
+        name = initializer.name
+        graph.graph.initializer.remove(initializer)
+        graph.graph.initializer.append(
+            numpy_helper.from_array(array.astype(np.float16), name + FLOAT16_SUFFIX)
+        )
+        casts.append(
+            helper.make_node(
+                "Cast", [name + FLOAT16_SUFFIX], [name], name=name + ".cast", to=TensorProto.FLOAT
+            )
+        )
+    for position, cast in enumerate(casts):
+        graph.graph.node.insert(position, cast)
+
+
+def float32_matrices(graph: Any) -> None:
+    """Undo ``float16_matrices``: each float16-stored matrix as a float32 initializer under the name
+    it is read as (for the quantizer, which looks for weights as initializers)."""
+    from onnx import TensorProto, numpy_helper
+
+    stored = {t.name: t for t in graph.graph.initializer if t.data_type == TensorProto.FLOAT16}
+    for node in list(graph.graph.node):
+        if node.op_type == "Cast" and node.input[0] in stored and node.input[0].endswith(FLOAT16_SUFFIX):
+            half = stored.pop(node.input[0])
+            graph.graph.initializer.remove(half)
+            array = numpy_helper.to_array(half).astype(np.float32)
+            graph.graph.initializer.append(numpy_helper.from_array(array, node.output[0]))
+            graph.graph.node.remove(node)
+
+
 def quantize_graph(source: Path, target: Path) -> None:
     """int8 weights for the encoder's attention (fused or not) and matrices, but for the
     feed-forward output projections (see ``app.ml.packaging.quantized_layers`` for why those stay
@@ -73,6 +128,7 @@ def quantize_graph(source: Path, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     graph = onnx.load(str(source))
+    float32_matrices(graph)  # the float graph stores its matrices in float16
     int8_embeddings(graph)  # already so in an export's float graph
     chosen = [
         node.name

@@ -4,9 +4,10 @@ the whole vocabulary, whether every set is within the goals, each way's seconds 
 how many distinct words of each set the compact vocabulary cuts otherwise than the whole one.
 
 Ways (``--ways``, default all): ``float`` as shipped (compact vocabulary, the word-embedding table
-in int8 rows with a scale each, every other weight float32); ``float32_table`` and
-``float16_table``, that graph with the table in float32 (the float export before export format 5)
-or float16 (read through a Cast), made here in a scratch folder; ``float_whole_vocabulary``, the
+in int8 rows with a scale each, every other matrix stored in float16 and computed in float32);
+``float32_table`` and ``float16_table``, that graph with every weight in float32 (the float export
+before export format 5) and with only the table in float16 (read through a Cast), made here in a
+scratch folder; ``float_whole_vocabulary``, the
 export of the model without its vocabulary list; ``int8``, the int8 graph.
 
 Goals: the table's int8 rows (and float16) within 0.1 F1 of the float32 table on every set; the
@@ -114,7 +115,7 @@ def table_exports(model_dir: Path, scratch: Path) -> dict[str, Path]:
     vocabulary = _compact_vocabulary(network, tokenizer, model_dir, first / TOKENIZER_NAME)
     shape = json.dumps(runtime_shape(network, tokenizer, vocabulary, model_dir))
     _export_graph(network, scratch / "plain.onnx")
-    _fuse_graph(network, scratch / "plain.onnx", first / graph_name(False), int8_table=False)
+    _fuse_graph(network, scratch / "plain.onnx", first / graph_name(False), int8_table=False, float16=False)
     float16_table(first / graph_name(False), folders["float16_table"] / graph_name(False))
     for folder in folders.values():
         (folder / RUNTIME_NAME).write_text(shape)

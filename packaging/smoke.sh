@@ -82,7 +82,8 @@ UNPACKED=$(ls -d "$WORK"/unpacked/Punctum-*)
 mkdir -p "$WORK/system-bin"
 for tool in sh bash cat cp mv rm ln mkdir rmdir sed readlink dirname basename find ls chmod \
             update-mime-database update-desktop-database gtk-update-icon-cache xdg-mime \
-            xvfb-run Xvfb xauth mcookie getopt kill sleep tail grep awk date mktemp timeout; do
+            xvfb-run Xvfb xauth mcookie getopt kill sleep tail grep awk date mktemp timeout touch fmt \
+            true tr md5sum head env od hexdump cut wc sort uniq ps pkill; do
     found=$(command -v "$tool" 2>/dev/null) && ln -sf "$found" "$WORK/system-bin/$tool"
 done
 HOME_PATH="$WORK/home/.local/bin:$WORK/system-bin"
@@ -110,7 +111,7 @@ run_home punctum punctuate "$BUNDLED_SAMPLE/sample.srt" -o "$WORK/bundle-out.srt
 run_home punctum punctuate "$BUNDLED_SAMPLE/sample.srt" --media "$BUNDLED_SAMPLE/sample.mp4" \
     --suggestions "$WORK/heard.json" -o "$WORK/bundle-heard.srt" >/dev/null 2>"$WORK/heard.err" \
     || fail "bundle: punctuate with the sample's video: $(tail -1 "$WORK/heard.err")"
-grep -q '"audio"' "$WORK/heard.json" || fail "bundle: the listener heard nothing in the sample's video"
+grep -q '^  "evidence": "heard"' "$WORK/heard.json" || fail "bundle: the listener heard nothing in the sample's video"
 [ ! -d "$WORK/home/.cache/punctum/runtime" ] || fail "bundle: the model was exported at run time"
 [ ! -d "$WORK/home/.local/share/punctum/app/_internal/torch" ] || fail "bundle: torch is inside"
 [ -z "$(ls -d "$WORK"/home/.cache/punctum/whisper-* 2>/dev/null)" ] || fail "bundle: the recogniser's model was made at run time"

@@ -48,6 +48,7 @@ def build(out: Path, work: Path) -> dict[str, object]:
     shutil.rmtree(work / "_bundled", ignore_errors=True)
     add_runtime_files(work / "_bundled")  # where punctum.spec looks for them
     add_recogniser_model(work / "_bundled" / "whisper-base")
+    add_language_identifier(work / "_bundled" / "langid")
     subprocess.run(
         [sys.executable, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
          "--distpath", str(work / "dist"), "--workpath", str(work / "build"),
@@ -89,6 +90,17 @@ def add_recogniser_model(target: Path) -> None:
 
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(assemble_default(), target)
+
+
+def add_language_identifier(folder: Path) -> None:
+    """py3langid's model uncompressed, which a clone's set-up writes into the cache: a fresh
+    install's first run would otherwise spend 0.4 s writing it (packed, it is as small as the
+    package's own LZMA file, which the bundle then leaves out)."""
+    from app.services.languages import identifier_copy_name, prepare
+
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    prepare(folder / identifier_copy_name())
 
 
 def _has_debug_information(path: Path) -> bool:

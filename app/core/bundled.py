@@ -57,6 +57,13 @@ def packaged_whisper_model() -> Path | None:
     return Path(str(packaged)) if packaged.joinpath("model.bin").is_file() else None
 
 
+def packaged_language_identifier(name: str) -> Path | None:
+    """py3langid's model uncompressed (``name``), as the desktop bundle carries it so that its first
+    run need not decompress it; None in a clone or a wheel, which write it into the cache."""
+    packaged = resources.files("app").joinpath(PACKAGED, "langid", name)
+    return Path(str(packaged)) if packaged.is_file() else None
+
+
 def version() -> str:
     """Punctum's version, as installed."""
     try:

@@ -102,18 +102,29 @@ def _identifier() -> Any:
         )
 
 
-def _identifier_copy() -> Path:
-    """The uncompressed model file, written once (atomically) beside Punctum's other caches."""
+def identifier_copy_name() -> str:
     import importlib.metadata
+
+    return f"py3langid-{importlib.metadata.version('py3langid')}.npz"
+
+
+def _identifier_copy(target: Path | None = None) -> Path:
+    """The uncompressed model file: the desktop bundle's, else written once (atomically) beside
+    Punctum's other caches, or at ``target``."""
     import lzma
     import os
     import uuid
 
     from py3langid import langid
 
+    from app.core.bundled import packaged_language_identifier
     from app.ml.base_encoder import cache_root
 
-    target = cache_root() / "langid" / f"py3langid-{importlib.metadata.version('py3langid')}.npz"
+    if target is None:
+        packaged = packaged_language_identifier(identifier_copy_name())
+        if packaged is not None:
+            return packaged
+        target = cache_root() / "langid" / identifier_copy_name()
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -127,9 +138,10 @@ def _identifier_copy() -> Path:
     return target
 
 
-def prepare() -> None:
-    """Write the identifier's copy (set-up calls this, so that no user run waits for it)."""
-    _identifier_copy()
+def prepare(target: Path | None = None) -> Path:
+    """Write the identifier's copy (set-up calls this, and the bundle's build with a ``target``
+    inside it, so that no user run waits for it)."""
+    return _identifier_copy(target)
 
 
 if __name__ == "__main__":

@@ -34,9 +34,8 @@ from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
 from app.ml.combination import Combination
 from app.ml.listener import Listener
-from app.ml.whisper_model import COMPUTE_TYPE
 from app.services.model import Punctuator
-from tests.benchmarks import listener_sets
+from tests.benchmarks import add_recogniser_options, listener_sets
 from tests.benchmarks.listener_sets import SpeechSet
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -132,12 +131,7 @@ def main() -> int:
         "--fit", action="store_true", help="fit on all of both sets and write the shipped file"
     )
     parser.add_argument("--keep", metavar="FILE.npz", help="also write every reading there, to study them")
-    parser.add_argument("--whisper", help="a CTranslate2 Whisper folder (default: the one Punctum uses)")
-    parser.add_argument(
-        "--compute-type",
-        default=COMPUTE_TYPE,
-        help="the recogniser's arithmetic, e.g. float32 (default int8)",
-    )
+    add_recogniser_options(parser)
     args = parser.parse_args()
     sets = {"ljspeech": listener_sets.ljspeech(), "real": listener_sets.real()}
     if not all(sets.values()):

@@ -66,7 +66,6 @@ from app.core.metrics import punctuation_scores
 from app.core.model import Word
 from app.formats import parse_document, read_document
 from app.ml.transcriber import Recognition, Transcriber
-from app.ml.whisper_model import COMPUTE_TYPE
 from app.services.analysis import AnalysisRequest
 from app.services.documents import attach_timing_file, save_document
 from app.services.gap_evidence import gap_evidence
@@ -74,7 +73,7 @@ from app.services.model import Punctuator
 from app.services.punctuate import TRIAGE_THRESHOLD, ApplyPolicy, punctuate_file
 from app.services.suggestions import model_word
 from app.services.transcribe import open_recogniser, transcribe_media, words_file_for
-from tests.benchmarks import cpu_flags
+from tests.benchmarks import add_recogniser_options, cpu_flags
 from tests.conftest import ROOT, SHARED_DATA
 
 NO_MARK = mark_class("")
@@ -152,12 +151,7 @@ def timed(call: Callable[[], Any]) -> tuple[Any, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--whisper", help="a CTranslate2 Whisper folder (default: the one Punctum uses)")
-    parser.add_argument(
-        "--compute-type",
-        default=COMPUTE_TYPE,
-        help="the recogniser's arithmetic, e.g. float32 (default int8)",
-    )
+    add_recogniser_options(parser)
     args = parser.parse_args()
     started = time.perf_counter()
     folder = SHARED_DATA / "audio" / "ljspeech"

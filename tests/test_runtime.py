@@ -17,7 +17,7 @@ import torch
 
 from app.audio.frames import FRAME_SECONDS
 from app.core.errors import PunctumError
-from app.ml.export import round_table_as_exported
+from app.ml.export import round_weights_as_exported
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
 from app.ml.runtime import INT8_BY_DEFAULT, OnnxModel, graph_name, is_exported, runtime_dir
@@ -100,7 +100,7 @@ def _engines(model_dir: Path) -> tuple[Any, Any]:
     """The torch model, with the export's rounded word-embedding table (what the rounding costs
     is an F1 figure: ``tests/benchmarks/eval_runtime.py``), and its export."""
     network, tokenizer, settings = load_model(model_dir)
-    round_table_as_exported(network)
+    round_weights_as_exported(network)
     return TorchModel(network, tokenizer, settings), Punctuator(model_dir, quantize=False).load()
 
 
@@ -313,7 +313,7 @@ def test_the_shipped_model_suggests_the_same_through_its_export(shipped_torch: A
 def shipped_torch() -> Any:
     """The shipped torch model with its export's rounded word-embedding table (``_engines``)."""
     model = Punctuator(engine="torch").load()
-    round_table_as_exported(model.network)
+    round_weights_as_exported(model.network)
     return model
 
 

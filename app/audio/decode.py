@@ -96,12 +96,13 @@ def _probe_container(path: Path) -> MediaInfo:
 
     # FFmpeg says that a length was guessed only in its log, which PyAV leaves off by default
     # (its callback takes the interpreter's lock): on only while the file is opened.
+    level = av.logging.get_level()
     av.logging.set_level(av.logging.WARNING)
     try:
         with av.logging.Capture(True) as notes:
             container = _open(path)
     finally:
-        av.logging.set_level(None)
+        av.logging.set_level(level)
     with container:
         streams = list(container.streams)
         if not streams:

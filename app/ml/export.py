@@ -258,7 +258,7 @@ def _fuse_graph(
         fused.save_model_to_file(str(target), use_external_data_format=True)
 
 
-def round_table_as_exported(network: PunctuationModel) -> None:
+def round_weights_as_exported(network: PunctuationModel) -> None:
     """Give the torch model the weights the float graph holds (``_fuse_graph``): the word-embedding
     table's int8 rows times their scales, every other matrix rounded to float16."""
     encoder: Any = network.encoder
@@ -356,9 +356,9 @@ def export_model(model_dir: Path, int8: bool = False, log: Any = None) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     # The check is that the graph computes what the model does, so the model gets the graph's
-    # rounded table: the rounding alone moves logits by up to 0.06 on these random inputs, above
+    # rounded weights: the table's rounding alone moves logits by up to 0.06 on these random inputs, above
     # TOLERANCE, and what it costs is measured in F1 (``tests/benchmarks/eval_runtime.py``).
-    round_table_as_exported(network)
+    round_weights_as_exported(network)
     difference = _check_export(network, model_dir, False)
     if difference > TOLERANCE:
         shutil.rmtree(target, ignore_errors=True)

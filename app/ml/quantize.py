@@ -18,6 +18,11 @@ def int8_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(np.round(table / scales), -127, 127).astype(np.int8), scales
 
 
+def _lookups(graph: Any) -> list[Any]:
+    """The graph's word-embedding lookups: Gathers of an initializer by ``input_ids``."""
+    return [n for n in graph.graph.node if n.op_type == "Gather" and n.input[1] == "input_ids"]
+
+
 def int8_embeddings(graph: Any) -> None:
     """The word-embedding table (the Gather of a float initializer by ``input_ids``) as int8 rows
     with one scale each (``int8_rows``), turned back into float rows as they are read: a quarter
@@ -27,7 +32,7 @@ def int8_embeddings(graph: Any) -> None:
     it, which cost up to 0.4 F1."""
     from onnx import TensorProto, helper, numpy_helper
 
-    lookups = [n for n in graph.graph.node if n.op_type == "Gather" and n.input[1] == "input_ids"]
+    lookups = _lookups(graph)
     kinds = {t.name: t.data_type for t in graph.graph.initializer}
     if any(kinds.get(n.input[0]) == TensorProto.INT8 for n in lookups):
         return  # done already (its row scales are a float table read by input_ids too)
@@ -77,7 +82,7 @@ def float16_matrices(graph: Any) -> None:
     from onnx import TensorProto, helper, numpy_helper
 
     # The word-embedding table's row scales are a lookup like the table (``int8_embeddings``).
-    lookups = {n.input[0] for n in graph.graph.node if n.op_type == "Gather" and n.input[1] == "input_ids"}
+    lookups = {n.input[0] for n in _lookups(graph)}
     casts = []
     for initializer in list(graph.graph.initializer):
         if initializer.data_type != TensorProto.FLOAT or initializer.name in lookups:

@@ -3,9 +3,10 @@
 Importing torch and Transformers, building the fast tokenizer from SentencePiece and merging the
 LoRA adapters cost many seconds at every start. All of that is done once per model, at set-up or
 on first use (``app.ml.export``), and kept in the cache under ``runtime/<key>``: the merged model
-as ``model.onnx`` (float32, but for its word-embedding table in int8 rows) and, when asked for,
-``model-int8.onnx``, each with its weights in ``<graph>.data``, the tokenizer as
-``tokenizer.json`` and what the runner needs as ``runtime.json``. The key is a hash
+as ``model.onnx`` (float32 arithmetic; its word-embedding table stored in int8 rows, its other
+matrices in float16) and, when asked for, ``model-int8.onnx``, each with its weights in
+``<graph>.data``, the tokenizer as ``tokenizer.json`` and what the runner needs as
+``runtime.json``. The key is a hash
 of the model's weights, vocabulary list and base encoder, so a retrained model gets a new export.
 A wheel or a bundle carries the shipped model's export, made at package time, in the model's own
 folder (``export/``): it runs with neither torch nor the base encoder installed.
@@ -30,10 +31,9 @@ from app.ml.validation import CONFIG_NAME, WEIGHTS_NAME
 from app.ml.vocabulary import VOCABULARY_NAME, vocabulary_digest
 from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
 
-#: Bump when the export's graph or files change: older exports are then built again.
-EXPORT_FORMAT = (
-    6  # 5: the float graph's word-embedding table in int8 rows; 6: its other matrices stored in float16
-)
+#: Bump when the export's graph or files change: older exports are then built again. 5: the float
+#: graph's word-embedding table in int8 rows; 6: its other matrices stored in float16.
+EXPORT_FORMAT = 6
 #: Models run in float unless asked for int8 (``--int8``): int8 is 1.18x as fast on a 10,000-word
 #: document but moves F1 by more than 0.3 on 7 of 13 evaluation sets (model card, "Runtime").
 INT8_BY_DEFAULT = False

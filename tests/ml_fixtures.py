@@ -31,6 +31,10 @@ WORDS = [
 
 
 def tiny_encoder(directory: Path) -> Path:
+    """Two small layers over the real encoder's tokenizer, whose files are copied as they are, so
+    that a process loads that tokenizer once for the real encoder and every tiny one."""
+    import shutil
+
     from transformers import BertConfig, BertModel
 
     from app.ml.packaging import load_tokenizer
@@ -52,7 +56,14 @@ def tiny_encoder(directory: Path) -> Path:
 
     torch.manual_seed(0)
     BertModel(config, add_pooling_layer=False).save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
+    for name in (
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "sentencepiece.bpe.model",
+    ):
+        if (Path(base) / name).is_file():
+            shutil.copy2(Path(base) / name, directory / name)
     return directory
 
 

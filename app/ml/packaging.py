@@ -8,7 +8,6 @@ unpickled: a folder that only offers pickle files (.bin, .pt, .pkl) is refused.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import shutil
@@ -35,25 +34,30 @@ LORA_TARGETS = ["query", "key", "value", "dense"]
 
 
 def load_tokenizer(location: str) -> Any:
-    """The encoder's Transformers tokenizer, loaded once per process for each tokenizer content:
-    Transformers takes about 3 s over XLM-R's 250,002 pieces, and training, calibration, export and
-    combining each build a model. Tokenizers are only read, never changed, so sharing one is safe."""
+    """The encoder's Transformers tokenizer, loaded once per process for each tokenizer content,
+    wherever it is read from: Transformers takes about 3 s over XLM-R's 250,002 pieces, and
+    training, calibration, export and combining each build a model, often from copies of one
+    encoder in different folders. Tokenizers are only read, never changed, so sharing one is safe."""
     folder = Path(location)
     files = [folder / name for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")]
+    key = location
     if folder.is_dir():
         digest = hashlib.sha256()
         for path in files:
             digest.update(path.read_bytes() if path.is_file() else b"-")
-        return _tokenizer_of(digest.hexdigest(), location)
-    return _tokenizer_of(location, location)
+        key = digest.hexdigest()
+    if key not in _LOADED_TOKENIZERS:
+        from transformers import AutoTokenizer
+
+        while len(_LOADED_TOKENIZERS) >= _KEPT_TOKENIZERS:  # the oldest goes first
+            del _LOADED_TOKENIZERS[next(iter(_LOADED_TOKENIZERS))]
+        _LOADED_TOKENIZERS[key] = AutoTokenizer.from_pretrained(location)
+    return _LOADED_TOKENIZERS[key]
 
 
-@functools.lru_cache(maxsize=4)
-def _tokenizer_of(key: str, location: str) -> Any:
-    """``key`` names the content; ``location`` is where it is read from the first time."""
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(location)
+#: Tokenizers already loaded, by their files' content (or by the Hugging Face id they came from).
+_LOADED_TOKENIZERS: dict[str, Any] = {}
+_KEPT_TOKENIZERS = 4
 
 
 def build_model(

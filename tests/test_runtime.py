@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,21 @@ def test_a_damaged_export_is_made_again(text_model: Path) -> None:
     assert "damaged" in messages[0]
     marks, _ = predict_probabilities(model, WORDS, window_tokens=32)
     assert marks.shape == (len(WORDS), 6)
+
+
+def test_a_loaded_model_serves_the_process_until_its_files_change(text_model: Path, tmp_path: Path) -> None:
+    """The editor's files, a batch worker's documents and the export's own check each ask for the
+    model: one load serves them all, and a recalibrated model is read again at once."""
+    model_dir = tmp_path / "model"
+    shutil.copytree(text_model, model_dir)
+    first = Punctuator(model_dir).load()
+    assert Punctuator(model_dir).load() is first
+    settings = json.loads((model_dir / "punctum-model.json").read_text())
+    settings["temperature"] = 2.5
+    (model_dir / "punctum-model.json").write_text(json.dumps(settings))
+    again = Punctuator(model_dir).load()
+    assert again is not first and again.settings.temperature == 2.5
+    assert Punctuator(model_dir, threads=2).load() is not again  # another thread count, another session
 
 
 def test_int8_export_stays_close_to_float(

@@ -37,11 +37,11 @@ from app.ml.runtime import (
     RUNTIME_NAME,
     SHIPPED_MODEL,
     TOKENIZER_NAME,
-    OnnxModel,
     data_name,
     graph_name,
     has_export,
     model_digest,
+    open_export,
     runtime_dir,
     with_spare_slot,
 )
@@ -274,7 +274,7 @@ def round_weights_as_exported(network: PunctuationModel) -> None:
 def _check_export(network: PunctuationModel, model_dir: Path, int8: bool) -> float:
     """The largest logit difference between the cache's export and the torch model, on sizes unlike
     the traced ones."""
-    runtime = OnnxModel(model_dir, int8=int8, folder=runtime_dir(model_dir))
+    runtime = open_export(model_dir, int8=int8, folder=runtime_dir(model_dir))
     worst = 0.0
     for rows, tokens, words, heard, seed in ((3, 31, 9, 2, 2), (1, 12, 4, 0, 3)):
         batch = _example(network, rows, tokens, words, heard, seed)

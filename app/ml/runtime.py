@@ -221,3 +221,31 @@ class OnnxModel:
             feed["audio_frames"], feed["audio_slots"] = with_spare_slot(frames, slots, rows * words)
         marks, casing = self.session.run(["marks", "casing"], feed)
         return marks, casing
+
+
+def open_export(
+    model_dir: Path, int8: bool = False, threads: int | None = None, folder: Path | None = None
+) -> OnnxModel:
+    """``OnnxModel(...)``, shared within the process while the files it reads are unchanged.
+
+    Loading takes 0.7 s (the tokenizer and the session), and a process often asks again for the
+    model it has: the export's own check after making it, then the run; each file the editor
+    opens; each document of a batch worker. A changed file (a new export, a recalibrated model)
+    is a new entry. Sessions and tokenizers are only read, so sharing one is safe; the two most
+    recently used are kept, which bounds the memory held."""
+    place = (folder or export_dir(model_dir, int8)).resolve()
+    graph = graph_name(int8)
+    files = [model_dir / CONFIG_NAME] + [
+        place / name for name in (RUNTIME_NAME, TOKENIZER_NAME, graph, data_name(graph))
+    ]
+    stamps = tuple((s.st_ino, s.st_size, s.st_mtime_ns) if (s := _stat(f)) else None for f in files)
+    key = (str(model_dir.resolve()), int8, threads or threads_from_environment(), str(place), stamps)
+    model = _OPEN_EXPORTS.pop(key, None) or OnnxModel(model_dir, int8=int8, threads=threads, folder=folder)
+    _OPEN_EXPORTS[key] = model  # the most recently used last
+    while len(_OPEN_EXPORTS) > _KEPT_EXPORTS:
+        del _OPEN_EXPORTS[next(iter(_OPEN_EXPORTS))]
+    return model
+
+
+_OPEN_EXPORTS: dict[tuple[object, ...], OnnxModel] = {}
+_KEPT_EXPORTS = 2

@@ -86,12 +86,12 @@ class Punctuator:
         return self._loaded
 
     def _load_export(self, directory: Path) -> LoadedModel:
-        from app.ml.runtime import OnnxModel, export_dir, forget_export
+        from app.ml.runtime import export_dir, forget_export, open_export
 
         # ``directory`` was checked by ``check``: only the export may be missing.
         _export_if_missing(directory, self.int8, self.log)
         try:
-            return OnnxModel(directory, int8=self.int8, threads=self.threads)
+            return open_export(directory, int8=self.int8, threads=self.threads)
         except Exception as error:  # ONNX Runtime has no error type of its own for a damaged file
             if export_dir(directory, self.int8).parent == directory:
                 raise ModelError(
@@ -100,7 +100,7 @@ class Punctuator:
             self.log(f"the model's prepared copy is damaged ({str(error)[:80]}); preparing it again")
             forget_export(directory, self.int8)
             _export_if_missing(directory, self.int8, self.log)
-            return OnnxModel(directory, int8=self.int8, threads=self.threads)
+            return open_export(directory, int8=self.int8, threads=self.threads)
 
     def listener(self) -> Listener:
         """The recogniser that listens along the words, loaded on first use and kept with the model

@@ -20,7 +20,13 @@ class EditError(PunctumError):
     """An edit the document cannot take, such as an empty word."""
 
 
-def _decide(document: Document, suggestion_id: int, status: Status) -> list[Edit]:
+def _decide(
+    document: Document,
+    suggestion_id: int,
+    status: Status,
+    by_gap: dict[int, list[Suggestion]] | None = None,
+) -> list[Edit]:
+    """``by_gap``: the document's suggestions by gap, when many are decided at once (``_by_gap``)."""
     suggestion = document.suggestion(suggestion_id)
     edits: list[Edit] = []
     word = document.word(suggestion.gap)
@@ -46,15 +52,25 @@ def _decide(document: Document, suggestion_id: int, status: Status) -> list[Edit
     if suggestion.status is not status:
         edits.append(SuggestionEdit(suggestion.id, suggestion, replace(suggestion, status=status)))
     if status is Status.ACCEPTED:
-        edits.extend(_settle_rivals(document, suggestion))
+        rivals = document.suggestions if by_gap is None else by_gap.get(suggestion.gap, [])
+        edits.extend(_settle_rivals(rivals, suggestion))
     return edits
 
 
-def _settle_rivals(document: Document, chosen: Suggestion) -> list[Edit]:
+def _by_gap(document: Document) -> dict[int, list[Suggestion]]:
+    """The document's suggestions by gap: accepting every suggestion of a long file otherwise
+    searches all of them for each one's rivals (6 s for 330 real caption files)."""
+    gaps: dict[int, list[Suggestion]] = {}
+    for suggestion in document.suggestions:
+        gaps.setdefault(suggestion.gap, []).append(suggestion)
+    return gaps
+
+
+def _settle_rivals(candidates: Iterable[Suggestion], chosen: Suggestion) -> list[Edit]:
     """Other proposals for the same gap (the reference's and the model's) are decided with the
     chosen one: agreeing ones accepted, the rest turned down, so the editor is not asked twice."""
     edits: list[Edit] = []
-    for other in document.suggestions:
+    for other in candidates:
         if (
             other.id == chosen.id
             or other.gap != chosen.gap
@@ -84,6 +100,7 @@ def accept_many(document: Document, suggestion_ids: Iterable[int]) -> Step:
     edits: list[Edit] = []
     ids = list(dict.fromkeys(suggestion_ids))
     seen_gaps: dict[tuple[int, bool], int] = {}  # one mark and one casing per word
+    by_gap = _by_gap(document)  # a builder only reads: the document stays as it is meanwhile
     for suggestion_id in ids:
         suggestion = document.suggestion(suggestion_id)
         gap = (suggestion.gap, suggestion.casing is not None)
@@ -92,7 +109,7 @@ def accept_many(document: Document, suggestion_ids: Iterable[int]) -> Step:
                 f"suggestions {seen_gaps[gap]} and {suggestion_id} are for the same gap; accept one"
             )
         seen_gaps[gap] = suggestion_id
-        edits.extend(_decide(document, suggestion_id, Status.ACCEPTED))
+        edits.extend(_decide(document, suggestion_id, Status.ACCEPTED, by_gap))
     return Step(f"Accept {len(ids)} suggestions", _merged(edits))
 
 

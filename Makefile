@@ -78,10 +78,12 @@ layers: setup
 	$(BIN)/lint-imports
 
 # Compiled once here: the suite starts the punctum command hundreds of times, and where
-# PYTHONDONTWRITEBYTECODE is set each start would compile the app again.
+# PYTHONDONTWRITEBYTECODE is set each start would compile the app again. Each test file runs in one
+# worker (--dist loadfile), so a module's shared fixtures (a listened-to sample, exported models)
+# are made once, not once per worker.
 unit: setup
 	@$(BIN)/python -m compileall -q -j 0 app tests >/dev/null
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 test: lint typecheck layers unit
 

@@ -156,10 +156,19 @@ def test_a_window_longer_than_the_decoder_can_follow_is_heard_in_parts(listener)
 @requires_ffmpeg
 def test_punctuate_listens_to_the_media_by_default_and_changes_no_word(tmp_path: Path) -> None:
     out, report = tmp_path / "out.srt", tmp_path / "suggestions.json"
-    media = str(SAMPLE / "sample.mp4")
+    # The talk's first 8 cues and their 23 s: one window of listening, where the whole talk is three.
+    captions = tmp_path / "talk.srt"
+    blocks = (SAMPLE / "sample.srt").read_text(encoding="utf-8").strip().split("\n\n")[:8]
+    captions.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    media = str(tmp_path / "talk.mp4")
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(SAMPLE / "sample.mp4"), "-t", "23", "-c", "copy", media],
+        check=True,
+        timeout=60,
+    )
     heard = punctum(
         "punctuate",
-        str(SAMPLE / "sample.srt"),
+        str(captions),
         "--media",
         media,
         "-o",
@@ -173,14 +182,15 @@ def test_punctuate_listens_to_the_media_by_default_and_changes_no_word(tmp_path:
     marks = [s for s in suggestions["suggestions"] if s.get("casing") is None and s["source"] == "model"]
     assert marks and all(s["evidence"] == "heard" for s in marks)
     assert all(set(s["readings"]) == {"read", "heard"} for s in marks)
-    original = (SAMPLE / "sample.srt").read_text()
+    assert not heard.stderr.strip(), heard.stderr  # the media lasts as long as the captions
+    original = captions.read_text()
     written = out.read_text()
     strip = lambda text: "".join(c.lower() for c in text if c.isalnum() or c.isspace())  # noqa: E731
     assert strip(written) == strip(original)  # marks and capitals only
     deaf_report = tmp_path / "deaf.json"
     deaf = punctum(
         "punctuate",
-        str(SAMPLE / "sample.srt"),
+        str(captions),
         "--media",
         media,
         "--no-listen",

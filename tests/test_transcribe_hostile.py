@@ -6,7 +6,6 @@ a user sees: the exit status, one line on stderr, and what is (not) left on disk
 from __future__ import annotations
 
 import errno
-import functools
 import json
 import os
 import shutil
@@ -21,10 +20,12 @@ import pytest
 pytest.importorskip("faster_whisper", reason="transcribing needs the transcribe extra")
 
 from app.core.errors import PunctumError
-from tests.conftest import ROOT, SAMPLE, requires_ffmpeg, run_punctum, run_punctum_here
+from tests.conftest import ROOT, SAMPLE, requires_ffmpeg, run_punctum_here
 
 pytestmark = requires_ffmpeg
-punctum = functools.partial(run_punctum, timeout=180)
+#: The command run in this process (each start of a process would cost its imports again); what
+#: needs a process of its own (signals, a second process holding the project) starts one.
+punctum = run_punctum_here
 #: ASR captions of the clip's first seconds.
 CAPTIONS = "1\n00:00:00,000 --> 00:00:04,000\nhello and welcome to the maple street repair cafe\n"
 

@@ -136,6 +136,21 @@ requires_ffmpeg = pytest.mark.skipif(
 )
 
 
+def sample_opening(folder: Path, stem: str = "talk") -> tuple[Path, Path]:
+    """The sample's first 8 cues and the 23 s of its video they span, as ``stem``.srt and
+    ``stem``.mp4 in ``folder``: one window for the recogniser to listen to, where the whole
+    talk is three."""
+    captions, media = folder / f"{stem}.srt", folder / f"{stem}.mp4"
+    blocks = (SAMPLE / "sample.srt").read_text(encoding="utf-8").strip().split("\n\n")[:8]
+    captions.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(SAMPLE / "sample.mp4"), "-t", "23", "-c", "copy", str(media)],
+        check=True,
+        timeout=60,
+    )
+    return captions, media
+
+
 @pytest.fixture
 def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The bundled sample copied to a scratch folder, with autosaves kept there too."""

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.benchmarks.bench_batch import write_hour
-from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
+from tests.conftest import ROOT, SAMPLE, requires_ffmpeg, sample_opening
 from tests.test_batch import _folder, _states
 
 pytest.importorskip("ray", reason="the cluster extra (punctum[cluster]) is not installed")
@@ -258,8 +258,7 @@ def killed_runs_leave_every_file_done_once(cluster: Cluster, tmp_path: Path) -> 
 def media_from_a_url_and_a_worker_that_cannot_read_it(cluster: Cluster, tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
-    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
-    shutil.copy(SAMPLE / "sample.mp4", folder / "talk.mp4")
+    sample_opening(folder)
     project = tmp_path / "work.punctum"
     nowhere = (tmp_path / "nowhere").as_uri()
     refused = run(batch_command(folder, project, "--ray", cluster.address, "--media-url", nowhere))

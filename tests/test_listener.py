@@ -15,7 +15,7 @@ import pytest
 from app.core.model import Document
 from app.formats import read_document
 from app.ml.whisper_model import load_tokenizer, repair_tokenizer, whisper_model
-from tests.conftest import SAMPLE, run_punctum_here
+from tests.conftest import SAMPLE, run_punctum_here, sample_opening
 
 requires_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg")
 
@@ -156,16 +156,8 @@ def test_a_window_longer_than_the_decoder_can_follow_is_heard_in_parts(listener)
 @requires_ffmpeg
 def test_punctuate_listens_to_the_media_by_default_and_changes_no_word(tmp_path: Path) -> None:
     out, report = tmp_path / "out.srt", tmp_path / "suggestions.json"
-    # The talk's first 8 cues and their 23 s: one window of listening, where the whole talk is three.
-    captions = tmp_path / "talk.srt"
-    blocks = (SAMPLE / "sample.srt").read_text(encoding="utf-8").strip().split("\n\n")[:8]
-    captions.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
-    media = str(tmp_path / "talk.mp4")
-    subprocess.run(
-        ["ffmpeg", "-v", "error", "-i", str(SAMPLE / "sample.mp4"), "-t", "23", "-c", "copy", media],
-        check=True,
-        timeout=60,
-    )
+    captions, clip = sample_opening(tmp_path)
+    media = str(clip)
     heard = punctum(
         "punctuate",
         str(captions),

@@ -163,19 +163,20 @@ def test_a_damaged_export_is_made_again(text_model: Path) -> None:
     assert marks.shape == (len(WORDS), 6)
 
 
-def test_a_loaded_model_serves_the_process_until_its_files_change(text_model: Path, tmp_path: Path) -> None:
+def test_a_loaded_model_serves_the_process_until_its_files_change(text_model: Path) -> None:
     """The editor's files, a batch worker's documents and the export's own check each ask for the
     model: one load serves them all, and a recalibrated model is read again at once."""
-    model_dir = tmp_path / "model"
-    shutil.copytree(text_model, model_dir)
-    first = Punctuator(model_dir).load()
-    assert Punctuator(model_dir).load() is first
-    settings = json.loads((model_dir / "punctum-model.json").read_text())
-    settings["temperature"] = 2.5
-    (model_dir / "punctum-model.json").write_text(json.dumps(settings))
-    again = Punctuator(model_dir).load()
-    assert again is not first and again.settings.temperature == 2.5
-    assert Punctuator(model_dir, threads=2).load() is not again  # another thread count, another session
+    first = Punctuator(text_model).load()
+    assert Punctuator(text_model).load() is first
+    config = text_model / "punctum-model.json"
+    as_trained = config.read_text()
+    try:
+        config.write_text(json.dumps({**json.loads(as_trained), "temperature": 2.5}))
+        again = Punctuator(text_model).load()
+        assert again is not first and again.settings.temperature == 2.5
+        assert Punctuator(text_model, threads=2).load() is not again  # another thread count
+    finally:
+        config.write_text(as_trained)
 
 
 def test_int8_export_stays_close_to_float(
@@ -218,7 +219,6 @@ def test_the_float_export_holds_the_table_as_int8_rows_and_other_matrices_in_flo
 def test_a_packaged_export_is_float_alone_and_int8_is_made_in_the_cache_when_asked_for(
     tmp_path: Path,
 ) -> None:
-    import shutil
 
     from app.ml.export import package_export
     from app.ml.runtime import export_dir
@@ -263,7 +263,6 @@ def test_a_packaged_model_runs_with_no_torch_and_an_empty_cache_and_says_what_to
 ) -> None:
     """As a wheel or the bundle carries it: the model folder with its export made at package time.
     torch, Transformers, the base encoder and the cache are all absent; nothing is exported."""
-    import shutil
 
     from app.ml.export import package_export
     from app.ml.runtime import SHIPPED_MODEL

@@ -26,6 +26,8 @@ pytestmark = requires_ffmpeg
 #: The command run in this process (each start of a process would cost its imports again); what
 #: needs a process of its own (signals, a second process holding the project) starts one.
 punctum = run_punctum_here
+# Runs that are not about the language name it: detecting it costs the recogniser a second pass
+# over the audio, and test_transcribe tries detection.
 #: ASR captions of the clip's first seconds.
 CAPTIONS = "1\n00:00:00,000 --> 00:00:04,000\nhello and welcome to the maple street repair cafe\n"
 
@@ -77,10 +79,12 @@ def test_media_named_like_an_option_is_read_as_the_file_it_is(clip: Path, tmp_pa
     shutil.copy(clip, tmp_path / "-talk.mp4")
     shutil.copy(clip, tmp_path / "-o")
     (tmp_path / "talk.srt").write_text(CAPTIONS, encoding="utf-8")
-    result = punctum("transcribe", "./-talk.mp4", "-o", "talk.vtt", cwd=tmp_path)
+    result = punctum("transcribe", "./-talk.mp4", "-o", "talk.vtt", "--language", "en", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "welcome" in (tmp_path / "talk.vtt").read_text(encoding="utf-8").lower()
-    punctuated = punctum("punctuate", "talk.srt", "--media", "./-o", "-o", "out.srt", cwd=tmp_path)
+    punctuated = punctum(
+        "punctuate", "talk.srt", "--media", "./-o", "--no-listen", "-o", "out.srt", cwd=tmp_path
+    )
     assert punctuated.returncode == 0, punctuated.stderr
     assert (tmp_path / "out.srt").is_file()
 
@@ -94,7 +98,7 @@ def test_word_times_never_replace_a_file_they_do_not_belong_to(clip: Path, tmp_p
     assert not (tmp_path / "mywords.srt").exists()
     # Captions named with -o are replaced as asked, and their own word times with them.
     for _ in range(2):
-        again = punctum("transcribe", str(clip), "-o", str(tmp_path / "talk.srt"))
+        again = punctum("transcribe", str(clip), "-o", str(tmp_path / "talk.srt"), "--language", "en")
         assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "talk.words.json").read_text(encoding="utf-8"))
 
@@ -194,7 +198,7 @@ def test_batch_counts_and_lists_media_it_cannot_transcribe_as_failed(clip: Path,
         assert rows[stem]["state"] == "failed" and "not transcribed" in rows[stem]["reason"], rows
     # Mended, a medium is transcribed and processed on the next run, with its media.
     shutil.copy(clip, folder / "empty.mp4")
-    again = punctum(*command)
+    again = punctum(*command, "--language", "en")
     assert again.returncode == 0, again.stderr
     assert "1 processed, 2 failed" in again.stdout, again.stdout
     rows = {row["file"]: row for row in json.loads(punctum("status", str(project), "--json").stdout)}
@@ -207,7 +211,16 @@ def test_a_second_batch_on_the_same_project_stops_before_any_work(clip: Path, tm
     shutil.copy(clip, folder / "t1.mp4")
     project = tmp_path / "talks.punctum"
     told = tmp_path / "first.err"
-    batch = ("batch", str(folder), "--project", str(project), "--transcribe", "--no-listen")
+    batch = (
+        "batch",
+        str(folder),
+        "--project",
+        str(project),
+        "--transcribe",
+        "--no-listen",
+        "--language",
+        "en",
+    )
     with told.open("w") as errors:
         first = subprocess.Popen(
             [sys.executable, "-m", "app", *batch],

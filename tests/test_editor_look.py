@@ -27,6 +27,8 @@ ANALYSIS_TIMEOUT = 240_000  # ms: the first analysis starts the model in a fresh
 @pytest.fixture
 def window(qtbot, tmp_path: Path):
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    # The recogniser listens only in test_editor's test about listening (a few seconds a file).
+    settings.setValue("model/listen", "false")
     window = MainWindow(settings=settings)
     qtbot.addWidget(window)
     window.resize(1280, 720)

@@ -160,9 +160,8 @@ def test_a_200000_word_document_runs_in_bounded_memory(tiny_model: Path) -> None
     import resource
 
     from app.ml.inference import predict_probabilities
-    from app.ml.packaging import load_torch_model
 
-    model = load_torch_model(tiny_model)
+    model = Punctuator(tiny_model).load()  # the export, as the editor and the command run it
     words = (WORDS * 12_500)[:200_000]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     marks, _ = predict_probabilities(model, words, window_tokens=192, batch_size=16)

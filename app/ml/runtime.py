@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -240,12 +241,16 @@ def open_export(
     ]
     stamps = tuple((s.st_ino, s.st_size, s.st_mtime_ns) if (s := _stat(f)) else None for f in files)
     key = (str(model_dir.resolve()), int8, threads or threads_from_environment(), str(place), stamps)
-    model = _OPEN_EXPORTS.pop(key, None) or OnnxModel(model_dir, int8=int8, threads=threads, folder=folder)
-    _OPEN_EXPORTS[key] = model  # the most recently used last
-    while len(_OPEN_EXPORTS) > _KEPT_EXPORTS:
-        del _OPEN_EXPORTS[next(iter(_OPEN_EXPORTS))]
+    with _OPENING:  # two threads asking at once get one load
+        model = _OPEN_EXPORTS.pop(key, None) or OnnxModel(
+            model_dir, int8=int8, threads=threads, folder=folder
+        )
+        _OPEN_EXPORTS[key] = model  # the most recently used last
+        while len(_OPEN_EXPORTS) > _KEPT_EXPORTS:
+            del _OPEN_EXPORTS[next(iter(_OPEN_EXPORTS))]
     return model
 
 
 _OPEN_EXPORTS: dict[tuple[object, ...], OnnxModel] = {}
 _KEPT_EXPORTS = 2
+_OPENING = threading.Lock()

@@ -219,7 +219,6 @@ def test_the_float_export_holds_the_table_as_int8_rows_and_other_matrices_in_flo
 def test_a_packaged_export_is_float_alone_and_int8_is_made_in_the_cache_when_asked_for(
     tmp_path: Path,
 ) -> None:
-
     from app.ml.export import package_export
     from app.ml.runtime import export_dir
 
@@ -263,7 +262,6 @@ def test_a_packaged_model_runs_with_no_torch_and_an_empty_cache_and_says_what_to
 ) -> None:
     """As a wheel or the bundle carries it: the model folder with its export made at package time.
     torch, Transformers, the base encoder and the cache are all absent; nothing is exported."""
-
     from app.ml.export import package_export
     from app.ml.runtime import SHIPPED_MODEL
 

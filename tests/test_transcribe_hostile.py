@@ -24,10 +24,10 @@ from tests.conftest import ROOT, SAMPLE, requires_ffmpeg, run_punctum_here
 
 pytestmark = requires_ffmpeg
 #: The command run in this process (each start of a process would cost its imports again); what
-#: needs a process of its own (signals, a second process holding the project) starts one.
+#: needs a process of its own (signals, a second process holding the project) starts one. Runs
+#: that are not about the language name it: detecting it costs the recogniser a second pass over
+#: the audio, and test_transcribe tries detection.
 punctum = run_punctum_here
-# Runs that are not about the language name it: detecting it costs the recogniser a second pass
-# over the audio, and test_transcribe tries detection.
 #: ASR captions of the clip's first seconds.
 CAPTIONS = "1\n00:00:00,000 --> 00:00:04,000\nhello and welcome to the maple street repair cafe\n"
 

@@ -55,6 +55,27 @@ def test_the_recognisers_tokenizer_encodes_words_starting_with_t_as_the_model_kn
     assert copy.read_bytes() == repaired_once
 
 
+def test_windows_hold_whole_cues_never_run_backwards_and_keep_to_the_decoders_budget() -> None:
+    from app.ml.listening_windows import plan_windows, spread
+
+    cues = [c for c in range(10) for _ in range(5)]  # ten cues of five words, 5 s each
+    forwards = [(5.0 * c, 5.0 * c + 5) for c in cues]
+    plan = plan_windows(spread(forwards, cues), cues, [2] * 50, 52.0, 144)
+    spans = [(w.first, w.stop) for w in plan.windows]
+    assert spans == [(0, 25), (25, 50)]  # whole cues, up to 29 s
+    assert all(w.end - w.start <= 29 for w in plan.windows) and plan.past_the_end == 0
+    # A file whose cues run backwards in time: each stretch of audio heard for its own cue.
+    backwards = [(5.0 * (9 - c), 5.0 * (9 - c) + 5) for c in cues]
+    plan = plan_windows(spread(backwards, cues), cues, [2] * 50, 52.0, 144)
+    assert [(w.first, w.stop) for w in plan.windows] == [(5 * c, 5 * c + 5) for c in range(10)]
+    assert [w.start for w in plan.windows] == [5.0 * (9 - c) for c in range(10)]
+    # One cue of more tokens than the budget is cut between its words; words past the audio's end
+    # are left out and counted.
+    plan = plan_windows(spread([(0.0, 20.0)] * 100, [0] * 100), [0] * 100, [3] * 100, 10.0, 144)
+    assert all(sum([3] * (w.stop - w.first)) <= 144 for w in plan.windows)
+    assert plan.windows[-1].stop == 52 and plan.past_the_end == 48  # the tail: 0.6 s after the end
+
+
 @pytest.fixture(scope="module")
 def listener():  # type: ignore[no-untyped-def]
     from app.ml.listener import Listener
@@ -134,23 +155,86 @@ def test_media_shorter_than_the_captions_is_heard_where_it_lasts(listener, tmp_p
     assert all(h is None for h, (start, _) in zip(readings.heard, spans, strict=True) if start >= 20.6)
 
 
-def test_a_language_the_recogniser_lacks_is_not_listened_to(listener) -> None:  # type: ignore[no-untyped-def]
-    hearing = listener.read(["hello"], [(0.0, 1.0)], [0], np.zeros(16_000, np.float32), "tlh")
+def _listening(words: list[str], times: list[tuple[float, float]], cues: list[int], language: str = "en"):  # type: ignore[no-untyped-def]
+    from app.ml.listener import Listening
+
+    return Listening(words, times, cues, language, [False] * len(words), [0] * len(words))
+
+
+def test_a_language_the_recogniser_lacks_or_whose_marks_it_cannot_read_is_not_listened_to(listener) -> None:  # type: ignore[no-untyped-def]
+    silence = np.zeros(16_000, np.float32)
+    hearing = listener.read(_listening(["hello"], [(0.0, 1.0)], [0], "tlh"), silence)
     assert hearing.marks == [None] and hearing.warnings == [
         "the recogniser does not know the language 'tlh': not listened to"
     ]
+    # Japanese is written without spaces and with marks of its own (。、): Whisper knows it, but its
+    # reading of ", . ?" would say nothing.
+    japanese = listener.read(_listening(["こんにちは", "世界"], [(0.0, 1.0)] * 2, [0, 0], "ja"), silence)
+    assert japanese.marks == [None, None] and japanese.warnings == [
+        "the recogniser cannot read the marks of the language 'ja': not listened to"
+    ]
 
 
-def test_a_window_longer_than_the_decoder_can_follow_is_heard_in_parts(listener) -> None:  # type: ignore[no-untyped-def]
+def test_a_cue_longer_than_the_decoder_can_follow_is_heard_in_parts(listener) -> None:  # type: ignore[no-untyped-def]
     silence = np.zeros(16_000 * 20, np.float32)
     words = ["antidisestablishmentarianism"] * 60  # one cue of more tokens than the decoder holds
-    hearing = listener.read(words, [(0.0, 20.0)] * 60, [0] * 60, silence, "en")
+    hearing = listener.read(_listening(words, [(0.0, 20.0)] * 60, [0] * 60), silence)
     assert all(m is not None for m in hearing.marks) and not hearing.warnings and hearing.windows > 1
     # A single "word" longer than the decoder can hold cannot be cut: the text reading, said once.
     giant = "".join(chr(0x4E00 + 7 * i) for i in range(200))
-    alone = listener.read(["so", giant], [(0.0, 20.0)] * 2, [0, 0], silence, "en")
+    alone = listener.read(_listening(["so", giant], [(0.0, 20.0)] * 2, [0, 0]), silence)
     assert alone.marks[1] is None
-    assert alone.warnings == ["1 stretches hold more words than the recogniser can follow: not listened to"]
+    assert alone.warnings[0] == "1 word longer than the recogniser can follow: not listened to"
+
+
+@requires_ffmpeg
+def test_cues_that_run_backwards_are_each_heard_where_they_are_said(listener, sample_track) -> None:  # type: ignore[no-untyped-def]
+    document = read_document(SAMPLE / "sample.srt")
+    document.cues = document.cues[:4][::-1]  # the file lists its cues last first, each with its own times
+    document.reindex()
+    _, readings = _heard(document, sample_track, listener)
+    assert not readings.warnings  # each stretch is heard against its own audio: the words match
+    assert all(h is not None for h in readings.heard)
+
+
+@requires_ffmpeg
+def test_a_video_that_says_the_captions_only_in_part_is_heard_where_it_does(listener, sample_track) -> None:  # type: ignore[no-untyped-def]
+    document = read_document(SAMPLE / "sample.srt")
+    # From 28 s on, the cues carry the words of other cues, reversed: as if another video took over.
+    late = [cue for cue in document.cues if cue.start >= 28_000]
+    texts = [cue.words for cue in late][::-1]
+    for cue, words in zip(late, texts, strict=True):
+        cue.words = words
+    document.reindex()
+    _, readings = _heard(document, sample_track, listener)
+    assert len(readings.warnings) == 1
+    assert len(readings.warnings) == 1 and readings.warnings[0].startswith(
+        "the audio does not say the captions' words in 3 of 4 stretches (from 0:28)"
+    )
+    starts = [cue.start for cue in document.cues for _ in cue.words]
+    assert all(h is not None for h, start in zip(readings.heard, starts, strict=True) if start < 25_000)
+    # Each window of up to 29 s has its own verdict.
+    assert all(h is None for h, start in zip(readings.heard, starts, strict=True) if start >= 28_000)
+
+
+def test_a_recogniser_failure_leaves_the_text_reading_with_a_warning(listener) -> None:  # type: ignore[no-untyped-def]
+    class Failing:  # CTranslate2 running out of memory, say, in the middle of a file
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def generate(self, *args: object, **options: object) -> object:
+            raise RuntimeError("std::bad_alloc")
+
+    real = listener._model
+    listener._model = Failing()
+    try:
+        hearing = listener.read(
+            _listening(["so", "it", "goes"], [(0.0, 2.0)] * 3, [0] * 3), np.zeros(32_000, np.float32)
+        )
+    finally:
+        listener._model = real
+    assert hearing.marks == [None] * 3
+    assert hearing.warnings == ["the recogniser failed on 1 stretch (std::bad_alloc): not listened to there"]
 
 
 @requires_ffmpeg

@@ -9,6 +9,7 @@ matches them ever makes them).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ import numpy as np
 from app.core.errors import PunctumError
 from app.core.model import Document
 from app.ml.combination import Combination, shipped_combination
-from app.ml.listener import MIN_WORD_LOG_PROB, Hearing
+from app.ml.listener import Hearing, Listening
 from app.services.gap_evidence import too_little_speech
 
 if TYPE_CHECKING:
@@ -68,29 +69,28 @@ def listen(
     cues: list[int] = []
     times: list[tuple[float, float]] = []
     for number, cue in enumerate(document.cues):
-        cues += [number] * len(cue.words)
-        times += [(cue.start / 1000, cue.end / 1000)] * len(cue.words)
+        for word in cue.words:
+            cues.append(number)
+            # A word's own time where the captions or a timing file give it, else its cue's.
+            own = word.start is not None and word.end is not None and word.end >= word.start
+            times.append((word.start / 1000, word.end / 1000) if own else (cue.start / 1000, cue.end / 1000))  # type: ignore[operator]
     try:
         loaded = listener()
     except PunctumError as error:  # no recogniser installed: the text reading, said once
         unheard.warnings.append(f"the audio was not listened to: {error}")
         return unheard
-    hearing: Hearing = loaded.read(
-        words,
+    listening = Listening(
+        [unicodedata.normalize("NFC", w.text) for w in document.words()],
         times,
         cues,
-        np.asarray(track.samples),
         language,
         capitals=[row[1] + row[2] > _CAPITAL for row in casing],
         first_marks=[int(np.argmax(row)) for row in text],
-        combine=lambda gap, heard: combination.combine(text[gap], heard),
+    )
+    hearing: Hearing = loaded.read(
+        listening,
+        np.asarray(track.samples),
         progress=progress,
         cancelled=cancelled,
     )
-    warnings = list(hearing.warnings)
-    if hearing.word_log_prob is not None and hearing.word_log_prob < MIN_WORD_LOG_PROB:
-        warnings.append(
-            "the audio does not say the captions' words (another video?): marks read from the text alone"
-        )
-        return Readings([None] * len(text), text, warnings)
-    return Readings(hearing.marks, combination.combine_heard(text, hearing.marks).tolist(), warnings)
+    return Readings(hearing.marks, combination.combine_heard(text, hearing.marks).tolist(), hearing.warnings)

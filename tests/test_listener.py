@@ -187,6 +187,18 @@ def test_a_cue_longer_than_the_decoder_can_follow_is_heard_in_parts(listener) ->
     assert alone.warnings[0] == "1 word longer than the recogniser can follow: not listened to"
 
 
+def test_words_are_forced_as_the_captions_write_them(listener) -> None:  # type: ignore[no-untyped-def]
+    from app.ml.listener import Listening
+    from app.ml.listening_windows import Window
+
+    words = ["we", "work", "at", "NASA", "in", "houston"]
+    # The text model writes a full stop after "work" and a capital on "houston".
+    listening = Listening(words, [(0.0, 3.0)] * 6, [0] * 6, "en", [False] * 5 + [True], [0, 2, 0, 0, 0, 2])
+    forced, _, _ = listener._forced_text(listening, Window(0, 6, 0.0, 3.0), listening.first_marks)
+    # An acronym keeps its capitals: "Nasa" would be a word Whisper hardly ever wrote.
+    assert listener._tokenizer.decode(forced) == " We work. At NASA in Houston."
+
+
 @requires_ffmpeg
 def test_cues_that_run_backwards_are_each_heard_where_they_are_said(listener, sample_track) -> None:  # type: ignore[no-untyped-def]
     document = read_document(SAMPLE / "sample.srt")

@@ -61,6 +61,8 @@ MIN_WORD_LOG_PROB = -3.0
 #: Windows heard before the file is judged: when none of these says the captions' words, the rest is
 #: not listened to.
 FIRST_VERDICT = 2
+#: Word forms whose tokens are kept between windows and files.
+_KEPT_FORMS = 50_000
 #: Languages whose marks the listener cannot read: written without spaces between words (its forced
 #: text joins words with spaces), or with marks of their own that its candidates (``,`` ``.`` ``?``
 #: ``!`` ``:``) do not cover (Arabic script, Greek's question mark, the danda, Armenian, Ethiopic).
@@ -159,6 +161,8 @@ class Listener:
     def _encode(self, text: str) -> list[int]:
         with self._lock:
             if text not in self._encoded:
+                if len(self._encoded) >= _KEPT_FORMS:  # a worker reads file after file
+                    self._encoded.clear()
                 self._encoded[text] = list(self._tokenizer.encode(text, add_special_tokens=False).ids)
             return self._encoded[text]
 
@@ -201,13 +205,10 @@ class Listener:
             return Hearing(
                 marks, 0, [f"the recogniser {why} the language {listening.language!r}: not listened to"]
             )
-        first_tokens = [self._word_tokens(listening, index, listening.first_marks) for index in range(count)]
+        tokens = [len(self._word_tokens(listening, index, listening.first_marks)) for index in range(count)]
         duration = len(audio) / SAMPLE_RATE
         times = spread(listening.times, listening.cues)
-        plan = plan_windows(
-            times, listening.cues, [len(t) for t in first_tokens], duration,
-            PLANNED_TOKENS,
-        )  # fmt: skip
+        plan = plan_windows(times, listening.cues, tokens, duration, PLANNED_TOKENS)
         warnings: list[str] = []
         if plan.past_the_end:
             warnings.append(

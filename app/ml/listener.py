@@ -49,11 +49,10 @@ from app.ml.whisper_model import COMPUTE_TYPE, install_hint, load_tokenizer, whi
 
 SAMPLE_RATE = 16_000
 #: The decoder holds 448 positions and CTranslate2 counts a prompt's tokens twice against that:
-#: the forced words with their marks, and the end of the text before as context.
-MAX_FORCED_TOKENS = 160
+#: the forced words with their marks (at most 160 would fit), and the end of the text before as
+#: context. Windows are planned to 144, the budget the figures were measured with.
+MAX_FORCED_TOKENS = 144
 CONTEXT_TOKENS = 48
-#: Windows are planned with room for the marks a second pass may add.
-PLANNED_TOKENS = 144
 #: Below this mean log-probability per forced word token, the audio does not say the captions' words
 #: (the wrong video): on matching speech it is about -0.5 (LJSpeech, the real-speech set), on
 #: another recording's audio below -5.
@@ -99,10 +98,6 @@ class Hearing:
     marks: list[list[float] | None]
     windows: int  # windows heard
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def any_heard(self) -> bool:
-        return any(m is not None for m in self.marks)
 
 
 @dataclass
@@ -205,10 +200,10 @@ class Listener:
             return Hearing(
                 marks, 0, [f"the recogniser {why} the language {listening.language!r}: not listened to"]
             )
-        tokens = [len(self._word_tokens(listening, index, listening.first_marks)) for index in range(count)]
+        tokens = [self._word_tokens(listening, index, listening.first_marks) for index in range(count)]
         duration = len(audio) / SAMPLE_RATE
         times = spread(listening.times, listening.cues)
-        plan = plan_windows(times, listening.cues, tokens, duration, PLANNED_TOKENS)
+        plan = plan_windows(times, listening.cues, [len(t) for t in tokens], duration, MAX_FORCED_TOKENS)
         warnings: list[str] = []
         if plan.past_the_end:
             warnings.append(
@@ -219,7 +214,7 @@ class Listener:
             warnings.append(
                 f"{_counted(plan.too_long, 'word')} longer than the recogniser can follow: not listened to"
             )
-        session = _FileListening(self, listening, audio, plan.windows, times)
+        session = _FileListening(self, listening, audio, plan.windows, times, tokens, base)
         heard: list[_Heard] = []
         with ThreadPoolExecutor(self.parallel, thread_name_prefix="listener") as pool:
             # Windows start in order, at most one per worker, so the file's verdict comes early.
@@ -339,10 +334,11 @@ class _FileListening:
         audio: np.ndarray,
         windows: list[Window],
         times: Sequence[tuple[float, float]],
+        tokens: list[list[int]],
+        base: str,
     ) -> None:
         self.listener, self.listening, self.audio = listener, listening, audio
-        self.windows, self.times = windows, times
-        base = listening.language.lower().replace("_", "-").split("-")[0]
+        self.windows, self.times, self.tokens = windows, times, tokens  # tokens: each word as forced
         self.start = [
             listener._token(t)
             for t in ("<|startoftranscript|>", f"<|{base}|>", "<|transcribe|>", "<|notimestamps|>")
@@ -357,7 +353,7 @@ class _FileListening:
         context: list[int] = []
         while index > 0 and len(context) < CONTEXT_TOKENS:
             index -= 1
-            context = self.listener._word_tokens(self.listening, index, self.listening.first_marks) + context
+            context = self.tokens[index] + context
         if not context:
             return self.start
         return [self.listener._token("<|startofprev|>"), *context[-CONTEXT_TOKENS:], *self.start]

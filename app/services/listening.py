@@ -72,8 +72,10 @@ def listen(
         for word in cue.words:
             cues.append(number)
             # A word's own time where the captions or a timing file give it, else its cue's.
-            own = word.start is not None and word.end is not None and word.end >= word.start
-            times.append((word.start / 1000, word.end / 1000) if own else (cue.start / 1000, cue.end / 1000))  # type: ignore[operator]
+            if word.start is not None and word.end is not None and word.end >= word.start:
+                times.append((word.start / 1000, word.end / 1000))
+            else:
+                times.append((cue.start / 1000, cue.end / 1000))
     try:
         loaded = listener()
     except PunctumError as error:  # no recogniser installed: the text reading, said once

@@ -48,7 +48,7 @@ class Reading:
     recording: SpeechSet
     text: np.ndarray  # gaps x marks
     casing: list[list[float]]
-    first: list[list[float] | None]  # the listener's first pass (the text model's marks written in)
+    first: list[list[float] | None]  # the listener's reading (the text model's marks written in)
 
 
 def f1(gold: Sequence[int], predicted: Sequence[int]) -> float:

@@ -59,7 +59,7 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
     (tmp_path / "first.toml").write_text(f'[train]\noutput = "run"\n\n{source}')
     (tmp_path / "unknown.toml").write_text(f'[train]\nsources_from = "first.toml"\n\n{change}')
     (tmp_path / "alone.toml").write_text(f"[train]\n\n{source}\n{change}")
-    (tmp_path / "deaf.toml").write_text(f"[train]\nacoustic_timing_context = 7\n\n{source}")
+    (tmp_path / "deaf.toml").write_text(f"[train]\ntiming_context = 7\n\n{source}")
     (tmp_path / "loose.toml").write_text(
         f"[train]\ngap_branch = true\ngap_evidence_learns = true\n\n{source}"
     )
@@ -70,7 +70,7 @@ def test_bad_training_configs_are_one_line_and_exit_3(tmp_path: Path) -> None:
         "twice.toml": "sources named twice: en",
         "unknown.toml": "source_change names no source of sources_from: 'fr'",
         "alone.toml": "source_change needs sources_from",
-        "deaf.toml": "acoustic_timing_context needs gap_branch and acoustic_branch",
+        "deaf.toml": "timing_context needs gap_branch",
         "loose.toml": "gap_evidence_learns is for a frozen_gap_branch",
     }
     for name, message in expected.items():
@@ -98,18 +98,18 @@ def test_a_run_with_a_checkpoint_is_resumed_or_restarted_only_when_asked(tmp_pat
     assert checkpoint.read_bytes() == b"a stopped run"
 
 
-def test_combine_refuses_to_write_into_a_folder_that_holds_files(tmp_path: Path) -> None:
+def test_graft_refuses_to_write_into_a_folder_that_holds_files(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "notes.txt").write_text("keep me")
-    result = punctum("combine", "--text", "a", "--acoustic-from", "b", "--output", str(tmp_path / "out"))
+    result = punctum("graft", "--text", "a", "--timing-from", "b", "--output", str(tmp_path / "out"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "exists and is not empty" in result.stderr
     assert (tmp_path / "out" / "notes.txt").read_text() == "keep me"
     result = punctum(
-        "combine",
+        "graft",
         "--text",
         str(tmp_path),
-        "--acoustic-from",
+        "--timing-from",
         str(tmp_path),
         "--output",
         str(tmp_path / "new"),

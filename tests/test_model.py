@@ -11,7 +11,6 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from app.audio.frames import FRAME_SECONDS
 from app.ml.model import batch_tensors
 from app.ml.packaging import ModelError, build_model, load_model, save_model
 from app.ml.windows import encode_words, make_batch, plan_windows
@@ -342,68 +341,74 @@ def test_a_casing_stage_learns_only_mid_sentence_capitals_and_leaves_marks_alone
     assert changed and all(k.startswith("casing_head.") for k in changed)
 
 
-def test_an_acoustic_branch_moves_onto_another_text_model(encoder_dir: Path, tmp_path: Path) -> None:
-    from app.audio.frames import SIZE as FRAME_SIZE
+def test_a_timing_branch_moves_onto_another_text_model(encoder_dir: Path, tmp_path: Path) -> None:
     from app.ml.packaging import load_part
     from app.training.gaps import SIZE
 
-    def hearing_model() -> tuple[Any, dict[str, Any]]:
+    def timing_model() -> tuple[Any, dict[str, Any]]:
         model, _, config = build_model(
-            str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE, acoustic_features=FRAME_SIZE
+            str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE, timing_context=2
         )
         return model, config
 
     torch.manual_seed(1)
-    trained, config = hearing_model()
-    assert trained.acoustic_branch is not None
-    torch.nn.init.normal_(trained.acoustic_branch.out.weight, std=0.5)
-    save_model(trained, config, tmp_path / "heard")
+    trained, config = timing_model()
+    assert trained.timing_branch is not None
+    torch.nn.init.normal_(trained.timing_branch.out.weight, std=0.5)
+    save_model(trained, config, tmp_path / "timed")
     torch.manual_seed(2)
-    other, _ = hearing_model()
-    load_part(other, tmp_path / "heard", "acoustic_branch.")
+    other, _ = timing_model()
+    load_part(other, tmp_path / "timed", "timing_branch.")
     moved, kept = trained.state_dict(), other.state_dict()
-    assert all(torch.equal(moved[k], kept[k]) for k in kept if k.startswith("acoustic_branch."))
+    assert all(torch.equal(moved[k], kept[k]) for k in kept if k.startswith("timing_branch."))
     assert not torch.equal(moved["mark_head.weight"], kept["mark_head.weight"])
 
     text_only, _, text_config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4)
     save_model(text_only, text_config, tmp_path / "text")
-    with pytest.raises(ModelError, match="acoustic_branch does not fit"):
-        load_part(other, tmp_path / "text", "acoustic_branch")
+    with pytest.raises(ModelError, match="timing_branch does not fit"):
+        load_part(other, tmp_path / "text", "timing_branch")
 
 
-def test_combine_keeps_the_text_model_and_puts_in_the_other_acoustic_branch(
+def test_graft_keeps_the_text_model_and_puts_in_the_other_timing_branch(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
-    from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.packaging import combine_acoustic_branch
+    from app.ml.packaging import graft_timing_branch
     from app.training.gaps import SIZE
 
-    hearing: dict[str, Any] = {"gap_features": SIZE, "acoustic_features": FRAME_SIZE}
     torch.manual_seed(1)
-    heard, _, heard_config = build_model(
-        str(encoder_dir), lora_rank=2, lora_alpha=4, silent_without_evidence=True, **hearing
+    timed, _, timed_config = build_model(
+        str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE, timing_context=2
     )
-    assert heard.acoustic_branch is not None
-    torch.nn.init.normal_(heard.acoustic_branch.out.weight, std=0.5)
-    save_model(heard, {**heard_config, "temperature": 1.3}, tmp_path / "heard")
+    assert timed.timing_branch is not None
+    torch.nn.init.normal_(timed.timing_branch.out.weight, std=0.5)
+    save_model(timed, {**timed_config, "temperature": 1.3}, tmp_path / "timed")
     torch.manual_seed(2)
     text, _, text_config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE)
     torch.nn.init.normal_(text.mark_head.weight, std=0.5)
     save_model(text, {**text_config, "stride": 0.25}, tmp_path / "text")
 
-    settings = combine_acoustic_branch(tmp_path / "text", tmp_path / "heard", tmp_path / "both")
-    assert settings.acoustic_features == FRAME_SIZE and settings.silent_without_evidence is True
+    settings = graft_timing_branch(tmp_path / "text", tmp_path / "timed", tmp_path / "both")
+    assert settings.timing_context == 2
     assert settings.stride == 0.25 and "temperature" not in settings.json  # calibrate it anew
     both = load_file(str(tmp_path / "both" / "weights.safetensors"))
-    for name, value in heard.state_dict().items():
-        if name.startswith("acoustic_branch."):
+    for name, value in timed.state_dict().items():
+        if name.startswith("timing_branch."):
             assert torch.equal(both[name], value)
     text_state = text.state_dict()
-    assert all(torch.equal(both[k], text_state[k]) for k in both if not k.startswith("acoustic_branch."))
+    assert all(torch.equal(both[k], text_state[k]) for k in both if not k.startswith("timing_branch."))
     load_model(tmp_path / "both")  # a whole model, as the product loads it
 
-    with pytest.raises(ModelError, match="has no acoustic branch"):
-        combine_acoustic_branch(tmp_path / "text", tmp_path / "text", tmp_path / "none")
+    with pytest.raises(ModelError, match="has no timing branch"):
+        graft_timing_branch(tmp_path / "text", tmp_path / "text", tmp_path / "none")
+
+
+def test_a_model_that_reads_audio_frames_is_refused_in_one_line(encoder_dir: Path, tmp_path: Path) -> None:
+    from app.ml.packaging import read_config
+
+    model, _, config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4)
+    save_model(model, {**config, "acoustic_features": 44}, tmp_path / "old")
+    with pytest.raises(ModelError, match="reads audio frames, which this Punctum no longer does"):
+        read_config(tmp_path / "old")
 
 
 def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Path) -> None:
@@ -755,101 +760,33 @@ def test_each_language_gets_its_own_mark_biases() -> None:
     assert result["f1_after"] > result["f1_before"]
 
 
-def test_acoustic_branch_starts_neutral_and_hears_rising_pitch(encoder_dir: Path, tmp_path: Path) -> None:
-    import random
-
-    import numpy as np
-
-    from app.audio.frames import SIZE
-    from app.ml.windows import AudioFrames
-
-    text_model, model, tokenizer, config = _with_new_branch(encoder_dir, acoustic_features=SIZE)
-    # The same words over and over; only the audio tells which "here" ends a question: there the
-    # pitch channel rises over the last 0.3 s before the word's end. Which ones do changes from
-    # batch to batch, so the text (or a word's position) cannot tell.
-    words = ["you", "said", "it", "was", "here"] * 5
-    ends = [0.5 * (i + 1) for i in range(len(words))]
-    rng = random.Random(4)
-
-    def spoken(questions: list[int]) -> AudioFrames:
-        frames = np.zeros((int(ends[-1] * 100) + 60, SIZE), dtype=np.float16)
-        frames[:, -3] = 1.0  # voiced throughout
-        for i in questions:
-            end = int(ends[i] * 100)
-            frames[end - 30 : end, -4] = np.linspace(0, 1.5, 30)
-        return AudioFrames(frames, ends, FRAME_SECONDS)
-
-    def labelled(questions: list[int]) -> torch.Tensor:
-        return torch.tensor([[3 if i in questions else 0 for i in range(len(words))]])
-
-    def some_questions() -> list[int]:
-        return [i for i in range(4, len(words), 5) if rng.random() < 0.5]
-
-    test_questions = [4, 19]
-    audio = spoken(test_questions)
-    plain, _ = predict(text_model, tokenizer, words, window_tokens=32)
-    heard, _ = predict(model, tokenizer, words, window_tokens=32, audio=audio)
-    assert torch.allclose(plain, heard, atol=1e-5)  # a new branch changes nothing
-
-    assert model.acoustic_branch is not None
-    encoded = encode_words(tokenizer, words)
-
-    def make() -> tuple[Any, torch.Tensor]:
-        questions = [some_questions() for _ in range(4)]
-        batch = make_batch([(encoded, 0, len(words))] * 4, tokenizer.cls_token_id, tokenizer.sep_token_id, 1)
-        batch.add_audio([(spoken(q), 0, len(words)) for q in questions], SIZE)
-        return batch, torch.cat([labelled(q) for q in questions])
-
-    _train_branch(model, model.acoustic_branch, make, steps=120, rate=3e-3)
-    heard, _ = predict(model, tokenizer, words, window_tokens=32, audio=audio)
-    assert heard.argmax(dim=-1).tolist() == labelled(test_questions)[0].tolist()
-    unheard, _ = predict(model, tokenizer, words, window_tokens=32)
-    assert unheard.argmax(dim=-1).tolist() != labelled(test_questions)[0].tolist()
-    save_model(model, config, tmp_path / "acoustic-model")
-    reloaded, _, settings = load_model(tmp_path / "acoustic-model")
-    assert settings.acoustic_features == SIZE and reloaded.acoustic_branch is not None
-    again, _ = predict(reloaded, tokenizer, words, window_tokens=32, audio=audio)
-    assert torch.allclose(again, heard, atol=1e-4)
-
-
-def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_model(
+def test_a_timing_branch_leaves_words_without_timings_exactly_to_the_text_model(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
-    import numpy as np
-
-    from app.audio.frames import SIZE as FRAME_SIZE
-    from app.ml.windows import AudioFrames
     from app.training.gaps import SIZE, timed_gaps
 
     # A text model whose gap branch has learned something, so its stand-in for missing timings
     # is part of how it reads plain text; then the same with a trained (here: randomised)
-    # acoustic branch that must stay silent where nothing was heard.
+    # timing branch that must stay silent where there is no timing.
     torch.manual_seed(0)
     text_model, tokenizer, _ = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE)
     assert text_model.gap_branch is not None
     torch.nn.init.normal_(text_model.gap_branch.out.weight, std=0.5)
     model, _, config = build_model(
-        str(encoder_dir),
-        lora_rank=2,
-        lora_alpha=4,
-        gap_features=SIZE,
-        acoustic_features=FRAME_SIZE,
-        silent_without_evidence=True,
+        str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE, timing_context=2
     )
     model.load_state_dict(text_model.state_dict(), strict=False)
-    assert model.acoustic_branch is not None
-    torch.nn.init.normal_(model.acoustic_branch.out.weight, std=0.5)
-    torch.nn.init.normal_(model.acoustic_branch.absent, std=1.0)
+    assert model.timing_branch is not None
+    torch.nn.init.normal_(model.timing_branch.out.weight, std=0.5)
+    torch.nn.init.normal_(model.timing_branch.absent, std=1.0)
     text_model.eval()
     model.eval()
 
     words = ["so", "we", "left", "then", "it", "rained", "all", "day"] * 3
     plain, _ = predict(text_model, tokenizer, words, window_tokens=32)
-    unheard, _ = predict(model, tokenizer, words, window_tokens=32)
-    assert torch.equal(plain, unheard)
+    assert torch.equal(plain, predict(model, tokenizer, words, window_tokens=32)[0])
 
-    # Timings for the first half only: the timed words hear the virtual embedding in place of
-    # audio; the others are read exactly as the text model reads them with the same timings.
+    # Timings for the first half only: the others are read exactly as the text model reads them.
     starts = [0.4 * i for i in range(len(words))]
     gaps: list[list[float] | None] = list(timed_gaps(words, starts, [s + 0.3 for s in starts]))
     half = len(words) // 2
@@ -859,37 +796,20 @@ def test_a_silent_acoustic_branch_leaves_text_without_media_exactly_to_the_text_
     assert torch.equal(text_timed[half:], timed[half:])
     assert not torch.allclose(text_timed[: half - 1], timed[: half - 1], atol=1e-3)
 
-    audio = AudioFrames(
-        np.ones((1200, FRAME_SIZE), dtype=np.float16), [s + 0.3 for s in starts], FRAME_SECONDS
-    )
-    heard, _ = predict(model, tokenizer, words, window_tokens=32, audio=audio)
-    assert not torch.allclose(plain, heard, atol=1e-3)
-
-    # The same weights without the flag: the stand-in reaches plain text too.
-    model.silent_without_evidence = False
-    assert not torch.allclose(plain, predict(model, tokenizer, words, window_tokens=32)[0], atol=1e-3)
-    model.silent_without_evidence = True
-    save_model(model, config, tmp_path / "silent-model")
-    reloaded, _, settings = load_model(tmp_path / "silent-model")
-    assert settings.silent_without_evidence and reloaded.silent_without_evidence
+    save_model(model, config, tmp_path / "timed-model")
+    reloaded, _, settings = load_model(tmp_path / "timed-model")
+    assert settings.timing_context == 2 and reloaded.timing_branch is not None
     assert torch.equal(predict(reloaded, tokenizer, words, window_tokens=32)[0], plain)
 
 
-def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
+def test_the_timing_branch_learns_from_pauses_beside_a_frozen_gap_branch(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
-    from app.audio.frames import SIZE as FRAME_SIZE
     from app.training.gaps import SIZE, timed_gaps
 
-    # An audio stage on a text model whose gap branch stays frozen (here: never trained): only
-    # the acoustic branch's timing reader can learn what the pauses say.
-    text_model, model, tokenizer, config = _with_new_branch(
-        encoder_dir,
-        gap_features=SIZE,
-        acoustic_features=FRAME_SIZE,
-        acoustic_timing_context=2,
-        silent_without_evidence=True,
-    )
+    # A timing stage on a text model whose gap branch stays frozen (here: never trained): only
+    # the timing branch can learn what the pauses say.
+    text_model, model, tokenizer, config = _with_new_branch(encoder_dir, gap_features=SIZE, timing_context=2)
     words = ["so", "we", "left", "then", "it", "rained"] * 4
     starts = [0.4 * i for i in range(len(words))]
     ends = [s + 0.3 for s in starts]
@@ -901,11 +821,11 @@ def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
     timed, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(plain, timed, atol=1e-5)  # the new branch starts out changing nothing
 
-    assert model.acoustic_branch is not None and model.acoustic_branch.timing is not None
+    assert model.timing_branch is not None
     make, labels = _long_pauses_as_periods(tokenizer, words, gaps)
 
-    # The branch's timing reader is the only part of the model that sees the pauses.
-    _train_branch(model, model.acoustic_branch, make, steps=60, rate=1e-2)
+    # The timing branch is the only part of the model that sees the pauses.
+    _train_branch(model, model.timing_branch, make, steps=60, rate=1e-2)
     timed, _ = predict(model, tokenizer, words, window_tokens=32, gaps=gaps)
     assert (timed.argmax(dim=-1) == labels[0]).float().mean() > 0.95
     # Without timings the words have no evidence, and the text model answers alone.
@@ -913,15 +833,14 @@ def test_the_acoustic_branch_learns_from_pauses_beside_a_frozen_gap_branch(
 
     save_model(model, config, tmp_path / "timing-reader-model")
     reloaded, _, settings = load_model(tmp_path / "timing-reader-model")
-    assert settings.acoustic_timing_context == 2
+    assert settings.timing_context == 2
     again, _ = predict(reloaded, tokenizer, words, window_tokens=32, gaps=gaps)
     assert torch.allclose(again, timed, atol=1e-4)
 
 
-def test_an_audio_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach(
+def test_a_timing_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach(
     encoder_dir: Path, tmp_path: Path
 ) -> None:
-    from app.audio.frames import SIZE as FRAME_SIZE
     from app.ml.model import GapBranch
     from app.training.config import TrainConfig
     from app.training.gaps import SIZE, timed_gaps
@@ -933,8 +852,7 @@ def test_an_audio_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach
         lora_alpha=4,
         gap_features=SIZE,
         gap_context=2,
-        acoustic_features=FRAME_SIZE,
-        silent_without_evidence=True,
+        timing_context=2,
     )
     config = TrainConfig(
         output=tmp_path,
@@ -947,7 +865,7 @@ def test_an_audio_stage_may_teach_the_frozen_gap_branch_only_where_timings_reach
     learning = {".".join(name.split(".")[:2]) for name, p in model.named_parameters() if p.requires_grad}
     assert {"gap_branch.evidence", "gap_branch.context"} <= learning
     assert all(
-        name.startswith(("gap_branch.evidence", "gap_branch.context", "acoustic_branch")) for name in learning
+        name.startswith(("gap_branch.evidence", "gap_branch.context", "timing_branch")) for name in learning
     )
 
     # Whatever those parts learn (here: random weights), words without timings read as before.

@@ -184,13 +184,12 @@ def test_eval_command_scores_labelled_text(tiny_model: Path, tmp_path: Path) -> 
     assert punctum("eval", str(tmp_path / "none"), "--format", "conllu").returncode == 3
 
 
-@pytest.fixture(scope="module", params=["gap_branch", "acoustic_branch"])
+@pytest.fixture(scope="module", params=["gap_branch", "timing_branch"])
 def hearing_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny model with both listening branches, one of them switched on (random, non-zero), so
-    evidence reaching that branch changes its output."""
+    """A tiny model with both branches that read timings, one of them switched on (random,
+    non-zero), so evidence reaching that branch changes its output."""
     import torch
 
-    from app.audio.frames import SIZE as FRAME_SIZE
     from app.ml.packaging import build_model, save_model
     from app.training.gaps import SIZE
 
@@ -201,7 +200,7 @@ def hearing_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         lora_rank=2,
         lora_alpha=4,
         gap_features=SIZE,
-        acoustic_features=FRAME_SIZE,
+        timing_context=2,
     )
     branch = getattr(model, request.param)
     with torch.no_grad():
@@ -281,19 +280,3 @@ def test_media_problems_are_one_line(tiny_model: Path) -> None:
         "--no-listen",
     )
     assert deaf.returncode == 0 and "reads text only" in deaf.stderr
-
-
-@requires_ffmpeg
-def test_frame_features_are_computed_only_for_a_model_that_listens(
-    hearing_model: Path, tiny_model: Path
-) -> None:
-    from app.services.gap_evidence import gap_evidence
-
-    document = read_document(SAMPLE / "sample.srt")
-    words = [w.text for w in document.words()]
-    evidence = gap_evidence(document, SAMPLE / "sample.mp4", listen=True)
-    assert evidence.ends is not None and "audio" in evidence.kinds
-    Punctuator(tiny_model).probabilities(words, "en", evidence)  # reads text only
-    assert "frames" not in vars(evidence)  # never computed
-    Punctuator(hearing_model).probabilities(words, "en", evidence)  # has an acoustic branch
-    assert evidence.frames is not None and len(evidence.frames) > 0

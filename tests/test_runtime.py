@@ -16,13 +16,11 @@ import numpy as np
 import pytest
 import torch
 
-from app.audio.frames import FRAME_SECONDS
 from app.core.errors import PunctumError
 from app.ml.export import round_weights_as_exported
 from app.ml.inference import predict_probabilities
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
 from app.ml.runtime import INT8_BY_DEFAULT, OnnxModel, graph_name, is_exported, runtime_dir
-from app.ml.windows import AudioFrames
 from app.services.model import Punctuator
 from tests.conftest import ROOT, SAMPLE
 from tests.ml_fixtures import WORDS, tiny_encoder
@@ -43,31 +41,19 @@ def text_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def listening_models(encoder_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[bool, Path]:
-    """Tiny listening models, silent without evidence and not."""
-    folder = tmp_path_factory.mktemp("listening")
-    return {
-        silent: _listening_model(encoder_dir, folder / f"silent-{silent}", silent, seed=5)
-        for silent in (True, False)
-    }
+def timed_model(encoder_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model with gap and timing branches."""
+    return _timed_model(encoder_dir, tmp_path_factory.mktemp("timed") / "model", seed=5)
 
 
-def _listening_model(encoder_dir: Path, folder: Path, silent: bool, seed: int) -> Path:
-    """A tiny saved model with gap and acoustic branches whose every part changes its output
+def _timed_model(encoder_dir: Path, folder: Path, seed: int) -> Path:
+    """A tiny saved model with gap and timing branches whose every part changes its output
     (their output layers start at zero, which would hide a wrong graph)."""
-    from app.audio.frames import SIZE as FRAME_SIZE
     from app.training.gaps import SIZE
 
     torch.manual_seed(seed)
     model, _, config = build_model(
-        str(encoder_dir),
-        lora_rank=2,
-        lora_alpha=4,
-        gap_features=SIZE,
-        gap_context=2,
-        acoustic_features=FRAME_SIZE,
-        acoustic_timing_context=2,
-        silent_without_evidence=silent,
+        str(encoder_dir), lora_rank=2, lora_alpha=4, gap_features=SIZE, gap_context=2, timing_context=2
     )
     with torch.no_grad():
         for name, parameter in model.named_parameters():
@@ -77,19 +63,12 @@ def _listening_model(encoder_dir: Path, folder: Path, silent: bool, seed: int) -
     return folder
 
 
-def _evidence(words: list[str], seed: int) -> tuple[list[list[float] | None], AudioFrames]:
-    """Gap vectors for about two words in three, and audio for the words of the first half."""
-    from app.audio.frames import SIZE as FRAME_SIZE
+def _gaps(words: list[str], seed: int) -> list[list[float] | None]:
+    """Gap vectors for about two words in three."""
     from app.training.gaps import SIZE
 
     rng = np.random.default_rng(seed)
-    gaps: list[list[float] | None] = [
-        rng.normal(size=SIZE).tolist() if rng.random() < 0.66 else None for _ in words
-    ]
-    seconds = 0.4 * len(words) // 2
-    frames = rng.normal(size=(int(seconds * 100) + 50, FRAME_SIZE)).astype(np.float32)
-    ends = [0.4 * (i + 1) if i < len(words) // 2 else None for i in range(len(words))]
-    return gaps, AudioFrames(frames, ends, FRAME_SECONDS)
+    return [rng.normal(size=SIZE).tolist() if rng.random() < 0.66 else None for _ in words]
 
 
 def _both(model_dir: Path, words: list[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -112,21 +91,20 @@ def _differences(engines: tuple[Any, Any], words: list[str], **options: Any) -> 
     return np.abs(torch_marks - onnx_marks).max(), np.abs(torch_casing - onnx_casing).max()
 
 
-@pytest.mark.parametrize("silent", [True, False])
-def test_the_export_predicts_what_the_torch_model_does_with_timings_audio_or_neither(
-    listening_models: dict[bool, Path], silent: bool
-) -> None:
-    model_dir = listening_models[silent]
-    gaps, audio = _evidence(LONG, seed=6)
-    engines = _engines(model_dir)
-    for options in ({}, {"gaps": gaps}, {"audio": audio}, {"gaps": gaps, "audio": audio}):
+def test_the_export_predicts_what_the_torch_model_does_with_timings_or_without(timed_model: Path) -> None:
+    gaps = _gaps(LONG, seed=6)
+    engines = _engines(timed_model)
+    for options in ({}, {"gaps": gaps}):
         marks, casing = _differences(engines, LONG, window_tokens=32, batch_size=3, merge="mean", **options)
         assert marks < 1e-4 and casing < 1e-4, options
-    # The evidence matters to this model, so the agreement above is not that of a deaf one.
+    # The timings matter to this model, so the agreement above is not that of a deaf one.
     onnx = engines[1]
     plain, _ = predict_probabilities(onnx, LONG, window_tokens=32)
-    heard, _ = predict_probabilities(onnx, LONG, window_tokens=32, gaps=gaps, audio=audio)
-    assert np.abs(plain - heard).max() > 0.01
+    timed, _ = predict_probabilities(onnx, LONG, window_tokens=32, gaps=gaps)
+    assert np.abs(plain - timed).max() > 0.01
+    # Words without timing read exactly as without any.
+    untimed = [i for i, g in enumerate(gaps) if g is None]
+    assert untimed and np.abs(plain[untimed] - timed[untimed]).max() < 1e-5
 
 
 def test_a_text_only_model_exports_too(text_model: Path) -> None:
@@ -136,13 +114,13 @@ def test_a_text_only_model_exports_too(text_model: Path) -> None:
 
 def test_the_export_is_made_once_and_again_when_the_weights_change(encoder_dir: Path, tmp_path: Path) -> None:
     messages: list[str] = []
-    model_dir = _listening_model(encoder_dir, tmp_path / "model", silent=True, seed=7)
+    model_dir = _timed_model(encoder_dir, tmp_path / "model", seed=7)
     Punctuator(model_dir, log=messages.append).load()
     first = runtime_dir(model_dir)
     assert is_exported(model_dir) and len(messages) == 2  # "preparing ...", "model ready ..."
     Punctuator(model_dir, log=messages.append).load()
     assert len(messages) == 2  # found in the cache
-    _listening_model(encoder_dir, tmp_path / "model", silent=True, seed=8)  # retrained in place
+    _timed_model(encoder_dir, tmp_path / "model", seed=8)  # retrained in place
     assert runtime_dir(model_dir) != first and not is_exported(model_dir)
     Punctuator(model_dir, log=messages.append).load()
     assert is_exported(model_dir) and not first.exists()  # the stale export is gone
@@ -179,10 +157,8 @@ def test_a_loaded_model_serves_the_process_until_its_files_change(text_model: Pa
         config.write_text(as_trained)
 
 
-def test_int8_export_stays_close_to_float(
-    listening_models: dict[bool, Path], caplog: pytest.LogCaptureFixture
-) -> None:
-    model_dir = listening_models[True]
+def test_int8_export_stays_close_to_float(timed_model: Path, caplog: pytest.LogCaptureFixture) -> None:
+    model_dir = timed_model
     full, _ = predict_probabilities(Punctuator(model_dir, quantize=False).load(), LONG, window_tokens=32)
     small, _ = predict_probabilities(Punctuator(model_dir, quantize=True).load(), LONG, window_tokens=32)
     assert (runtime_dir(model_dir) / "model-int8.onnx").is_file()
@@ -346,9 +322,9 @@ def _vocabulary_for(words: list[str], path: Path) -> list[int]:
 
 
 def test_a_compact_vocabulary_predicts_as_the_whole_one_and_reads_any_script(
-    listening_models: dict[bool, Path], tmp_path: Path
+    timed_model: Path, tmp_path: Path
 ) -> None:
-    whole = listening_models[True]
+    whole = timed_model
     compact = tmp_path / "compact"
     compact.mkdir()
     for part in whole.iterdir():
@@ -384,11 +360,11 @@ def test_a_compact_vocabulary_predicts_as_the_whole_one_and_reads_any_script(
 
 
 def test_a_vocabulary_list_that_lacks_the_special_pieces_is_refused(
-    listening_models: dict[bool, Path], tmp_path: Path
+    timed_model: Path, tmp_path: Path
 ) -> None:
     model_dir = tmp_path / "model"
     model_dir.mkdir()
-    for part in listening_models[True].iterdir():
+    for part in timed_model.iterdir():
         (model_dir / part.name).write_bytes(part.read_bytes())
     (model_dir / "vocabulary.txt").write_text("5\n6\n7\n")
     with pytest.raises(PunctumError, match=r"vocabulary\.txt: .*special ids"):

@@ -7,7 +7,6 @@ megabytes of frames.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,6 @@ from app.audio.vad import VAD_FRAME, SpeechDetector
 HOP = 160  # 10 ms frames for loudness and pitch
 PITCH_WINDOW = 800  # 50 ms: two periods of the lowest pitch looked for
 F0_MIN, F0_MAX = 70.0, 400.0
-MEL_BANDS = 40
 SPEECH_THRESHOLD = 0.5
 
 
@@ -32,8 +30,6 @@ class AudioTrack:
     energy_db: np.ndarray  # RMS level per 10 ms frame, dBFS
     f0: np.ndarray  # pitch per 10 ms frame in Hz, NaN where nobody speaks
     speech: np.ndarray  # speech probability per 32 ms frame
-    # log-mel spectrum per 10 ms frame (frames, MEL_BANDS), float16: the acoustic branch's input
-    mel: np.ndarray | None = None
     # the decoded samples, 16 kHz mono float16 (115 MB an hour), kept once for the listener
     samples: np.ndarray | None = None
 
@@ -64,44 +60,6 @@ class AudioTrack:
         return track[max(0, first) : max(0, stop)]
 
 
-def _slaney_mel(frequencies: np.ndarray) -> np.ndarray:
-    """Hz to mels on Slaney's scale: linear to 1 kHz, logarithmic above (Auditory Toolbox, 1998)."""
-    linear = frequencies / (200.0 / 3)
-    step = np.log(6.4) / 27.0
-    above = 15.0 + np.log(np.maximum(frequencies, 1000.0) / 1000.0) / step
-    return np.where(frequencies >= 1000.0, above, linear)
-
-
-def _slaney_hz(mels: np.ndarray) -> np.ndarray:
-    step = np.log(6.4) / 27.0
-    return np.where(mels >= 15.0, 1000.0 * np.exp(step * (mels - 15.0)), mels * (200.0 / 3))
-
-
-@functools.cache
-def mel_filters() -> np.ndarray:
-    """Triangular filters (MEL_BANDS x bins) evenly spaced in mels from 0 Hz to Nyquist, each
-    scaled to unit area (Slaney's normalisation): the filter bank the acoustic branch was trained
-    on (librosa's default, which ``tests/test_audio.py`` checks this against when it is installed)."""
-    bins = np.linspace(0, SAMPLE_RATE / 2, 1 + PITCH_WINDOW // 2)
-    edges = _slaney_hz(np.linspace(0.0, _slaney_mel(np.array(SAMPLE_RATE / 2)), MEL_BANDS + 2))
-    widths = np.diff(edges)
-    rising = (bins[None, :] - edges[:-2, None]) / widths[:-1, None]
-    falling = (edges[2:, None] - bins[None, :]) / widths[1:, None]
-    filters: np.ndarray = (
-        np.maximum(0.0, np.minimum(rising, falling)) * (2.0 / (edges[2:] - edges[:-2]))[:, None]
-    )
-    return filters.astype(np.float32)
-
-
-def mel_power(frames: np.ndarray) -> np.ndarray:
-    """The mel power spectrum (frames x MEL_BANDS) of frames of PITCH_WINDOW samples, each
-    Hann-windowed (periodic, as for spectral analysis)."""
-    window = np.sin(np.pi * np.arange(PITCH_WINDOW) / PITCH_WINDOW) ** 2
-    spectrum = (np.abs(np.fft.rfft(frames * window, axis=1)) ** 2).astype(np.float32)
-    power: np.ndarray = spectrum @ mel_filters().T
-    return power
-
-
 def pitch_track(samples: np.ndarray, count: int) -> np.ndarray:
     """Pitch in Hz at the centres of the ``count`` 10 ms frames of ``samples``, NaN where Praat's
     autocorrelation tracker (Boersma 1993) finds no voice."""
@@ -130,7 +88,6 @@ def analyse_media(
     detector = SpeechDetector()
     energies: list[np.ndarray] = []
     pitches: list[np.ndarray] = []
-    mels: list[np.ndarray] = []
     tail = np.zeros(0, dtype=np.float32)
     decoded = 0
     kept: list[np.ndarray] = []
@@ -148,7 +105,6 @@ def analyse_media(
         frames = np.lib.stride_tricks.sliding_window_view(samples, PITCH_WINDOW)[::HOP][:count]
         rms = np.sqrt(np.mean(frames.astype(np.float64) ** 2, axis=1))
         energies.append((20 * np.log10(np.maximum(rms, 1e-5))).astype(np.float32))
-        mels.append(np.log(mel_power(frames) + 1e-8).astype(np.float16))
         pitches.append(pitch_track(samples[: (count - 1) * HOP + PITCH_WINDOW], count))
         tail = samples[count * HOP :]
         if progress is not None and info.duration:
@@ -162,6 +118,5 @@ def analyse_media(
     voiced = (speech[vad_index] >= SPEECH_THRESHOLD) if speech.size else np.zeros(f0.size, bool)
     voiced &= energy > (np.percentile(energy, 95) - 35 if energy.size else 0)
     f0 = np.where(voiced, f0, np.nan).astype(np.float32)
-    mel = np.concatenate(mels) if mels else np.zeros((0, MEL_BANDS), dtype=np.float16)
     samples = np.concatenate(kept) if kept else np.zeros(0, dtype=np.float16)
-    return AudioTrack(decoded / SAMPLE_RATE, energy, f0, speech, mel, samples)
+    return AudioTrack(decoded / SAMPLE_RATE, energy, f0, speech, samples)

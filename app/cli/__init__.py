@@ -3,7 +3,7 @@
 Exit status: 0 done, 2 usage error, 3 bad input (one line on stderr, never a traceback).
 The commands live by what they work on: ``files`` (info, show, transfer, punctuate, check),
 ``transcribe``,
-``stream``, ``training`` (eval, train, calibrate, combine), ``projects`` (batch, status, export,
+``stream``, ``training`` (eval, train, calibrate, graft), ``projects`` (batch, status, export,
 relink) and ``editor`` (gui); ``options`` holds what several of them share, ``errors`` the exit
 statuses.
 """

@@ -1,4 +1,4 @@
-"""Commands that make and score models: ``eval``, ``train``, ``calibrate`` and ``combine``.
+"""Commands that make and score models: ``eval``, ``train``, ``calibrate`` and ``graft``.
 
 They need the training code (a clone of the repository) and the train extra's packages; ``main``
 says so in one line when either is missing.
@@ -14,7 +14,7 @@ from app.cli.options import Commands, add_precision, checked_language
 
 
 def add_training_commands(commands: Commands) -> None:
-    """Commands on models: eval, train, calibrate, combine."""
+    """Commands on models: eval, train, calibrate, graft."""
     evaluate = commands.add_parser("eval", help="score the model on punctuated data")
     evaluate.add_argument("data", metavar="DATA", help="a file or folder")
     evaluate.add_argument(
@@ -63,13 +63,13 @@ def add_training_commands(commands: Commands) -> None:
         "--dev-words", type=int, metavar="N", help="dev words per source (default: the config's)"
     )
     calibration.set_defaults(run=_calibrate)
-    combining = commands.add_parser(
-        "combine", help="put one trained model's acoustic branch into another's text model"
+    grafting = commands.add_parser(
+        "graft", help="put one trained model's timing branch into another's text model"
     )
-    combining.add_argument("--text", required=True, metavar="DIR", help="the model whose text path is kept")
-    combining.add_argument("--acoustic-from", required=True, metavar="DIR", help="the model with the branch")
-    combining.add_argument("--output", required=True, metavar="DIR", help="a new folder for the result")
-    combining.set_defaults(run=_combine)
+    grafting.add_argument("--text", required=True, metavar="DIR", help="the model whose text path is kept")
+    grafting.add_argument("--timing-from", required=True, metavar="DIR", help="the model with the branch")
+    grafting.add_argument("--output", required=True, metavar="DIR", help="a new folder for the result")
+    grafting.set_defaults(run=_graft)
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -128,14 +128,14 @@ def _calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _combine(args: argparse.Namespace) -> int:
+def _graft(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.training.runs import combine
+    from app.training.runs import graft
 
     output = Path(args.output)
     if output.exists() and any(output.iterdir()):
         raise UsageError(f"{output} exists and is not empty; name a new folder")
-    combine(Path(args.text), Path(args.acoustic_from), output)
-    print(f"{output}: {args.text} with the acoustic branch of {args.acoustic_from}; calibrate it next")
+    graft(Path(args.text), Path(args.timing_from), output)
+    print(f"{output}: {args.text} with the timing branch of {args.timing_from}; calibrate it next")
     return EXIT_OK

@@ -1,10 +1,8 @@
 """Export a punctuation model for ONNX Runtime, once per model (see ``app.ml.runtime``).
 
 The adapters are merged into the encoder and the whole forward pass (encoder, layer mix, heads,
-gap and acoustic branches) becomes one graph. The acoustic branch takes only the words that have
-audio, with their slots, instead of a mask: a traced graph cannot keep torch's "only these words"
-indexing, and running the branch on every word would cost time for nothing. Each export is
-checked against the torch model on inputs of other sizes than it was traced with.
+gap and timing branches) becomes one graph. Each export is checked against the torch model on
+inputs of other sizes than it was traced with.
 
 ``python -m app.ml.export [MODEL_DIR] [--int8]`` exports the shipped model (set-up does this): the
 float graph (the default precision, and all a package ships) and, with ``--int8``, the int8 one
@@ -28,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from app.ml.model import PunctuationModel, _channels_with_presence, _gather, batch_tensors
+from app.ml.model import PunctuationModel, _gather, batch_tensors
 from app.ml.packaging import ModelError, load_model
 from app.ml.quantize import float16_matrices, int8_embeddings, int8_rows, quantize_graph, storable_in_float16
 from app.ml.runtime import (
@@ -43,30 +41,13 @@ from app.ml.runtime import (
     model_digest,
     open_export,
     runtime_dir,
-    with_spare_slot,
 )
 from app.ml.vocabulary import VOCABULARY_NAME, VocabularyError, compact_tokenizer, read_vocabulary
-from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
+from app.ml.windows import SpecialTokens, WindowBatch
 
 #: The largest difference in logits an export may show against the torch model.
 TOLERANCE = 1e-3
 _OPSET = 17
-
-
-def _attend(attention: nn.MultiheadAttention, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-    """``attention(query, keys, keys)`` for one query per word, written out: the traced module
-    would keep the number of words it was traced with."""
-    heads = attention.num_heads
-    size = attention.embed_dim // heads
-    assert attention.in_proj_weight is not None and attention.in_proj_bias is not None
-    wq, wk, wv = attention.in_proj_weight.chunk(3)
-    bq, bk, bv = attention.in_proj_bias.chunk(3)
-    q = (query @ wq.T + bq).reshape(-1, 1, heads, size).transpose(1, 2)
-    k = (keys @ wk.T + bk).reshape(-1, keys.shape[1], heads, size).transpose(1, 2)
-    v = (keys @ wv.T + bv).reshape(-1, keys.shape[1], heads, size).transpose(1, 2)
-    weights = torch.softmax(q @ k.transpose(-1, -2) / size**0.5, dim=-1)
-    out: torch.Tensor = attention.out_proj((weights @ v).transpose(1, 2).reshape(-1, 1, attention.embed_dim))
-    return out
 
 
 class ExportedModel(nn.Module):
@@ -87,8 +68,6 @@ class ExportedModel(nn.Module):
         next_index: torch.Tensor,
         gap_features: torch.Tensor | None = None,
         gap_present: torch.Tensor | None = None,
-        audio_frames: torch.Tensor | None = None,
-        audio_slots: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         network = self.network
         states = network.mixed_layers(input_ids, attention_mask)
@@ -97,34 +76,15 @@ class ExportedModel(nn.Module):
         marks = network.mark_head(text)
         if network.gap_branch is not None:
             marks = marks + network.gap_branch(text, gap_features, gap_present)
-        branch = network.acoustic_branch
-        if branch is not None and audio_frames is not None and audio_slots is not None:
-            # The words with audio, by slot; the last slot is a spare one past every word.
-            flat = torch.cat([text.reshape(-1, text.shape[-1]), text[0, :1] * 0], 0)
-            keys = branch.down(audio_frames.transpose(1, 2)).transpose(1, 2) + branch.position
-            attended = _attend(branch.attention, branch.query(flat[audio_slots]).unsqueeze(1), keys)
-            heard = branch.absent.expand(flat.shape[0], -1).index_put((audio_slots,), attended.squeeze(1))
-            present = torch.zeros_like(flat[:, 0], dtype=torch.bool)
-            present = present.index_put((audio_slots,), torch.ones_like(audio_slots, dtype=torch.bool))
-            heard = heard[:-1].reshape(text.shape[0], text.shape[1], -1)
-            audio_present = present[:-1].reshape(text.shape[0], text.shape[1])
-            if branch.timing is not None and gap_features is not None and gap_present is not None:
-                around, flags = _channels_with_presence(gap_features, gap_present)
-                heard = heard + branch.timing(around).transpose(1, 2) * flags
-            correction = branch.correct(text, heard)
-            if network.silent_without_evidence:
-                evidence = audio_present if gap_present is None else audio_present | gap_present
-                correction = correction.masked_fill(~evidence.unsqueeze(-1), 0.0)
-            marks = marks + correction
+        if network.timing_branch is not None and gap_features is not None and gap_present is not None:
+            marks = marks + network.timing_branch(text, gap_features, gap_present)
         casing = network.casing_head(torch.cat([_gather(states, first_index), last], dim=-1))
         return marks, casing
 
 
-def _example(
-    network: PunctuationModel, rows: int, tokens: int, words: int, heard: int, seed: int
-) -> WindowBatch:
-    """Random inputs of the given sizes, with about half the gaps present, ``heard`` words with
-    audio and a row shorter than the others."""
+def _example(network: PunctuationModel, rows: int, tokens: int, words: int, seed: int) -> WindowBatch:
+    """Random inputs of the given sizes, with about half the gaps present and a row shorter than
+    the others."""
     generator = np.random.default_rng(seed)
     last = np.sort(generator.integers(1, tokens - 2, (rows, words)), axis=1)
     batch = WindowBatch(
@@ -141,10 +101,6 @@ def _example(
             np.float32
         )
         batch.gap_present = generator.random((rows, words)) < 0.5
-    if network.acoustic_branch is not None:
-        features = network.acoustic_branch.features
-        batch.audio_frames = generator.normal(size=(heard, AUDIO_FRAMES, features)).astype(np.float32)
-        batch.audio_slots = generator.choice(rows * words, heard, replace=False).astype(np.int64)
     return batch
 
 
@@ -159,10 +115,6 @@ def _graph_inputs(network: PunctuationModel, batch: WindowBatch) -> dict[str, to
     if network.gap_branch is not None:
         assert batch.gap_features is not None and batch.gap_present is not None
         inputs.update(gap_features=batch.gap_features, gap_present=batch.gap_present)
-    if network.acoustic_branch is not None:
-        assert batch.audio_frames is not None and batch.audio_slots is not None
-        frames, slots = with_spare_slot(batch.audio_frames, batch.audio_slots, batch.word_mask.size)
-        inputs.update(audio_frames=frames, audio_slots=slots)
     return {name: torch.from_numpy(array) for name, array in inputs.items()}
 
 
@@ -174,8 +126,6 @@ _DYNAMIC_AXES = {
     "next_index": {0: "rows", 1: "words"},
     "gap_features": {0: "rows", 1: "words"},
     "gap_present": {0: "rows", 1: "words"},
-    "audio_frames": {0: "heard"},
-    "audio_slots": {0: "heard"},
     "marks": {0: "rows", 1: "words"},
     "casing": {0: "rows", 1: "words"},
 }
@@ -186,7 +136,7 @@ def _export_graph(network: PunctuationModel, path: Path, attention: str = "eager
     # it does not do with the traced scaled-dot-product form (NaN guards: IsNaN, Where).
     encoder: Any = network.encoder
     encoder.set_attn_implementation(attention)
-    inputs = _graph_inputs(network, _example(network, rows=2, tokens=24, words=7, heard=3, seed=1))
+    inputs = _graph_inputs(network, _example(network, rows=2, tokens=24, words=7, seed=1))
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on Python values it keeps constant
         export: Any = torch.onnx.export
@@ -280,8 +230,8 @@ def _check_export(network: PunctuationModel, model_dir: Path, int8: bool) -> flo
     the traced ones."""
     runtime = open_export(model_dir, int8=int8, folder=runtime_dir(model_dir))
     worst = 0.0
-    for rows, tokens, words, heard, seed in ((3, 31, 9, 2, 2), (1, 12, 4, 0, 3)):
-        batch = _example(network, rows, tokens, words, heard, seed)
+    for rows, tokens, words, seed in ((3, 31, 9, 2), (1, 12, 4, 3)):
+        batch = _example(network, rows, tokens, words, seed)
         with torch.inference_mode():
             expected = network(**batch_tensors(batch))
         got = runtime.run(batch)
@@ -322,7 +272,6 @@ def runtime_shape(
         "marks": network.mark_head.out_features,
         "casings": network.casing_head.out_features,
         "gap_features": network.gap_branch.features if network.gap_branch is not None else 0,
-        "acoustic_features": network.acoustic_branch.features if network.acoustic_branch else 0,
         "vocabulary": vocabulary,
         "source": str(model_dir.resolve()),
         "model": model_digest(model_dir),

@@ -17,7 +17,6 @@ import numpy as np
 from app.ml.model_settings import DEFAULT_STRIDE, DEFAULT_WINDOW_MERGE, DEFAULT_WINDOW_TOKENS, ModelSettings
 from app.ml.windows import (
     WINDOW_MERGES,
-    AudioFrames,
     SpecialTokens,
     WindowBatch,
     central_windows,
@@ -36,7 +35,6 @@ class LoadedModel(Protocol):
     marks: int  # mark classes
     casings: int  # casing classes
     gap_features: int  # gap vector size; 0 without a gap branch
-    acoustic_features: int  # audio frame features; 0 without an acoustic branch
 
     def run(self, batch: WindowBatch) -> tuple[np.ndarray, np.ndarray]:
         """Mark logits (batch, words, marks) and casing logits (batch, words, casings), float32."""
@@ -63,14 +61,12 @@ def predict_probabilities(
     stride: float = DEFAULT_STRIDE,
     mark_bias: Sequence[float] | None = None,
     gaps: Sequence[list[float] | None] | None = None,
-    audio: AudioFrames | None = None,
     merge: str = DEFAULT_WINDOW_MERGE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per word: probabilities of each mark after it (words x marks) and of its casing.
 
     The mark probabilities are ``softmax((log_softmax(logits) + mark_bias) / temperature)``.
-    ``gaps`` holds each word's gap evidence (see ``app.core.gap_features``) for models with a gap branch,
-    ``audio`` the frame features and word end times for models with an acoustic branch.
+    ``gaps`` holds each word's gap evidence (see ``app.core.gap_features``) for models with a gap branch.
     ``merge`` is ``central`` (each word keeps the window where it sits most centrally) or ``mean``
     (the mean of its log-probabilities over every window that holds it: each window sees a
     different stretch of context, so their mean is a small ensemble at no extra training cost).
@@ -100,8 +96,6 @@ def predict_probabilities(
         batch = make_batch([(encoded, *windows[n]) for n in numbers], special.start, special.end, special.pad)
         if gaps is not None and model.gap_features:
             batch.add_gaps([(gaps, *windows[n]) for n in numbers], model.gap_features)
-        if audio is not None and model.acoustic_features:
-            batch.add_audio([(audio, *windows[n]) for n in numbers], model.acoustic_features)
         mark_logits, casing_logits = model.run(batch)
         mark_log_probs = log_softmax(mark_logits.astype(np.float32))
         casing_probs = softmax(casing_logits.astype(np.float32))

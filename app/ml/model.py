@@ -11,21 +11,15 @@ features too, so a pause after "the" need not end a sentence. Where a gap has no
 learned stand-in embedding takes the evidence's place; its output layer starts at zero, so a
 branch added to a trained text model starts out changing nothing.
 
-An optional acoustic branch (after UniPunc) listens to the audio itself: the frame features
-around the end of each word (`app/audio/frames.py`) are down-sampled by two strided convolutions
-and the word's text features attend to them (cross-attention), so a rising pitch or a breath can
-reach the mark. Words without audio get a learned virtual embedding instead, and its output layer
-too starts at zero.
+An optional timing branch reads the gap vectors of the ``timing_context`` gaps on each side of a
+timed word (two convolutions) with the word's text features, so a stage can learn from timings
+while the gap branch stays frozen. It adds exactly nothing to a word without timing, so text alone
+is read by the text model alone (whose gap branch is part of it), and training the timing branch
+cannot move what users without timings get. Its output layer starts at zero too.
 
-With ``silent_without_evidence``, the acoustic branch adds exactly nothing to a word that has
-neither timing nor audio. Its virtual embedding still stands in for audio a timed word lacks, but
-text alone is then read by the text model alone (whose gap branch is part of it), so training the
-acoustic branch cannot move what users without media get.
-
-With a timing reader (``timing_context`` > 0), the acoustic branch also reads the gap vectors
-around each timed word. A frozen gap branch keeps whatever the text runs taught it about pauses;
-this lets an audio stage still learn from timings, and from them alone when there is no audio
-(captions with word timings but no media). Its output layer starts at zero too.
+Before the listener this reader sat inside an acoustic branch that also attended to 10 ms mel frames
+around each word's end; the recogniser that listens along the words (``app.ml.listener``)
+replaced that, and combined with it the frames lowered F1 (LJSpeech 73.1 -> 68.5).
 """
 
 from __future__ import annotations
@@ -55,22 +49,17 @@ class PunctuationModel(nn.Module):
         self.mark_head = nn.Linear(2 * hidden, num_marks)
         self.casing_head = nn.Linear(2 * hidden, num_casings)
         self.gap_branch: GapBranch | None = None
-        self.acoustic_branch: AcousticBranch | None = None
-        self.silent_without_evidence = False
+        self.timing_branch: TimingBranch | None = None
 
     def add_gap_branch(self, features: int, width: int = 64, context: int = 0) -> None:
         self.gap_branch = GapBranch(
             self.mark_head.in_features, features, self.mark_head.out_features, width, context
         )
 
-    def add_acoustic_branch(
-        self, features: int, frames: int, width: int = 64, gap_features: int = 0, timing_context: int = 0
-    ) -> None:
-        self.acoustic_branch = AcousticBranch(
-            self.mark_head.in_features, features, frames, self.mark_head.out_features, width
+    def add_timing_branch(self, gap_features: int, context: int, width: int = 64) -> None:
+        self.timing_branch = TimingBranch(
+            self.mark_head.in_features, gap_features, self.mark_head.out_features, context, width
         )
-        if timing_context:
-            self.acoustic_branch.add_timing_reader(gap_features, timing_context)
 
     def mixed_layers(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         output = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
@@ -93,14 +82,11 @@ class PunctuationModel(nn.Module):
         next_index: torch.Tensor,
         gap_features: torch.Tensor | None = None,
         gap_present: torch.Tensor | None = None,
-        audio_frames: torch.Tensor | None = None,
-        audio_present: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Mark logits (batch, words, marks) and casing logits (batch, words, casings).
 
         ``gap_features`` (batch, words, features) and ``gap_present`` (batch, words) carry the gap
-        evidence; ``audio_frames`` (batch, words, frames, features) and ``audio_present`` the audio
-        around each word's end. Without them every gap counts as absent.
+        evidence. Without them every gap counts as absent.
         """
         states = self.dropout(self.mixed_layers(input_ids, attention_mask))
         last = _gather(states, last_index)
@@ -110,15 +96,8 @@ class PunctuationModel(nn.Module):
         marks = self.mark_head(text)
         if self.gap_branch is not None:
             marks = marks + self.gap_branch(text, gap_features, gap_present)
-        if self.acoustic_branch is not None:
-            if not self.silent_without_evidence:
-                marks = marks + self.acoustic_branch(
-                    text, audio_frames, audio_present, gap_features, gap_present
-                )
-            elif (evidence := _any_evidence(gap_present, audio_present)) is not None:
-                # Words with no evidence keep the text model's answer exactly.
-                heard = self.acoustic_branch(text, audio_frames, audio_present, gap_features, gap_present)
-                marks = marks + heard.masked_fill(~evidence.unsqueeze(-1), 0.0)
+        if self.timing_branch is not None and gap_features is not None and gap_present is not None:
+            marks = marks + self.timing_branch(text, gap_features, gap_present)
         casing = self.casing_head(torch.cat([first, last], dim=-1))
         return marks, casing
 
@@ -179,26 +158,13 @@ class GapBranch(_Correction):
         return self.correct(text, evidence)
 
 
-class AcousticBranch(_Correction):
-    """Mark logit corrections from the audio around each word's end, read with the word's text."""
+class TimingBranch(_Correction):
+    """Mark logit corrections from the gap vectors around each timed word, read with its text;
+    nothing for a word without timing."""
 
-    def __init__(self, text_size: int, features: int, frames: int, marks: int, width: int = 64) -> None:
+    def __init__(self, text_size: int, gap_features: int, marks: int, context: int, width: int = 64) -> None:
         super().__init__(text_size, marks, width)
-        self.features, self.frames = features, frames
-        self.down = nn.Sequential(
-            nn.Conv1d(features, width, 5, stride=2, padding=2),
-            nn.GELU(),
-            nn.Conv1d(width, width, 5, stride=2, padding=2),
-            nn.GELU(),
-        )
-        self.position = nn.Parameter(torch.randn((frames + 3) // 4, width) * 0.02)
-        self.query = nn.Linear(text_size, width)
-        self.attention = nn.MultiheadAttention(width, 4, batch_first=True)
-        self.timing: nn.Sequential | None = None
-
-    def add_timing_reader(self, gap_features: int, context: int) -> None:
-        """Read the gap vectors of the ``context`` gaps on each side of a timed word as well."""
-        width = self.absent.numel()
+        self.gap_features, self.context = gap_features, context
         # The extra input channel says which gaps have evidence at all.
         reader = nn.Sequential(
             nn.Conv1d(gap_features + 1, width, 2 * context + 1, padding=context),
@@ -207,32 +173,18 @@ class AcousticBranch(_Correction):
         )
         last = reader[2]
         assert isinstance(last, nn.Conv1d) and last.bias is not None
-        nn.init.zeros_(last.weight)  # starts as the branch without it
+        nn.init.zeros_(last.weight)  # starts as a reader that hears nothing
         nn.init.zeros_(last.bias)
         self.timing = reader
 
     def forward(
-        self,
-        text: torch.Tensor,
-        frames: torch.Tensor | None,
-        present: torch.Tensor | None,
-        gap_features: torch.Tensor | None = None,
-        gap_present: torch.Tensor | None = None,
+        self, text: torch.Tensor, gap_features: torch.Tensor, gap_present: torch.Tensor
     ) -> torch.Tensor:
-        heard = self.absent.expand(*text.shape[:-1], -1)
-        if frames is not None and present is not None and bool(present.any()):
-            # Only words with audio go through the convolutions and the attention.
-            chosen = frames[present].transpose(1, 2)  # (words, features, frames)
-            keys = self.down(chosen).transpose(1, 2) + self.position
-            query = self.query(text[present]).unsqueeze(1)
-            attended, _ = self.attention(query, keys, keys, need_weights=False)
-            heard = heard.clone()
-            heard[present] = attended.squeeze(1).to(heard.dtype)
-        if self.timing is not None and gap_features is not None and gap_present is not None:
-            around, flags = _channels_with_presence(gap_features, gap_present)
-            # Only timed words take it: the rest keep the stand-in (or what the audio says).
-            heard = heard + (self.timing(around).transpose(1, 2) * flags).to(heard.dtype)
-        return self.correct(text, heard)
+        around, flags = _channels_with_presence(gap_features, gap_present)
+        read = self.absent + (self.timing(around).transpose(1, 2) * flags).to(text.dtype)
+        correction = self.correct(text, read)
+        # Words without timing keep the text model's answer exactly.
+        return correction.masked_fill(~gap_present.unsqueeze(-1), 0.0)
 
 
 def _channels_with_presence(
@@ -242,17 +194,6 @@ def _channels_with_presence(
     with an extra channel saying where it is present; and those flags as (batch, gaps, 1)."""
     flags = present.unsqueeze(-1).to(features.dtype)
     return torch.cat([features * flags, flags], dim=-1).transpose(1, 2), flags
-
-
-def _any_evidence(*presence: torch.Tensor | None) -> torch.Tensor | None:
-    """Which words have some evidence (batch, words); None when no word has any."""
-    given = [p for p in presence if p is not None]
-    if not given:
-        return None
-    combined = given[0]
-    for p in given[1:]:
-        combined = combined | p
-    return combined if bool(combined.any()) else None
 
 
 def _gather(states: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -274,6 +215,4 @@ def batch_tensors(batch: WindowBatch) -> dict[str, torch.Tensor | None]:
         "next_index": tensor(batch.next_index),
         "gap_features": tensor(batch.gap_features),
         "gap_present": tensor(batch.gap_present),
-        "audio_frames": tensor(batch.dense_audio()),
-        "audio_present": tensor(batch.audio_present()),
     }

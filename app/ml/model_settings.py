@@ -3,7 +3,7 @@
 ``app.ml.validation`` checks the file and makes this once; everything that runs or describes a
 model reads its fields, so each default (the 192-token window, the half-window stride) is written
 here alone. The file's own content stays in ``json`` for the few places that write a model's
-settings back (training, calibration, combining branches).
+settings back (training, calibration).
 """
 
 from __future__ import annotations
@@ -46,9 +46,8 @@ class ModelSettings:
     )
     gap_features: int = 0
     gap_context: int = 0
-    acoustic_features: int = 0
-    acoustic_timing_context: int = 0
-    silent_without_evidence: bool = False
+    #: Gaps on each side a timed word's timing branch reads (0: no timing branch).
+    timing_context: int = 0
     #: The gap features the model reads, when only some of them (None: all).
     gap_inputs: tuple[str, ...] | None = None
     #: The languages it was trained on (empty: not said).
@@ -80,9 +79,7 @@ class ModelSettings:
             ),
             gap_features=int(content.get("gap_features", 0)),
             gap_context=int(content.get("gap_context", 0)),
-            acoustic_features=int(content.get("acoustic_features", 0)),
-            acoustic_timing_context=int(content.get("acoustic_timing_context", 0)),
-            silent_without_evidence=bool(content.get("silent_without_evidence", False)),
+            timing_context=int(content.get("timing_context", 0)),
             gap_inputs=tuple(content["gap_inputs"]) if content.get("gap_inputs") is not None else None,
             languages=tuple(str(code) for code in content.get("languages") or ()),
             version=str(content.get("version", "unknown")),

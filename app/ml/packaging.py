@@ -28,7 +28,7 @@ from app.ml.model import PunctuationModel, batch_tensors
 from app.ml.model_settings import DEFAULT_WINDOW_TOKENS, ModelSettings
 from app.ml.validation import CONFIG_NAME, FORMAT, WEIGHTS_NAME, check_model, refuse_pickle_only
 from app.ml.validation import ModelError as ModelError  # re-exported: the loaders' error
-from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
+from app.ml.windows import SpecialTokens, WindowBatch
 
 LORA_TARGETS = ["query", "key", "value", "dense"]
 
@@ -68,9 +68,7 @@ def build_model(
     layer_dropout: float = 0.1,
     gap_features: int = 0,
     gap_context: int = 0,
-    acoustic_features: int = 0,
-    acoustic_timing_context: int = 0,
-    silent_without_evidence: bool = False,
+    timing_context: int = 0,
 ) -> tuple[PunctuationModel, Any, dict[str, Any]]:
     """A fresh model over the encoder, with trainable LoRA adapters and heads; and its tokenizer."""
     from peft import LoraConfig, get_peft_model
@@ -97,11 +95,8 @@ def build_model(
     model = PunctuationModel(encoder, len(MODEL_MARKS), 3, layer_dropout)
     if gap_features:
         model.add_gap_branch(gap_features, context=gap_context)
-    if acoustic_features:
-        model.add_acoustic_branch(
-            acoustic_features, AUDIO_FRAMES, gap_features=gap_features, timing_context=acoustic_timing_context
-        )
-    model.silent_without_evidence = silent_without_evidence
+    if timing_context:
+        model.add_timing_branch(gap_features, timing_context)
     config = {
         "format": FORMAT,
         "encoder": encoder_name or BASE_ENCODER,
@@ -117,9 +112,7 @@ def build_model(
         "window_merge": "mean",
         "gap_features": gap_features,
         "gap_context": gap_context,
-        "acoustic_features": acoustic_features,
-        "acoustic_timing_context": acoustic_timing_context,
-        "silent_without_evidence": silent_without_evidence,
+        "timing_context": timing_context,
     }
     return model, tokenizer, config
 
@@ -136,8 +129,6 @@ class TorchModel:
         self.marks = network.mark_head.out_features
         self.casings = network.casing_head.out_features
         self.gap_features = network.gap_branch.features if network.gap_branch is not None else 0
-        branch = network.acoustic_branch
-        self.acoustic_features = branch.features if branch is not None else 0
 
     def run(self, batch: WindowBatch) -> tuple[np.ndarray, np.ndarray]:
         with torch.inference_mode():
@@ -227,9 +218,7 @@ def build_from_settings(settings: ModelSettings) -> tuple[PunctuationModel, Any]
         lora_alpha=settings.lora.alpha,
         gap_features=settings.gap_features,
         gap_context=settings.gap_context,
-        acoustic_features=settings.acoustic_features,
-        acoustic_timing_context=settings.acoustic_timing_context,
-        silent_without_evidence=settings.silent_without_evidence,
+        timing_context=settings.timing_context,
     )
     return model, tokenizer
 
@@ -270,30 +259,30 @@ def load_torch_model(directory: Path, quantize: bool = False) -> TorchModel:
     return TorchModel(network, tokenizer, settings)
 
 
-#: The settings a model's acoustic branch brings with it.
-ACOUSTIC_SETTINGS = ("acoustic_features", "acoustic_timing_context", "silent_without_evidence")
-#: Settings fitted to one model's outputs, which a combined model must fit anew.
+#: The settings a model's timing branch brings with it.
+TIMING_SETTINGS = ("timing_context",)
+#: Settings fitted to one model's outputs, which a grafted model must fit anew.
 CALIBRATION_SETTINGS = ("temperature", "mark_bias", "mark_bias_by_language", "calibration")
 
 
-def combine_acoustic_branch(text_dir: Path, acoustic_dir: Path, output: Path) -> ModelSettings:
-    """The text model of ``text_dir`` with the acoustic branch of ``acoustic_dir`` put in.
+def graft_timing_branch(text_dir: Path, timing_dir: Path, output: Path) -> ModelSettings:
+    """The text model of ``text_dir`` with the timing branch of ``timing_dir`` put in.
 
-    The acoustic branch adds to the mark logits, silent where a word has neither timing nor
-    audio, so one trained beside an earlier text model of the same lineage carries over: a text
-    run need not synthesise speech and train the branch again. The calibration is left out,
-    since it was fitted to other outputs; calibrate the result."""
-    text_settings, acoustic_settings = read_config(text_dir).json, read_config(acoustic_dir).json
-    if not acoustic_settings.get("acoustic_features"):
-        raise ModelError(f"{acoustic_dir}: this model has no acoustic branch")
+    The timing branch adds to the mark logits, silent where a word has no timing, so one trained
+    beside an earlier text model of the same lineage carries over: a text run need not train the
+    branch again. The calibration is left out, since it was fitted to other outputs; calibrate
+    the result."""
+    text_settings, timing_settings = read_config(text_dir).json, read_config(timing_dir).json
+    if not timing_settings.get("timing_context"):
+        raise ModelError(f"{timing_dir}: this model has no timing branch")
     for key in ("encoder", "gap_features", "gap_context"):
-        if text_settings.get(key) != acoustic_settings.get(key):
-            raise ModelError(f"{acoustic_dir}: its {key} differs from {text_dir}'s")
+        if text_settings.get(key) != timing_settings.get(key):
+            raise ModelError(f"{timing_dir}: its {key} differs from {text_dir}'s")
     settings = {k: v for k, v in text_settings.items() if k not in CALIBRATION_SETTINGS}
-    settings.update({key: acoustic_settings[key] for key in ACOUSTIC_SETTINGS if key in acoustic_settings})
+    settings.update({key: timing_settings[key] for key in TIMING_SETTINGS})
     model, _ = build_from_settings(ModelSettings.from_json(settings))
-    load_weights(model, text_dir, new_parts=("acoustic_branch.",))
-    load_part(model, acoustic_dir, "acoustic_branch.")
+    load_weights(model, text_dir, new_parts=("timing_branch.",))
+    load_part(model, timing_dir, "timing_branch.")
     save_model(model, settings, output)
     return ModelSettings.from_json(settings)
 

@@ -30,11 +30,12 @@ from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir, cache_root
 from app.ml.model_settings import ModelSettings
 from app.ml.validation import CONFIG_NAME, WEIGHTS_NAME
 from app.ml.vocabulary import VOCABULARY_NAME, vocabulary_digest
-from app.ml.windows import AUDIO_FRAMES, SpecialTokens, WindowBatch
+from app.ml.windows import SpecialTokens, WindowBatch
 
 #: Bump when the export's graph or files change: older exports are then built again. 5: the float
-#: graph's word-embedding table in int8 rows; 6: its other matrices stored in float16.
-EXPORT_FORMAT = 6
+#: graph's word-embedding table in int8 rows; 6: its other matrices stored in float16; 7: no audio
+#: frame inputs, the timing reader a branch of its own.
+EXPORT_FORMAT = 7
 #: Models run in float unless asked for int8 (``--int8``): int8 is 1.18x as fast on a 10,000-word
 #: document but moves F1 by more than 0.3 on 7 of 13 evaluation sets (model card, "Runtime").
 INT8_BY_DEFAULT = False
@@ -138,13 +139,6 @@ def has_export(folder: Path, int8: bool = False) -> bool:
     return all((folder / name).is_file() for name in (RUNTIME_NAME, TOKENIZER_NAME, graph, data_name(graph)))
 
 
-def with_spare_slot(frames: np.ndarray, slots: np.ndarray, slot_count: int) -> tuple[np.ndarray, np.ndarray]:
-    """The graph's audio inputs: the heard words' frames and slots, plus one spare slot past the
-    last of ``slot_count`` word slots, so the graph never sees an empty set of words."""
-    spare = np.zeros((1, *frames.shape[1:]), dtype=np.float32)
-    return np.concatenate([frames, spare]), np.append(slots, slot_count).astype(np.int64)
-
-
 def forget_export(model_dir: Path, int8: bool = False) -> None:
     """Remove a model's export in the cache (a damaged one), so that it is made again. A packaged
     export is left alone: it is part of the installation."""
@@ -186,7 +180,6 @@ class OnnxModel:
         self.special = SpecialTokens(**shape["special"])
         self.marks, self.casings = int(shape["marks"]), int(shape["casings"])
         self.gap_features = int(shape["gap_features"])
-        self.acoustic_features = int(shape["acoustic_features"])
         self.tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_NAME))
         options = onnxruntime.SessionOptions()
         threads = threads or threads_from_environment()
@@ -214,12 +207,6 @@ class OnnxModel:
                 feed["gap_present"] = np.zeros((rows, words), dtype=bool)
             else:
                 feed["gap_features"], feed["gap_present"] = batch.gap_features, batch.gap_present
-        if "audio_frames" in self.inputs:
-            frames, slots = batch.audio_frames, batch.audio_slots
-            if frames is None or slots is None:
-                frames = np.zeros((0, AUDIO_FRAMES, self.acoustic_features), dtype=np.float32)
-                slots = np.zeros(0, dtype=np.int64)
-            feed["audio_frames"], feed["audio_slots"] = with_spare_slot(frames, slots, rows * words)
         marks, casing = self.session.run(["marks", "casing"], feed)
         return marks, casing
 

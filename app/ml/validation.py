@@ -104,8 +104,7 @@ def _settings_problem(settings: dict[str, Any]) -> str | None:
         or _whole(settings, "window_tokens", DEFAULT_WINDOW_TOKENS, MIN_WINDOW_TOKENS, high=MAX_WINDOW_TOKENS)
         or _whole(settings, "gap_features", 0, 0, high=len(FEATURES))
         or _whole(settings, "gap_context", 0, 0)
-        or _whole(settings, "acoustic_features", 0, 0)
-        or _whole(settings, "acoustic_timing_context", 0, 0)
+        or _whole(settings, "timing_context", 0, 0)
         or _positive(settings, "temperature", 1.0)
         or _positive(settings, "stride", DEFAULT_STRIDE, high=1.0)
         or _biases(settings.get("mark_bias"), "mark_bias")
@@ -118,12 +117,11 @@ def _settings_problem(settings: dict[str, Any]) -> str | None:
     merge = settings.get("window_merge", DEFAULT_WINDOW_MERGE)
     if merge not in WINDOW_MERGES:
         return f"window_merge {merge!r} is not one of {', '.join(WINDOW_MERGES)}"
-    if not isinstance(settings.get("silent_without_evidence", False), bool):
-        return f"silent_without_evidence is {settings['silent_without_evidence']!r}: must be true or false"
-    if settings.get("acoustic_timing_context") and not (
-        settings.get("gap_features") and settings.get("acoustic_features")
-    ):
-        return "acoustic_timing_context needs gap_features and acoustic_features"
+    if settings.get("acoustic_features"):
+        # Models made before the listener could read mel frames; the recogniser listens instead now.
+        return "acoustic_features: this model reads audio frames, which this Punctum no longer does"
+    if settings.get("timing_context") and not settings.get("gap_features"):
+        return "timing_context needs gap_features"
     names = settings.get("gap_inputs")
     if names is not None and (not isinstance(names, list) or not set(names) <= set(FEATURES)):
         return f"gap_inputs {names!r}: must be a list of {', '.join(FEATURES)}"
@@ -281,8 +279,8 @@ def _weights_problem(
         "casing_head.bias": (len(CASINGS),),
     }
     gaps, context = settings.gap_features, settings.gap_context
-    heard, timing = settings.acoustic_features, settings.acoustic_timing_context
-    for branch, present in (("gap_branch", gaps), ("acoustic_branch", heard)):
+    timing = settings.timing_context
+    for branch, present in (("gap_branch", gaps), ("timing_branch", timing)):
         absent = weights.get(f"{branch}.absent")
         width = int(absent.shape[0]) if absent is not None and absent.ndim == 1 else None
         parts = [name for name in weights if name.startswith(f"{branch}.")]
@@ -305,12 +303,7 @@ def _weights_problem(
             elif "gap_branch.context.weight" in weights:
                 return "gap_branch.context.weight is there but gap_context is 0"
         else:
-            expected["acoustic_branch.down.0.weight"] = (width, heard, 5)
-            expected["acoustic_branch.query.weight"] = (width, text)
-            if timing:
-                expected["acoustic_branch.timing.0.weight"] = (width, gaps + 1, 2 * timing + 1)
-            elif "acoustic_branch.timing.0.weight" in weights:
-                return "acoustic_branch.timing.0.weight is there but acoustic_timing_context is 0"
+            expected["timing_branch.timing.0.weight"] = (width, gaps + 1, 2 * timing + 1)
     for name, shape in expected.items():
         found = weights.get(name)
         if found is None:

@@ -134,12 +134,6 @@ def central_windows(windows: Sequence[tuple[int, int]], total: int) -> list[int]
     return best
 
 
-# The acoustic branch hears 0.8 s before a word's end and 0.48 s after it (10 ms frames): the
-# word's own intonation and the pause that follows.
-AUDIO_BEFORE, AUDIO_AFTER = 80, 48
-AUDIO_FRAMES = AUDIO_BEFORE + AUDIO_AFTER
-
-
 @dataclass
 class WindowBatch:
     """A batch of windows as the model reads it, in NumPy arrays (torch and ONNX Runtime both take them)."""
@@ -152,9 +146,6 @@ class WindowBatch:
     word_mask: np.ndarray  # (batch, words) bool: which word slots are real
     gap_features: np.ndarray | None = None  # (batch, words, features) float32
     gap_present: np.ndarray | None = None  # (batch, words) bool: which gaps have evidence
-    # Only the words that have audio: their frames and their slot (row * words + column).
-    audio_frames: np.ndarray | None = None  # (heard words, AUDIO_FRAMES, features) float32
-    audio_slots: np.ndarray | None = None  # (heard words,) int64
 
     @property
     def words(self) -> int:
@@ -174,55 +165,6 @@ class WindowBatch:
                     features[row, column] = vector
                     present[row, column] = True
         self.gap_features, self.gap_present = features, present
-
-    def add_audio(self, windows: Sequence[tuple[AudioFrames | None, int, int]], features: int) -> None:
-        """The audio frames around each word's end: (the document's audio or None, first, stop)."""
-        pieces: list[np.ndarray] = []
-        slots: list[int] = []
-        for row, (audio, first, stop) in enumerate(windows):
-            if audio is None:
-                continue
-            for column, end in enumerate(audio.ends[first:stop]):
-                if end is None:
-                    continue
-                centre = round(end / audio.frame_seconds)
-                low, high = centre - AUDIO_BEFORE, centre + AUDIO_AFTER
-                piece = audio.frames[max(0, low) : max(0, high)]
-                if piece.shape[0] == 0:
-                    continue
-                frames = np.zeros((AUDIO_FRAMES, features), dtype=np.float32)
-                offset = max(0, -low)
-                frames[offset : offset + piece.shape[0]] = piece
-                pieces.append(frames)
-                slots.append(row * self.words + column)
-        shape = (0, AUDIO_FRAMES, features)
-        self.audio_frames = np.stack(pieces) if pieces else np.zeros(shape, dtype=np.float32)
-        self.audio_slots = np.array(slots, dtype=np.int64)
-
-    def audio_present(self) -> np.ndarray | None:
-        """(batch, words) bool: which words have audio; None without audio."""
-        if self.audio_slots is None:
-            return None
-        present = np.zeros(self.word_mask.size, dtype=bool)
-        present[self.audio_slots] = True
-        return present.reshape(self.word_mask.shape)
-
-    def dense_audio(self) -> np.ndarray | None:
-        """(batch, words, AUDIO_FRAMES, features): every word slot's frames, zeros where unheard."""
-        if self.audio_frames is None or self.audio_slots is None:
-            return None
-        dense = np.zeros((self.word_mask.size, *self.audio_frames.shape[1:]), dtype=np.float32)
-        dense[self.audio_slots] = self.audio_frames
-        return dense.reshape(*self.word_mask.shape, *self.audio_frames.shape[1:])
-
-
-@dataclass
-class AudioFrames:
-    """A document's audio as the acoustic branch reads it: frame features and each word's end."""
-
-    frames: np.ndarray  # (frames, features), frame k starting at k * frame_seconds
-    ends: Sequence[float | None]  # per word, seconds; None where unknown
-    frame_seconds: float  # the audio layer's hop (app.audio.frames.FRAME_SECONDS)
 
 
 def make_batch(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,20 +20,10 @@ class GapEvidence:
     """What timings and audio say about each word gap: model inputs and their provenance."""
 
     vectors: list[list[float] | None]
-    kinds: list[str]  # per gap: "text", "timing" or "audio"
+    kinds: list[str]  # per gap: "text" or "timing"
     media: str | None = None
-    track: Any = None  # the media's analysed audio (``AudioTrack``) when the model hears it
-    ends: list[float | None] | None = None  # each word's end time in seconds, with ``track``
-    measures: list[GapMeasure] | None = None  # the same evidence in a person's units, per word
+    measures: list[GapMeasure] | None = None  # what the media says in a person's units, per word
     warnings: list[str] = field(default_factory=list)
-
-    @functools.cached_property
-    def frames(self) -> Any:
-        """The media's frame features (``app.audio.frames``) for the acoustic branch, computed on
-        first use: models without that branch never read them."""
-        from app.audio.frames import frame_features
-
-        return frame_features(self.track) if self.track is not None else None
 
 
 def too_little_speech(document: Document, track: Any) -> str | None:
@@ -49,56 +38,32 @@ def too_little_speech(document: Document, track: Any) -> str | None:
     )
 
 
-def gap_evidence(
-    document: Document, media: Path | None = None, track: Any = None, listen: bool = False
-) -> GapEvidence:
-    """Pauses from the captions' own timings; with ``media``, pauses and pitch measured in its audio
-    for people to see (``measures``), and, when ``listen``, for the model to read too: word times
-    estimated from speech and the audio itself.
+def gap_evidence(document: Document, media: Path | None = None, track: Any = None) -> GapEvidence:
+    """Pauses from the captions' own timings, for the model; with ``media``, pauses and pitch
+    measured in its audio for people to see (``measures``).
 
-    The model does not listen by default: on real speech (the LJSpeech clips) the acoustic branch
-    and the estimated word times each lowered F1 (model card, "Audio"). Audio with speech in under
-    ``MIN_SPEECH_SHARE`` of the captions' time is not listened to, with a warning.
+    The model reads the captions' timings only: on real speech (the LJSpeech clips) word times
+    estimated from the audio lowered F1 (model card, "Audio"); what the audio says reaches the
+    marks through the recogniser that listens along the words (``services.listening``). Audio
+    with speech in under ``MIN_SPEECH_SHARE`` of the captions' time is not measured.
     ``track``: the media's ``AudioTrack`` when the caller has analysed it already (the editor does,
     for its waveform), so the audio is decoded once.
     """
     from app.audio.analysis import analyse_media
     from app.audio.gap_features import caption_gaps
-    from app.audio.timing import TimingSource
 
     if track is None and media is not None:
         track = analyse_media(media)
+    vectors, gaps, timings = caption_gaps(document, None)
     warnings: list[str] = []
-    heard = track
     if track is not None:
-        too_little = too_little_speech(document, track)
-        if too_little is not None:
-            heard = None
-            if listen:
-                warnings.append(too_little)
-    measured_vectors, measured, measured_timings = caption_gaps(document, heard)
-    if track is not None:
-        warnings += _beyond_the_media(document, track.duration, measured_vectors, measured, measured_timings)
-    if listen or heard is None:  # the model reads what was measured
-        vectors, gaps, timings = measured_vectors, measured, measured_timings
-    else:  # the audio was measured for people only: the model reads the captions' timings
-        heard = None
-        vectors, gaps, timings = caption_gaps(document, None)
-    kinds = [
-        "text"
-        if v is None
-        else "audio"
-        if heard is not None and (g.heard or g.timing is TimingSource.ESTIMATED)
-        else "timing"
-        for v, g in zip(vectors, gaps, strict=True)
-    ]
-    spectrum = heard if heard is not None and heard.mel is not None else None
+        heard = None if too_little_speech(document, track) is not None else track
+        measured_vectors, gaps, timings = caption_gaps(document, heard)
+        warnings += _beyond_the_media(document, track.duration, measured_vectors, gaps, timings)
     return GapEvidence(
         vectors,
-        kinds,
+        ["text" if v is None else "timing" for v in vectors],
         str(media) if media is not None else None,
-        spectrum,
-        [t.end for t in timings] if spectrum is not None else None,
         [
             GapMeasure(
                 None if g.pause is None else round(g.pause * 1000),
@@ -106,7 +71,7 @@ def gap_evidence(
                 None if t.end is None else round(t.end * 1000),
                 None if g.pitch_change is None else round(g.pitch_change, 1),
             )
-            for g, t in zip(measured, measured_timings, strict=True)
+            for g, t in zip(gaps, timings, strict=True)
         ],
         warnings,
     )
@@ -115,8 +80,8 @@ def gap_evidence(
 def _beyond_the_media(
     document: Document, duration: float, vectors: list[Any], gaps: list[Any], timings: list[Any]
 ) -> list[str]:
-    """Where the captions run past the media's end there is no audio: the gaps there take what the
-    captions' own timings say (replaced in place), and a warning says so, once."""
+    """Where the captions run past the media's end there is no audio: the measures there take what
+    the captions' own timings say (replaced in place), and a warning says so, once."""
     from app.audio.gap_features import caption_gaps
 
     last = max((cue.end for cue in document.cues), default=0) / 1000

@@ -117,8 +117,8 @@ class Punctuator:
         return self.load().settings.languages
 
     @property
-    def hears(self) -> bool:
-        """Whether the model has a gap branch that uses timings and audio."""
+    def reads_timings(self) -> bool:
+        """Whether the model has a gap branch, which reads the captions' timings."""
         return bool(self.load().settings.gap_features)
 
     def probabilities(
@@ -128,25 +128,17 @@ class Punctuator:
         evidence: GapEvidence | None = None,
     ) -> tuple[list[list[float]], list[list[float]]]:
         """Mark and casing probabilities per word; ``evidence`` (from ``gap_evidence``) for models
-        that listen."""
+        that read timings."""
         from app.core.gap_features import restrict
         from app.ml.inference import predict_probabilities
-        from app.ml.windows import AudioFrames
 
         model = self.load()
         config = model.settings
         gaps = evidence.vectors if evidence is not None else None
-        audio = None
-        # Only an acoustic branch reads the frames, so only then are they computed.
-        if evidence is not None and model.acoustic_features and evidence.ends is not None:
-            from app.audio.frames import FRAME_SECONDS
-
-            audio = AudioFrames(evidence.frames, evidence.ends, FRAME_SECONDS)
         marks, casing = predict_probabilities(
             model,
             words,
             gaps=restrict(gaps, config.gap_inputs),
-            audio=audio,
             **config.inference_options(language),
         )
         return marks.tolist(), casing.tolist()

@@ -91,7 +91,7 @@ def suggest(
         )
     elif unknown_script_share(words) > 0.5:
         info.warnings.append("most of the text is in a script the model was not trained on; expect few marks")
-    heard = evidence is not None and punctuator.hears
+    heard = evidence is not None and punctuator.reads_timings
     if evidence is not None:
         info.warnings += evidence.warnings
     kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)

@@ -49,9 +49,9 @@ class TrainConfig:
     # A second stage starts from a trained model; its lowest layers may stay as they are, which
     # spares their backward pass.
     init_from: Path | None = None
-    # The acoustic branch starts from this model's (one trained beside an earlier text model's
+    # The timing branch starts from this model's (one trained beside an earlier text model's
     # frozen parts) instead of from zero; it adds to the mark logits, so it carries over.
-    acoustic_branch_from: Path | None = None
+    timing_branch_from: Path | None = None
     frozen_layers: int = 0
     # The encoder's matrices above ``frozen_layers`` learn themselves, at ``lr_encoder`` (the
     # adapters of ``init_from`` merged into them first), instead of through adapters; the model
@@ -62,7 +62,7 @@ class TrainConfig:
     saved_rank: int = 64
     # The gap branch learns from word timings where a corpus has them (dropped at random so the
     # same model also learns to do without); with only_branches, only the branches that read
-    # timings and audio learn and everything else stays as it is.
+    # timings learn and everything else stays as it is.
     gap_branch: bool = False
     # How many gaps on each side the gap branch reads besides the gap itself (0: that gap alone).
     gap_context: int = 0
@@ -71,16 +71,10 @@ class TrainConfig:
     # bfloat16 matrix products (autocast): about 1.3-1.6x faster steps on CPUs with bf16 units;
     # the weights and optimizer stay float32.
     bf16: bool = False
-    # The acoustic branch hears the audio of synthesised-speech sources ("speech" kind), dropped
-    # from a share of windows so its virtual embedding learns to stand in.
-    acoustic_branch: bool = False
-    drop_audio: float = 0.3
-    # The acoustic branch adds nothing to words with neither timing nor audio; with the gap branch
-    # frozen too, training leaves text without media exactly as the text model reads it.
-    silent_without_evidence: bool = False
-    # With > 0, the acoustic branch also reads the gap vectors this many gaps on each side of a
-    # timed word, so an audio stage can still learn from timings while the gap branch is frozen.
-    acoustic_timing_context: int = 0
+    # With > 0, a timing branch reads the gap vectors this many gaps on each side of a timed
+    # word, so a stage can still learn from timings while the gap branch is frozen. It adds
+    # nothing to words without timing: text without timings reads exactly as the text model.
+    timing_context: int = 0
     # The gap branch stays as the text model trained it (it is part of the text path: its stand-in
     # for missing timings shapes every prediction on text alone) and reads only timings, as there.
     frozen_gap_branch: bool = False
@@ -123,15 +117,13 @@ class TrainConfig:
         unknown = sorted(set(values) - {f.name for f in fields(cls)})
         if unknown:
             raise TrainConfigError(f"{path}: unknown setting {', '.join(unknown)}")
-        if values.get("acoustic_timing_context") and not (
-            values.get("gap_branch") and values.get("acoustic_branch")
-        ):
-            raise TrainConfigError(f"{path}: acoustic_timing_context needs gap_branch and acoustic_branch")
+        if values.get("timing_context") and not values.get("gap_branch"):
+            raise TrainConfigError(f"{path}: timing_context needs gap_branch")
         if values.get("gap_evidence_learns") and not values.get("frozen_gap_branch"):
             raise TrainConfigError(f"{path}: gap_evidence_learns is for a frozen_gap_branch")
         values["output"] = (base / values.get("output", "runs/model")).resolve()
         values["data_root"] = (base / values.get("data_root", "../shared/data")).resolve()
-        for key in ("init_from", "acoustic_branch_from"):
+        for key in ("init_from", "timing_branch_from"):
             if values.get(key):
                 values[key] = (base / values[key]).resolve()
         return cls(**values)

@@ -11,7 +11,6 @@ from typing import Any
 import torch
 from torch import nn
 
-from app.audio.frames import SIZE as FRAME_FEATURES
 from app.core.marks import MODEL_MARKS
 from app.ml.model import GapBranch, PunctuationModel, batch_tensors
 from app.ml.packaging import LORA_TARGETS, adapted_matrices, build_model, load_part, load_weights
@@ -25,7 +24,7 @@ from app.training.sampling import Sampler
 def run_model(
     config: TrainConfig, resuming: bool, log: Callable[[str], None]
 ) -> tuple[PunctuationModel, Any, dict[str, Any]]:
-    """The run's model (weights from ``init_from`` and ``acoustic_branch_from`` unless it resumes),
+    """The run's model (weights from ``init_from`` and ``timing_branch_from`` unless it resumes),
     its tokenizer and its settings, with the parts it trains chosen."""
     model, tokenizer, packaging_config = build_model(
         config.encoder,
@@ -34,20 +33,18 @@ def run_model(
         layer_dropout=config.layer_dropout,
         gap_features=gaps.SIZE if config.gap_branch else 0,
         gap_context=config.gap_context if config.gap_branch else 0,
-        acoustic_features=FRAME_FEATURES if config.acoustic_branch else 0,
-        acoustic_timing_context=config.acoustic_timing_context if config.acoustic_branch else 0,
-        silent_without_evidence=config.silent_without_evidence,
+        timing_context=config.timing_context if config.gap_branch else 0,
     )
     packaging_config["window_tokens"] = config.window_tokens
     if config.gap_branch:
         heard = any(spec["kind"] == "speech" for spec in config.sources) and not config.frozen_gap_branch
         packaging_config["gap_inputs"] = list(gaps.FEATURES if heard else gaps.TIMING_FEATURES)
     if config.init_from is not None and not resuming:
-        load_weights(model, config.init_from, new_parts=("gap_branch.", "acoustic_branch."))
+        load_weights(model, config.init_from, new_parts=("gap_branch.", "timing_branch."))
         log(f"starting from {config.init_from}")
-    if config.acoustic_branch_from is not None and not resuming:
-        load_part(model, config.acoustic_branch_from, "acoustic_branch.")
-        log(f"acoustic branch from {config.acoustic_branch_from}")
+    if config.timing_branch_from is not None and not resuming:
+        load_part(model, config.timing_branch_from, "timing_branch.")
+        log(f"timing branch from {config.timing_branch_from}")
     if config.full_layers:
         # The adapters' work goes into the matrices, which learn from here on (a resumed run's
         # checkpoint then puts every matrix back).
@@ -73,7 +70,7 @@ def choose_trainable(model: nn.Module, config: TrainConfig) -> None:
             parameter.requires_grad = name in learning_matrices
         if name.startswith("encoder.") and layer is not None and layer < config.frozen_layers:
             parameter.requires_grad = False
-        if config.only_branches and not name.startswith(("gap_branch.", "acoustic_branch.")):
+        if config.only_branches and not name.startswith(("gap_branch.", "timing_branch.")):
             parameter.requires_grad = False
         if config.only_casing_head and not name.startswith("casing_head."):
             parameter.requires_grad = False
@@ -153,14 +150,6 @@ class Stepper:
                     for d, a, b in windows
                 ],
                 gaps.SIZE,
-            )
-        if model.acoustic_branch is not None:
-            batch.add_audio(
-                [
-                    (d.audio if sampler.rng.random() >= config.drop_audio else None, a, b)
-                    for d, a, b in windows
-                ],
-                FRAME_FEATURES,
             )
         marks = torch.full((len(windows), batch.words), corpora.UNKNOWN, dtype=torch.long)
         casings = torch.full((len(windows), batch.words), corpora.UNKNOWN, dtype=torch.long)

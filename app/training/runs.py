@@ -49,8 +49,8 @@ def calibrate(
     return calibrate_model(config, model)
 
 
-def combine(text: Path, acoustic_from: Path, output: Path) -> None:
-    """A text model with another model's acoustic branch put in (see ``combine_acoustic_branch``)."""
-    from app.ml.packaging import combine_acoustic_branch
+def graft(text: Path, timing_from: Path, output: Path) -> None:
+    """A text model with another model's timing branch put in (see ``graft_timing_branch``)."""
+    from app.ml.packaging import graft_timing_branch
 
-    combine_acoustic_branch(text, acoustic_from, output)
+    graft_timing_branch(text, timing_from, output)

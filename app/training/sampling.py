@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.audio.frames import FRAME_SECONDS
-from app.ml.windows import AudioFrames, Encoded, encode_words, window_end
+from app.ml.windows import Encoded, encode_words, window_end
 from app.training import data as corpora
 from app.training import gaps
 from app.training.config import TrainConfig
@@ -58,13 +57,6 @@ def load_source(
     raise ValueError(f"unknown source kind {kind!r}")
 
 
-def _audio_of(document: corpora.LabelledText) -> AudioFrames | None:
-    frames, ends = document.extras.get("frames"), document.extras.get("word_ends")
-    if frames is None or not isinstance(ends, list):
-        return None
-    return AudioFrames(frames, ends, FRAME_SECONDS)  # type: ignore[arg-type]
-
-
 def _word_cap(spec: dict[str, Any], config: TrainConfig) -> int:
     """A source's own ``max_words``, else the run's ``max_words_per_source``."""
     return int(spec.get("max_words", config.max_words_per_source))
@@ -90,7 +82,6 @@ class EncodedDocument:
     text: corpora.LabelledText
     encoded: Encoded
     gaps: list[list[float] | None] | None = None
-    audio: AudioFrames | None = None
     # The casing the casing head learns (the text's own, or with sentence starts left out).
     casing: list[int] = field(default_factory=list)
 
@@ -141,7 +132,6 @@ def run_data(
                 gaps.restrict(gaps.document_gaps(d.extras, d.words), gap_inputs)
                 if config.gap_branch
                 else None,
-                _audio_of(d) if config.acoustic_branch else None,
                 corpora.mid_sentence_casing(d) if config.casing_mid_sentence_only else d.casing,
             )
             for d in documents

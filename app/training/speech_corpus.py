@@ -2,15 +2,15 @@
 
 Real speech with punctuated transcripts is scarce, so punctuated text is spoken by a synthetic
 voice (Piper's natural US-English voice, or espeak-ng for any language): the voice pauses at
-commas and periods and raises its pitch at questions, which is the evidence the acoustic branch
-must learn to hear. Text is cut into caption-like cues regardless of sentences (as
+commas and periods and raises its pitch at questions, which is the timing evidence the gap and
+timing branches learn to read. Text is cut into caption-like cues regardless of sentences (as
 recognisers cut them); each cue is spoken on its own, its silence trimmed, and cues are joined with
 the same short gap, so cue edges say nothing about punctuation. The captions given to the model
 are the lowercase words without marks with the cue times; word times are estimated from speech
 activity and the evidence computed exactly as for a user's video (`app.audio.gap_features.caption_gaps`).
 
-A prepared corpus is a folder of ``.npz`` files (words, labels, casing, gap vectors, frame
-features, word end times), built once and read by training.
+A prepared corpus is a folder of ``.npz`` files (words, labels, casing, gap vectors), built once
+and read by training.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import soundfile
 
 from app.audio.analysis import analyse_media
 from app.audio.decode import SAMPLE_RATE
-from app.audio.frames import frame_features
 from app.audio.gap_features import caption_gaps
 from app.core.errors import PunctumError
 from app.core.gap_features import SIZE as GAP_SIZE
@@ -235,8 +234,8 @@ def build_speech_corpus(
             if not target.is_file():
                 document, media = synthesise(piece, voice, Path(scratch), lambda: rng.randint(5, 12), rng)
                 track = analyse_media(media)
-                vectors, _, timings = caption_gaps(document, track)
-                _save(target, piece, vectors, frame_features(track), [t.end for t in timings])
+                vectors, _, _ = caption_gaps(document, track)
+                _save(target, piece, vectors)
             spoken += len(piece)
             number += 1
             log(f"{folder.name}: {spoken} of {words} words spoken")
@@ -244,12 +243,11 @@ def build_speech_corpus(
 
 
 def read_speech_corpus(folder: Path, language: str, source: str) -> list[LabelledText]:
-    """The prepared documents: labelled words with their gap vectors, frames and word ends in extras."""
+    """The prepared documents: labelled words with their gap vectors in extras."""
     documents = []
     for path in sorted(folder.glob("*.npz")):
         with np.load(path, allow_pickle=False) as data:
             gaps = data["gaps"]
-            ends = data["ends"]
             documents.append(
                 LabelledText(
                     [str(w) for w in data["words"]],
@@ -258,23 +256,13 @@ def read_speech_corpus(folder: Path, language: str, source: str) -> list[Labelle
                     language,
                     source,
                     path.stem,
-                    {
-                        "gaps": [None if np.isnan(row).any() else row.tolist() for row in gaps],
-                        "frames": data["frames"],
-                        "word_ends": [None if np.isnan(e) else float(e) for e in ends],
-                    },
+                    {"gaps": [None if np.isnan(row).any() else row.tolist() for row in gaps]},
                 )
             )
     return documents
 
 
-def _save(
-    path: Path,
-    text: LabelledText,
-    vectors: list[list[float] | None],
-    frames: np.ndarray,
-    ends: list[float | None],
-) -> None:
+def _save(path: Path, text: LabelledText, vectors: list[list[float] | None]) -> None:
     gaps = np.array([v if v is not None else [np.nan] * GAP_SIZE for v in vectors], dtype=np.float32)
     staging = path.with_suffix(".tmp.npz")
     np.savez(
@@ -283,7 +271,5 @@ def _save(
         labels=np.array(text.labels, dtype=np.int64),
         casing=np.array(text.casing, dtype=np.int64),
         gaps=gaps,
-        frames=frames,
-        ends=np.array([np.nan if e is None else e for e in ends], dtype=np.float32),
     )
     staging.replace(path)

@@ -51,7 +51,6 @@ def decode_only_peak(media: Path) -> tuple[float, float]:
 
 def main() -> None:
     from app.audio.analysis import analyse_media
-    from app.audio.frames import frame_features
     from app.audio.prosody import gap_prosody
     from app.audio.timing import word_timings
     from app.core.model import Document
@@ -88,12 +87,11 @@ def main() -> None:
         began = time.perf_counter()
         timings = word_timings(captions, track)
         gaps = gap_prosody([w.text for w in captions.words()], timings, track)
-        frames = frame_features(track)
         timed = time.perf_counter() - began
     result = {
         "media_seconds": round(track.duration, 1),
         "decode_and_features_seconds": round(analysed, 1),
-        "timings_prosody_and_frames_seconds": round(timed, 1),
+        "timings_and_prosody_seconds": round(timed, 1),
         "words": len(gaps),
         "total_seconds": round(analysed + timed, 1),
         "goal_seconds": 60,
@@ -102,17 +100,7 @@ def main() -> None:
         "decode_only_2h_media_seconds": round(decoded_seconds, 1),
         "decode_only_2h_peak_rss_mb": round(decode_peak),
         "decode_goal_mb": 300,
-        "frame_tracks_mb": round(
-            (
-                track.energy_db.nbytes
-                + track.f0.nbytes
-                + track.speech.nbytes
-                + (track.mel.nbytes if track.mel is not None else 0)
-            )
-            / 2**20,
-            1,
-        ),
-        "acoustic_frames_mb": round(frames.nbytes / 2**20, 1),
+        "frame_tracks_mb": round((track.energy_db.nbytes + track.f0.nbytes + track.speech.nbytes) / 2**20, 1),
     }
     json.dump(result, sys.stdout, indent=2)
     print()

@@ -244,7 +244,7 @@ def main() -> int:
             evidence = gap_evidence(document, None)
             timing_gaps += sum(1 for kind in evidence.kinds if kind == "timing")
             probabilities = punctuator.probabilities(
-                [model_word(w) for w in words], "en", evidence if punctuator.hears else None
+                [model_word(w) for w in words], "en", evidence if punctuator.reads_timings else None
             )[0]
             found["punctum_on_whisper_words_and_times"] += [
                 mark_class(MODEL_MARKS[int(np.argmax(p))]) for p in probabilities
@@ -307,7 +307,7 @@ def main() -> int:
             "gaps": len(gold),
             "gold_classes": dict(sorted(Counter(gold).items())),
             "gold_labels": {**gold_report, "skipped_by_transfer": dict(sorted(skipped.items()))},
-            "model_reads_timings": punctuator.hears,
+            "model_reads_timings": punctuator.reads_timings,
             "gaps_with_timing_evidence": timing_gaps,
             "triage_threshold": TRIAGE_THRESHOLD,
             "triage_languages": dict(languages),

@@ -123,7 +123,7 @@ def main() -> int:
         if args.only and name not in args.only:
             continue
         # Two decimals where a gain is compared with a goal: differences of rounded F1 can round up.
-        timed = name.startswith("earnings22") and punctuator.hears
+        timed = name.startswith("earnings22") and punctuator.reads_timings
         digits = 2 if name.startswith("earnings22") or args.digits == 2 else 1
         result = score_documents(documents, punctuator, digits=digits, per_document=timed)
         scores, timed_counts = result.pop("scores"), result.pop("document_counts", None)

@@ -131,7 +131,8 @@ def fixtures() -> Path:
     return FIXTURES
 
 
-#: Decoding video needs ffmpeg on the system (set-up installs it where apt allows).
+#: For the tests that still make their media by running the ffmpeg program (set-up installs it where
+#: apt allows); Punctum decodes with FFmpeg's libraries in PyAV, and cut_media needs no program.
 requires_ffmpeg = pytest.mark.skipif(
     shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None, reason="ffmpeg is not installed"
 )

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 # Editor tests run without a display; set before Qt is first imported.
@@ -130,10 +131,76 @@ def fixtures() -> Path:
     return FIXTURES
 
 
-#: Decoding video needs ffmpeg on the system (set-up installs it where apt allows).
+#: For the tests that still make their media by running the ffmpeg program (set-up installs it where
+#: apt allows); Punctum decodes with FFmpeg's libraries in PyAV, and cut_media needs no program.
 requires_ffmpeg = pytest.mark.skipif(
     shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None, reason="ffmpeg is not installed"
 )
+
+
+def cut_media(
+    source: Path, target: Path, seconds: float | None = None, *, audio: bool = True, video: bool = True
+) -> Path:
+    """The first ``seconds`` of ``source`` (all of it for None) as ``target``, made with FFmpeg's
+    libraries in PyAV, so the tests need no ffmpeg program. Into a container (``.mp4``, ``.mkv``...,
+    chosen by the suffix) its audio and/or video streams are copied as they are, as ``ffmpeg -t
+    seconds -c copy`` does: each stream's packets up to the first one decoded at ``seconds`` or
+    later (by decoding time, so that a frame kept never refers to one left out). A ``.wav`` gets
+    the audio as Punctum decodes it, 16 kHz mono 16-bit PCM."""
+    import av
+
+    if target.suffix.lower() == ".wav":
+        return write_audio(target, decoded_audio(source, seconds))
+    with av.open(str(source)) as inside, av.open(str(target), "w") as outside:
+        kept = [s for s in inside.streams if (s.type == "audio" and audio) or (s.type == "video" and video)]
+        copies = {s.index: outside.add_stream_from_template(s) for s in kept}
+        for packet in inside.demux(kept):
+            if packet.dts is None:  # the demuxer's empty packet at each stream's end
+                continue
+            if seconds is not None and packet.dts * packet.time_base >= seconds:
+                continue
+            packet.stream = copies[packet.stream.index]
+            outside.mux(packet)
+    return target
+
+
+def decoded_audio(source: Path, seconds: float | None = None) -> np.ndarray:
+    """The first ``seconds`` of ``source``'s audio as Punctum hears it: 16 kHz mono float32."""
+    from app.audio.decode import SAMPLE_RATE, stream_audio
+
+    wanted = None if seconds is None else round(seconds * SAMPLE_RATE)
+    chunks, held = [], 0
+    for chunk in stream_audio(source, chunk_seconds=1.0):
+        chunks.append(chunk)
+        held += chunk.size
+        if wanted is not None and held >= wanted:
+            break
+    return np.concatenate(chunks)[:wanted]
+
+
+def write_audio(target: Path, samples: np.ndarray, codec: str | None = None, bit_rate: int = 64_000) -> Path:
+    """16 kHz mono ``samples`` (float in [-1, 1]) written as ``target``: a ``.wav`` as 16-bit PCM by
+    soundfile, or encoded by PyAV with ``codec`` (``"libmp3lame"``, ``"aac"``...) at ``bit_rate``.
+    ``write_audio(path, np.zeros(4 * 16_000))`` is 4 s of silence."""
+    from app.audio.decode import SAMPLE_RATE
+
+    if codec is None:
+        import soundfile
+
+        soundfile.write(str(target), samples, SAMPLE_RATE, subtype="PCM_16")
+        return target
+    import av
+
+    with av.open(str(target), "w") as outside:
+        stream = outside.add_stream(codec, rate=SAMPLE_RATE, layout="mono")
+        stream.bit_rate = bit_rate
+        frame = av.AudioFrame.from_ndarray(
+            np.asarray(samples, np.float32).reshape(1, -1), format="flt", layout="mono"
+        )
+        frame.sample_rate = SAMPLE_RATE
+        outside.mux(stream.encode(frame))
+        outside.mux(stream.encode(None))
+    return target
 
 
 def sample_opening(folder: Path, stem: str = "talk") -> tuple[Path, Path]:
@@ -143,11 +210,7 @@ def sample_opening(folder: Path, stem: str = "talk") -> tuple[Path, Path]:
     captions, media = folder / f"{stem}.srt", folder / f"{stem}.mp4"
     blocks = (SAMPLE / "sample.srt").read_text(encoding="utf-8").strip().split("\n\n")[:8]
     captions.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
-    subprocess.run(
-        ["ffmpeg", "-v", "error", "-i", str(SAMPLE / "sample.mp4"), "-t", "23", "-c", "copy", str(media)],
-        check=True,
-        timeout=60,
-    )
+    cut_media(SAMPLE / "sample.mp4", media, 23)
     return captions, media
 
 

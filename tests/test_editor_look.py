@@ -178,8 +178,7 @@ def _mnemonic(text: str) -> str | None:
 
 
 requires_transcription = pytest.mark.skipif(
-    importlib.util.find_spec("faster_whisper") is None or shutil.which("ffmpeg") is None,
-    reason="needs the transcribe extra and ffmpeg",
+    importlib.util.find_spec("faster_whisper") is None, reason="needs the transcribe extra"
 )
 
 
@@ -199,16 +198,9 @@ def _transcribe_when_offered(window: MainWindow, *paths: Path) -> str:
 def test_a_video_without_captions_is_offered_for_transcription_then_reviewed(
     qtbot, window: MainWindow, tmp_path: Path
 ) -> None:
-    import subprocess
+    from tests.conftest import SAMPLE, cut_media
 
-    from tests.conftest import SAMPLE
-
-    media = tmp_path / "talk.mp4"
-    subprocess.run(
-        ["ffmpeg", "-v", "error", "-i", str(SAMPLE / "sample.mp4"), "-t", "8", "-c", "copy", str(media)],
-        check=True,
-        timeout=60,
-    )
+    media = cut_media(SAMPLE / "sample.mp4", tmp_path / "talk.mp4", 8)
     reference = tmp_path / "talk.ref.txt"  # dropped with the video: carried over after transcription
     shutil.copy(SAMPLE / "reference.txt", reference)
     assert "no captions" in _transcribe_when_offered(window, media, reference)

@@ -15,9 +15,7 @@ import pytest
 from app.core.model import Document
 from app.formats import read_document
 from app.ml.whisper_model import load_tokenizer, repair_tokenizer, whisper_model
-from tests.conftest import SAMPLE, run_punctum_here, sample_opening
-
-requires_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg")
+from tests.conftest import SAMPLE, cut_media, run_punctum_here, sample_opening
 
 
 def punctum(*args: str) -> subprocess.CompletedProcess[str]:
@@ -100,7 +98,6 @@ def _heard(document: Document, track: object, listener: object, language: str = 
     return read, listen(document, words, track, language, read, casing, lambda: listener)
 
 
-@requires_ffmpeg
 def test_the_listener_hears_the_samples_full_stops_and_questions(listener, sample_track) -> None:  # type: ignore[no-untyped-def]
     document = read_document(SAMPLE / "sample.srt")
     words = [w.text for w in document.words()]
@@ -118,7 +115,6 @@ def test_the_listener_hears_the_samples_full_stops_and_questions(listener, sampl
     assert sum(m != 0 for m in combined) >= len(words) // 12  # a mark every dozen words at least
 
 
-@requires_ffmpeg
 def test_captions_the_audio_does_not_say_keep_the_text_reading(listener, sample_track) -> None:  # type: ignore[no-untyped-def]
     document = read_document(SAMPLE / "sample.srt")
     document.cues = document.cues[:8]  # the first 20 s are enough to tell, and a third of the work
@@ -135,15 +131,10 @@ def test_captions_the_audio_does_not_say_keep_the_text_reading(listener, sample_
     assert readings.combined == [list(r) for r in read] and not readings.any_heard
 
 
-@requires_ffmpeg
 def test_media_shorter_than_the_captions_is_heard_where_it_lasts(listener, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from app.audio.analysis import analyse_media
 
-    short = tmp_path / "short.wav"
-    subprocess.run(
-        ["ffmpeg", "-v", "error", "-i", str(SAMPLE / "sample.mp4"), "-t", "20", "-ac", "1", str(short)],
-        check=True,
-    )
+    short = cut_media(SAMPLE / "sample.mp4", tmp_path / "short.wav", 20)
     document = read_document(SAMPLE / "sample.srt")
     _, readings = _heard(document, analyse_media(short), listener)
     assert (
@@ -199,7 +190,6 @@ def test_words_are_forced_as_the_captions_write_them(listener) -> None:  # type:
     assert listener._tokenizer.decode(forced) == " We work. At NASA in Houston."
 
 
-@requires_ffmpeg
 def test_cues_that_run_backwards_are_each_heard_where_they_are_said(listener, sample_track) -> None:  # type: ignore[no-untyped-def]
     document = read_document(SAMPLE / "sample.srt")
     document.cues = document.cues[:4][::-1]  # the file lists its cues last first, each with its own times
@@ -209,7 +199,6 @@ def test_cues_that_run_backwards_are_each_heard_where_they_are_said(listener, sa
     assert all(h is not None for h in readings.heard)
 
 
-@requires_ffmpeg
 def test_a_video_that_says_the_captions_only_in_part_is_heard_where_it_does(listener, sample_track) -> None:  # type: ignore[no-untyped-def]
     document = read_document(SAMPLE / "sample.srt")
     # From 28 s on, the cues carry the words of other cues, reversed: as if another video took over.
@@ -249,7 +238,6 @@ def test_a_recogniser_failure_leaves_the_text_reading_with_a_warning(listener) -
     assert hearing.warnings == ["the recogniser failed on 1 stretch (std::bad_alloc): not listened to there"]
 
 
-@requires_ffmpeg
 def test_punctuate_listens_to_the_media_by_default_and_changes_no_word(tmp_path: Path) -> None:
     out, report = tmp_path / "out.srt", tmp_path / "suggestions.json"
     captions, clip = sample_opening(tmp_path)

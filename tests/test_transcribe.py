@@ -4,9 +4,9 @@ real recogniser (Whisper base) on a 9-second clip of the bundled sample, then re
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("faster_whisper", reason="transcribing needs the transcribe extra")
@@ -15,25 +15,18 @@ from app.formats import parse_document
 from app.formats.cuetext import split_token
 from app.formats.timings import read_timings
 from app.services.files import FileKind, companions_of
-from tests.conftest import SAMPLE, requires_ffmpeg, run_punctum_here
+from tests.conftest import SAMPLE, cut_media, run_punctum_here, write_audio
 
-pytestmark = requires_ffmpeg
 CLIP_SECONDS = 9
 
 
 punctum = run_punctum_here
 
 
-def ffmpeg(*args: str) -> None:
-    subprocess.run(["ffmpeg", "-v", "error", "-y", *args], check=True, timeout=60)
-
-
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first seconds of the sample's video: "Hello, and welcome to the Maple Street repair cafe…"."""
-    path = tmp_path_factory.mktemp("clip") / "talk.mp4"
-    ffmpeg("-i", str(SAMPLE / "sample.mp4"), "-t", str(CLIP_SECONDS), "-c", "copy", str(path))
-    return path
+    return cut_media(SAMPLE / "sample.mp4", tmp_path_factory.mktemp("clip") / "talk.mp4", CLIP_SECONDS)
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +102,39 @@ def test_a_cancel_leaves_no_captions_behind(clip: Path, tmp_path: Path, transcri
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_media_these_tests_cut_and_write_are_what_they_say(clip: Path, tmp_path: Path) -> None:
+    """conftest's cut_media and write_audio, which make the tests' media without an ffmpeg program."""
+    import av
+
+    from app.audio.decode import decode_audio, probe
+    from app.audio.errors import AudioError
+
+    # The clip: the sample's audio and video, copied to the packet that passes 9 s (AAC packets
+    # of 1024 samples at 44.1 kHz, video at 1 frame a second), every frame of it decodable.
+    assert CLIP_SECONDS <= len(decode_audio(clip)) / 16_000 < CLIP_SECONDS + 1024 / 44_100 + 0.01
+    with av.open(str(clip)) as container:
+        assert [s.type for s in container.streams] == ["video", "audio"]
+        assert CLIP_SECONDS <= sum(1 for _ in container.decode(video=0)) <= CLIP_SECONDS + 2
+    # Without its audio: the video alone, which Punctum says has no audio stream.
+    silent_video = cut_media(clip, tmp_path / "video.mp4", audio=False)
+    with pytest.raises(AudioError, match="no audio stream"):
+        probe(silent_video)
+    with av.open(str(silent_video)) as container:
+        assert [s.type for s in container.streams] == ["video"]
+    # A WAV is the audio as Punctum hears it: 16 kHz mono, to the sample.
+    wav = cut_media(SAMPLE / "sample.mp4", tmp_path / "opening.wav", 2.5)
+    assert (probe(wav).sample_rate, probe(wav).channels) == (16_000, 1)
+    opening = decode_audio(wav)
+    assert opening.size == 40_000 and np.abs(opening - decode_audio(clip)[:40_000]).max() < 1e-4
+    silence = write_audio(tmp_path / "silence.wav", np.zeros(4 * 16_000, np.float32))
+    assert decode_audio(silence).tolist() == [0.0] * 64_000
+    # Encoded by PyAV: an MP3 that states its own length (Xing/Info header), as encoders write.
+    mp3 = write_audio(tmp_path / "opening.mp3", opening, "libmp3lame")
+    info = probe(mp3)
+    assert (info.codec, info.duration, info.duration_estimated) == ("mp3float", 2.5, False)
+    assert abs(len(decode_audio(mp3)) - 40_000) <= 1152
+
+
 @pytest.mark.parametrize("kind", ["empty", "truncated", "no audio", "silence", "language"])
 def test_bad_media_gets_one_line_exit_3_and_nothing_written(kind: str, clip: Path, tmp_path: Path) -> None:
     media = tmp_path / "in.mp4"
@@ -118,10 +144,9 @@ def test_bad_media_gets_one_line_exit_3_and_nothing_written(kind: str, clip: Pat
     elif kind == "truncated":
         media.write_bytes(clip.read_bytes()[:20_000])
     elif kind == "no audio":
-        ffmpeg("-i", str(clip), "-an", "-c", "copy", str(media))
+        cut_media(clip, media, audio=False)
     elif kind == "silence":
-        media = tmp_path / "in.wav"
-        ffmpeg("-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "4", str(media))
+        media = write_audio(tmp_path / "in.wav", np.zeros(4 * 16_000, np.float32))
     else:
         shutil.copy(clip, media)
         language = ["--language", "xx"]

@@ -20,9 +20,8 @@ import pytest
 pytest.importorskip("faster_whisper", reason="transcribing needs the transcribe extra")
 
 from app.core.errors import PunctumError
-from tests.conftest import ROOT, SAMPLE, requires_ffmpeg, run_punctum_here
+from tests.conftest import ROOT, SAMPLE, cut_media, decoded_audio, run_punctum_here, write_audio
 
-pytestmark = requires_ffmpeg
 #: The command run in this process (each start of a process would cost its imports again); what
 #: needs a process of its own (signals, a second process holding the project) starts one. Runs
 #: that are not about the language name it: detecting it costs the recogniser a second pass over
@@ -30,10 +29,6 @@ pytestmark = requires_ffmpeg
 punctum = run_punctum_here
 #: ASR captions of the clip's first seconds.
 CAPTIONS = "1\n00:00:00,000 --> 00:00:04,000\nhello and welcome to the maple street repair cafe\n"
-
-
-def ffmpeg(*args: str | Path) -> None:
-    subprocess.run(["ffmpeg", "-v", "error", "-y", *map(str, args)], check=True, timeout=60)
 
 
 def _one_line(result: subprocess.CompletedProcess[str]) -> str:
@@ -45,9 +40,7 @@ def _one_line(result: subprocess.CompletedProcess[str]) -> str:
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample video's first 4 seconds: "Hello, and welcome to the Maple Street repair cafe"."""
-    path = tmp_path_factory.mktemp("clip") / "talk.mp4"
-    ffmpeg("-i", SAMPLE / "sample.mp4", "-t", "4", "-c", "copy", path)
-    return path
+    return cut_media(SAMPLE / "sample.mp4", tmp_path_factory.mktemp("clip") / "talk.mp4", 4)
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +52,7 @@ def transcriber():  # type: ignore[no-untyped-def]
 
 def test_a_cut_mp3_is_refused_as_damaged_by_transcribe_and_punctuate(tmp_path: Path) -> None:
     # An encoder's MP3 states its length (Xing/Info header): cut short, it decodes far shorter.
-    whole = tmp_path / "whole.mp3"
-    ffmpeg("-i", SAMPLE / "sample.mp4", "-t", "20", "-vn", "-c:a", "libmp3lame", "-b:a", "64k", whole)
+    whole = write_audio(tmp_path / "whole.mp3", decoded_audio(SAMPLE / "sample.mp4", 20), "libmp3lame")
     cut = tmp_path / "talk.mp3"
     cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 4])
     whole.unlink()

@@ -137,12 +137,30 @@ def test_sigint_stops_transcribe_at_any_moment_with_one_line(
         text=True,
         preexec_fn=ignore_sigint if background else None,
     )
+    if not background:
+        # A Ctrl+C before the interpreter itself has taken the signal kills it as any program
+        # (nothing written); on a loaded machine that can take longer than ``after``.
+        _wait_for_sigint_handler(process.pid)
     time.sleep(after)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 130, (process.returncode, out, err)
     assert err.strip() == "punctum: interrupted", err
     assert not (tmp_path / "out.vtt").exists()
+
+
+def _wait_for_sigint_handler(pid: int) -> None:
+    """Until the process catches SIGINT (its ``SigCgt`` mask in /proc), for at most 30 s."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return
+        caught = next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0")
+        if int(caught, 16) & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.01)
 
 
 def test_ctrl_c_that_a_library_reports_as_its_own_error_is_still_an_interruption(

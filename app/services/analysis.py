@@ -4,7 +4,7 @@
 ``Punctuator``, and returns an ``Analysis``: the parsed document, the suggestions (the reference's,
 then the model's), the audio it measured and a report. The command line's ``punctuate``, the batch
 workers and the editor's background process all call it; nothing else puts reference transfer,
-word timings, audio evidence and the model together. It touches no project file: its caller owns
+word timings, audio evidence, the text model and the listener together. It touches no project file: its caller owns
 the project and writes the results.
 """
 
@@ -19,7 +19,7 @@ from app.core.gap_features import GapMeasure
 from app.core.model import Document, Suggestion
 from app.formats import format_of, parse_document
 from app.services.gap_evidence import gap_evidence
-from app.services.suggestions import drop_capitals_export_gives, suggest
+from app.services.suggestions import drop_capitals_export_gives, suggestions_from, text_reading
 
 if TYPE_CHECKING:
     from app.services.model import Punctuator
@@ -101,7 +101,8 @@ def analyse(
     cancelled: Callable[[], bool] | None = None,
     track: Any = None,
 ) -> Analysis:
-    """Reference transfer, then the model, reading the audio when there is media.
+    """Reference transfer, then the text model, then, when ``request.listen`` and there is media,
+    the recogniser listening along the words; the suggestions from what they read.
 
     Safe on a worker thread or in another process. ``track`` is an already analysed
     ``AudioTrack`` of the media, to skip decoding it again.
@@ -141,16 +142,24 @@ def analyse(
     stage("Loading the punctuation model")
     punctuator.load()
     stage("Suggesting punctuation")
-    hear = track if media is not None and request.listen else None
-    suggestions, found = suggest(
-        document,
-        punctuator,
-        language,
-        evidence,
-        hear,
-        lambda f: stage("Listening along the words", f),
-        cancelled,
-    )
+    reading = text_reading(document, punctuator, language, evidence)
+    heard = None
+    if media is not None and request.listen and reading.language is not None:
+        from app.services.listening import listen
+
+        heard = listen(
+            document,
+            reading.words,
+            track,
+            reading.language,
+            reading.marks,
+            reading.casing,
+            punctuator.listener,
+            None,
+            lambda f: stage("Listening along the words", f),
+            cancelled,
+        )
+    suggestions, found = suggestions_from(document, reading, evidence, heard)
     report.language, report.evidence = found.language, found.evidence
     document.language = found.language
     drop_capitals_export_gives(document, found.language)

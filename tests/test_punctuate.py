@@ -218,7 +218,7 @@ def test_the_model_reads_the_captions_timings_with_media_and_never_hears_noise(
     import soundfile
 
     from app.audio.analysis import analyse_media
-    from app.services.analysis import AnalysisRequest, analyse
+    from app.services.analysis import AnalysisRequest, AudioUse, analyse
 
     punctuator = Punctuator(hearing_model)
     track = analyse_media(SAMPLE / "sample.mp4")  # decoded once, as the editor does
@@ -230,8 +230,8 @@ def test_the_model_reads_the_captions_timings_with_media_and_never_hears_noise(
         return marks, analysis.report.evidence, analysis.report.warnings
 
     captions, captions_evidence, _ = run()
-    media, media_evidence, _ = run(track, media=SAMPLE / "sample.mp4", listen=False)
-    _, read_evidence, _ = run(use_audio=False)
+    media, media_evidence, _ = run(track, media=SAMPLE / "sample.mp4", audio=AudioUse.TIMINGS)
+    _, read_evidence, _ = run(audio=AudioUse.TEXT)
     # The media is measured for the editor, but the model's gap branch reads what the captions'
     # own timings say, exactly as without the media (the recogniser is what listens).
     assert media == captions and media_evidence == captions_evidence != "audio"
@@ -240,7 +240,7 @@ def test_the_model_reads_the_captions_timings_with_media_and_never_hears_noise(
     # Noise where the speech was: nothing is heard from it, and the user is told once.
     noise = tmp_path / "noise.wav"
     soundfile.write(noise, np.random.default_rng(1).normal(0, 0.1, 16_000 * 62).astype(np.float32), 16_000)
-    noisy, noisy_evidence, warnings = run(media=noise, listen=True)
+    noisy, noisy_evidence, warnings = run(media=noise, audio=AudioUse.LISTEN)
     assert noisy == captions and noisy_evidence == captions_evidence
     assert warnings == [
         "speech found in only 0% of the captions' time (noise, music or silence?): the audio was not listened to"

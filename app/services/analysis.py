@@ -4,8 +4,8 @@
 ``Punctuator``, and returns an ``Analysis``: the parsed document, the suggestions (the reference's,
 then the model's), the audio it measured and a report. The command line's ``punctuate``, the batch
 workers and the editor's background process all call it; nothing else puts reference transfer,
-word timings, audio evidence, the text model and the listener together. It touches no project file: its caller owns
-the project and writes the results.
+word timings, audio evidence, the text model and the listener together. It touches no project
+file: its caller owns the project and writes the results.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.audio_use import DEFAULT_AUDIO_USE as DEFAULT_AUDIO_USE  # re-exported for the command line
+from app.core.audio_use import AudioUse as AudioUse  # re-exported for the command line
 from app.core.gap_features import GapMeasure
 from app.core.model import Document, Suggestion
 from app.formats import format_of, parse_document
@@ -39,8 +41,7 @@ class AnalysisRequest:
     reference: Path | None = None
     timings: Path | None = None  # a recogniser's word times (.ctm, .words.json)
     language: str | None = None  # detected from the text when None
-    use_audio: bool = True  # False: text alone, ignoring media and word timings
-    listen: bool = True  # with media, the recogniser listens along the words (``services.listening``)
+    audio: AudioUse = DEFAULT_AUDIO_USE  # what of the media and word timings is used
 
     @classmethod
     def from_file(cls, path: Path, **known: Any) -> AnalysisRequest:
@@ -51,7 +52,7 @@ class AnalysisRequest:
 
     @classmethod
     def from_project(
-        cls, project: Project, file_id: int, use_audio: bool = True, listen: bool = True
+        cls, project: Project, file_id: int, audio: AudioUse = DEFAULT_AUDIO_USE
     ) -> AnalysisRequest:
         """A request for a project's file, read here so that ``analyse`` never touches the project."""
         entry = project.file(file_id)
@@ -63,8 +64,7 @@ class AnalysisRequest:
             reference=entry.reference_path,
             timings=entry.timings_path,
             language=entry.language,
-            use_audio=use_audio,
-            listen=listen,
+            audio=audio,
         )
 
 
@@ -101,8 +101,8 @@ def analyse(
     cancelled: Callable[[], bool] | None = None,
     track: Any = None,
 ) -> Analysis:
-    """Reference transfer, then the text model, then, when ``request.listen`` and there is media,
-    the recogniser listening along the words; the suggestions from what they read.
+    """Reference transfer, then the text model, then, when ``request.audio`` is LISTEN and there is
+    media, the recogniser listening along the words; the suggestions from what they read.
 
     Safe on a worker thread or in another process. ``track`` is an already analysed
     ``AudioTrack`` of the media, to skip decoding it again.
@@ -124,27 +124,28 @@ def analyse(
         report.reference = {
             k: v for k, v in carried.items() if k in ("carried", "skipped", "wer", "warnings")
         }
-    if request.timings is not None and request.use_audio:
+    with_audio = request.audio.with_audio
+    if request.timings is not None and with_audio:
         from app.services.documents import attach_timing_file
 
         stage("Reading the word timings")
         report.timings = attach_timing_file(document, request.timings, language or "en")
         if not report.timings.get("aligned"):
             report.warnings.append(f"{request.timings.name}: no word matched the captions")
-    media = request.media if request.use_audio else None
+    media = request.media if with_audio else None
     if media is not None and track is None:
         from app.audio.analysis import analyse_media
 
         stage("Listening to the audio", 0.0)
         track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
     stage("Measuring pauses")
-    evidence = gap_evidence(document, media, track) if request.use_audio else None
+    evidence = gap_evidence(document, media, track) if with_audio else None
     stage("Loading the punctuation model")
     punctuator.load()
     stage("Suggesting punctuation")
     reading = text_reading(document, punctuator, language, evidence)
     heard = None
-    if media is not None and request.listen and reading.language is not None:
+    if media is not None and request.audio is AudioUse.LISTEN and reading.language is not None:
         from app.services.listening import listen
 
         heard = listen(

@@ -1,16 +1,24 @@
-"""What the suggestions are read from, said once (``--audio text|timings|listen`` and its older
-spellings), as the user asks it."""
+"""What the suggestions are read from, said once (``--audio text|timings|listen``, its older
+spellings, the editor's listening pass): as the user asks it, and the text read once."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from app.services.analysis import Analysis, AnalysisRequest, AudioUse, analyse
+from app.services.model import DEFAULT_MODEL, Punctuator
 from app.store.project import Project
 from tests.conftest import SAMPLE, requires_ffmpeg, sample_opening
 from tests.test_cli import punctum
+
+SHIPPED = (DEFAULT_MODEL / "weights.safetensors").exists()
 
 
 def test_what_contradicts_the_audio_asked_for_is_a_one_line_usage_error(tmp_path: Path) -> None:
@@ -81,3 +89,40 @@ def test_batch_audio_text_ignores_media_and_timings_and_timings_uses_them(
     assert text_report["evidence"] == "text" and "timings" not in text_report and text_measures is None
     timed_report, timed_measures = stored["timings"]
     assert timed_report["timings"]["aligned"] > 0 and timed_measures is not None
+
+
+class CountingPunctuator(Punctuator):
+    """The shipped model, counting the times it reads a text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.readings = 0
+
+    def probabilities(self, *args: Any, **kwargs: Any) -> Any:
+        self.readings += 1
+        return super().probabilities(*args, **kwargs)
+
+
+def _rows(analysis: Analysis) -> list[tuple[Any, ...]]:
+    return [(s.gap, s.mark, s.casing, s.confidence, s.evidence, s.readings) for s in analysis.suggestions]
+
+
+@requires_ffmpeg
+@pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
+def test_listening_after_the_text_model_reuses_its_reading(tmp_path: Path) -> None:
+    # As the editor does: the text model's suggestions first, then the recogniser's along the words.
+    captions, media = sample_opening(tmp_path)
+    punctuator = CountingPunctuator()
+    request = AnalysisRequest.from_file(captions, media=media, language="en", audio=AudioUse.TIMINGS)
+    shown = analyse(request, punctuator)
+    assert punctuator.readings == 1 and shown.report.evidence != "heard"
+    listening = replace(request, audio=AudioUse.LISTEN)
+    heard = analyse(listening, punctuator, reading=shown.reading)
+    assert punctuator.readings == 1 and heard.report.evidence == "heard"
+    # The same suggestions as listening from the start, which reads the text itself.
+    assert _rows(heard) == _rows(analyse(listening, punctuator))
+    assert punctuator.readings == 2
+    # A reading of other captions is not taken for these.
+    other = AnalysisRequest.from_file(SAMPLE / "sample.srt", language="en", audio=AudioUse.TEXT)
+    assert _rows(analyse(other, punctuator, reading=shown.reading)) == _rows(analyse(other, punctuator))
+    assert punctuator.readings == 4

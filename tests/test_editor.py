@@ -163,8 +163,13 @@ def test_media_gives_a_waveform_with_pauses_and_is_listened_to(
     assert listen.isCheckable() and not listen.isChecked()
     listen.trigger()
     assert window.settings.value("model/audio") == "listen"
+    stages: list[str] = []
+    window.worker.progress.connect(lambda stage, _: stages.append(stage))
     window.open_captions(sample / "sample.srt", sample / "sample.mp4")
     wait_for_suggestions(qtbot, window)  # the text model's first, then refined by listening
+    # The listening pass takes the text model's reading from the first: the text is read once.
+    assert stages.count("Suggesting punctuation") == 1
+    assert stages.index("Listening along the words") > stages.index("Suggesting punctuation")
     waveform = window.waveform.waveform
     assert waveform is not None
     assert 61 < waveform.duration < 63

@@ -2,10 +2,10 @@
 
 ``analyse`` takes an ``AnalysisRequest`` (the captions and what is known about them) and a loaded
 ``Punctuator``, and returns an ``Analysis``: the parsed document, the suggestions (the reference's,
-then the model's), the audio it measured and a report. The command line's ``punctuate``, the batch
-workers and the editor's background process all call it; nothing else puts reference transfer,
-word timings, audio evidence, the text model and the listener together. It touches no project
-file: its caller owns the project and writes the results.
+then the model's), the audio it measured, the text model's reading and a report. The command
+line's ``punctuate``, the batch workers and the editor's background process all call it; nothing
+else puts reference transfer, word timings, audio evidence, the text model and the listener
+together. It touches no project file: its caller owns the project and writes the results.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from app.core.gap_features import GapMeasure
 from app.core.model import Document, Suggestion
 from app.formats import format_of, parse_document
 from app.services.gap_evidence import gap_evidence
-from app.services.suggestions import drop_capitals_export_gives, suggestions_from, text_reading
+from app.services.suggestions import TextReading, drop_capitals_export_gives, suggestions_from, text_reading
 
 if TYPE_CHECKING:
     from app.services.model import Punctuator
@@ -92,6 +92,7 @@ class Analysis:
     report: AnalysisReport
     track: Any = None  # app.audio.analysis.AudioTrack when there was media
     measures: list[GapMeasure] | None = None  # per word: pause and pitch at its gap, when measured
+    reading: TextReading | None = None  # the text model's, before listening: a later pass reuses it
 
 
 def analyse(
@@ -100,12 +101,15 @@ def analyse(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     track: Any = None,
+    reading: TextReading | None = None,
 ) -> Analysis:
     """Reference transfer, then the text model, then, when ``request.audio`` is LISTEN and there is
     media, the recogniser listening along the words; the suggestions from what they read.
 
     Safe on a worker thread or in another process. ``track`` is an already analysed
-    ``AudioTrack`` of the media, to skip decoding it again.
+    ``AudioTrack`` of the media, to skip decoding it again. ``reading`` is an earlier analysis's
+    text reading of the same captions (the editor's, shown before listening), to skip reading them
+    again; a reading of other words or another language is not used.
     """
     from app.services.transfer import propose_from_reference, read_reference
 
@@ -140,10 +144,11 @@ def analyse(
         track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
     stage("Measuring pauses")
     evidence = gap_evidence(document, media, track) if with_audio else None
-    stage("Loading the punctuation model")
-    punctuator.load()
-    stage("Suggesting punctuation")
-    reading = text_reading(document, punctuator, language, evidence)
+    if reading is None or not reading.reads(document, language):
+        stage("Loading the punctuation model")
+        punctuator.load()
+        stage("Suggesting punctuation")
+        reading = text_reading(document, punctuator, language, evidence)
     heard = None
     if media is not None and request.audio is AudioUse.LISTEN and reading.language is not None:
         from app.services.listening import listen
@@ -167,4 +172,4 @@ def analyse(
     report.warnings += found.warnings
     stage("Done", 1.0)
     measures = evidence.measures if evidence is not None else None
-    return Analysis(document, [*document.suggestions, *suggestions], report, track, measures)
+    return Analysis(document, [*document.suggestions, *suggestions], report, track, measures, reading)

@@ -52,7 +52,8 @@ def unknown_script_share(words: list[Word]) -> float:
 @dataclass
 class TextReading:
     """What the text model read a document as, before anything listens: per word, the mark and
-    casing probabilities, and the evidence its gap was read with ("text", "timing" or "audio")."""
+    casing probabilities, and the evidence its gap was read with ("text", "timing" or "audio").
+    Kept with the analysis so that listening later need not read the text again."""
 
     words: list[str]  # as the model reads them (``model_word``)
     language: str | None
@@ -61,6 +62,11 @@ class TextReading:
     kinds: list[str]
     hears: bool  # the model read the gap evidence (it has a gap branch)
     warnings: list[str] = field(default_factory=list)  # about the text: its language, its script
+
+    def reads(self, document: Document, language: str | None) -> bool:
+        """Whether this is a reading of ``document``'s words in ``language`` (None: any)."""
+        same_language = language is None or language == self.language
+        return same_language and self.words == [model_word(w) for w in document.words()]
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.audio_use import AudioUse
 from app.services.analysis import Analysis, AnalysisRequest
+from app.services.suggestions import TextReading
 from app.services.waveform import Waveform
 from app.ui import startup_log
 from app.ui.shortcuts import saved_audio_use
@@ -58,7 +59,8 @@ class AnalysisController:
     def suggest(self, with_media: bool) -> None:
         """The model's suggestions, read as Settings asks (``saved_audio_use``). With the media and
         the recogniser listening, the text model's first (shown in a second or two), then the
-        recogniser's along the words, the decisions made meanwhile replayed on its suggestions."""
+        recogniser's along the words: that second pass reuses the first's text reading rather than
+        run the text model again, and the decisions made meanwhile are replayed on its suggestions."""
         session = self.window.session
         assert session is not None
         request = session.analysis_request(saved_audio_use(self.window.settings))
@@ -73,8 +75,10 @@ class AnalysisController:
         self,
         request: AnalysisRequest,
         listen_next: AnalysisRequest | None = None,
+        reading: TextReading | None = None,
     ) -> None:
-        """Analyse in the background process and show the suggestions; then ``listen_next``."""
+        """Analyse in the background process and show the suggestions; then ``listen_next``, with
+        this analysis's text reading."""
         session = self.window.session
         assert session is not None
         listening = request.audio is AudioUse.LISTEN and request.media is not None
@@ -82,7 +86,7 @@ class AnalysisController:
         started = time.monotonic()
 
         def work(progress: Any, cancelled: Any) -> Analysis:
-            return process.analyse(request, model, progress, cancelled)
+            return process.analyse(request, model, progress, cancelled, reading)
 
         def done(analysis: Analysis) -> None:
             if session is not self.window.session:
@@ -102,7 +106,7 @@ class AnalysisController:
             self.window.after_analysis()
             startup_log.note("suggestions_heard" if listening else "suggestions_shown")
             if listen_next is not None:
-                self._analyse(listen_next)
+                self._analyse(listen_next, reading=analysis.reading)
 
         def failed(reason: str) -> None:
             self.window.show_error("No suggestions from the model", reason)

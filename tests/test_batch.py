@@ -348,6 +348,7 @@ def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path
     """`batch --apply triage` settles as the editor's rule does (recorded as the rule's, so a policy
     changed in the editor reopens it), and keeps what was measured at each gap for the review."""
     from app.core.triage import TriagePolicy
+    from app.services.analysis import AudioUse
     from app.services.model import Punctuator
     from app.services.review import ReviewSession
     from tests.benchmarks.review_effort import bundled_sample
@@ -367,7 +368,7 @@ def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path
     try:
         assert (
             sum(g.pending for g in session.queue())
-            == bundled_sample(Punctuator(), SAMPLE, listen=False)["queue"]
+            == bundled_sample(Punctuator(), SAMPLE, AudioUse.TIMINGS)["queue"]
         )
         settled = session.settled_by_rule()
         assert settled

@@ -28,7 +28,7 @@ ANALYSIS_TIMEOUT = 240_000  # ms: the first analysis starts the model in a fresh
 def window(qtbot, tmp_path: Path, sample: Path):
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     # The recogniser listens only in the tests about listening (a few seconds a file).
-    settings.setValue("model/listen", "false")
+    settings.setValue("model/audio", "timings")
     window = MainWindow(settings=settings)
     qtbot.addWidget(window)
     window.show()
@@ -162,9 +162,14 @@ def test_media_gives_a_waveform_with_pauses_and_is_listened_to(
     listen = window.actions_by_name["listen"]
     assert listen.isCheckable() and not listen.isChecked()
     listen.trigger()
-    assert window.settings.value("model/listen") == "true"
+    assert window.settings.value("model/audio") == "listen"
+    stages: list[str] = []
+    window.worker.progress.connect(lambda stage, _: stages.append(stage))
     window.open_captions(sample / "sample.srt", sample / "sample.mp4")
     wait_for_suggestions(qtbot, window)  # the text model's first, then refined by listening
+    # The listening pass takes the text model's reading from the first: the text is read once.
+    assert stages.count("Suggesting punctuation") == 1
+    assert stages.index("Listening along the words") > stages.index("Suggesting punctuation")
     waveform = window.waveform.waveform
     assert waveform is not None
     assert 61 < waveform.duration < 63
@@ -183,6 +188,23 @@ def test_media_gives_a_waveform_with_pauses_and_is_listened_to(
     heard, read = current.readings["heard"], current.readings["read"]
     assert f"heard {heard[0].strip() or 'no mark'} {heard[1]:.2f}" in window.evidence.text()
     assert f"read {read[0].strip() or 'no mark'} {read[1]:.2f}" in window.evidence.text()
+
+
+def test_listening_turned_off_in_an_earlier_version_stays_off(qtbot, tmp_path: Path) -> None:
+    from app.core.audio_use import AudioUse
+    from app.ui.shortcuts import saved_audio_use
+
+    settings = QSettings(str(tmp_path / "earlier.ini"), QSettings.Format.IniFormat)
+    settings.setValue("model/listen", "false")  # as versions before the one audio setting kept it
+    window = MainWindow(settings=settings)
+    qtbot.addWidget(window)
+    listen = window.actions_by_name["listen"]
+    assert not listen.isChecked() and saved_audio_use(settings) is AudioUse.TIMINGS
+    listen.trigger()  # on again: kept as the one setting
+    assert saved_audio_use(settings) is AudioUse.LISTEN and settings.value("model/audio") == "listen"
+    assert not settings.contains("model/listen")
+    fresh = QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat)
+    assert saved_audio_use(fresh) is AudioUse.LISTEN  # on unless turned off
 
 
 def test_captions_named_with_their_language_open_with_the_media_and_reference_batch_pairs(
@@ -407,6 +429,7 @@ def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
     qtbot, window: MainWindow, sample: Path
 ) -> None:
     from app.core.triage import TriagePolicy, triage
+    from app.services.analysis import AudioUse
     from app.services.model import Punctuator
     from tests.benchmarks.review_effort import bundled_sample
 
@@ -415,7 +438,7 @@ def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
     session = window.session
     assert session is not None
     # What the benchmark predicts for the bundled sample is what the editor shows.
-    predicted = bundled_sample(Punctuator(), sample, listen=False)["queue"]  # the fixture's setting
+    predicted = bundled_sample(Punctuator(), sample, AudioUse.TIMINGS)["queue"]  # the fixture's setting
     assert f"{predicted} gaps to review" in window.counts_label.text()
     assert window.gap_model is not None and window.gap_model.rowCount() == predicted
     # Only gaps where the reference and the model disagree, or one of them speaks alone.

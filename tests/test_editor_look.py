@@ -28,7 +28,7 @@ ANALYSIS_TIMEOUT = 240_000  # ms: the first analysis starts the model in a fresh
 def window(qtbot, tmp_path: Path):
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     # The recogniser listens only in test_editor's test about listening (a few seconds a file).
-    settings.setValue("model/listen", "false")
+    settings.setValue("model/audio", "timings")
     window = MainWindow(settings=settings)
     qtbot.addWidget(window)
     window.resize(1280, 720)

@@ -18,7 +18,7 @@ import pytest
 from app.core.line_breaks import LineChecks
 from app.formats import FormatError, read_document, render_document
 from app.formats.encoding import decode
-from app.services.analysis import AnalysisRequest
+from app.services.analysis import AnalysisRequest, AudioUse
 from app.services.captions_export import rebreak_lines
 from app.services.model import DEFAULT_MODEL, Punctuator
 from app.services.punctuate import ApplyPolicy, punctuate_file
@@ -118,7 +118,7 @@ def punctuated_both(
 ) -> tuple[tuple[str, str, LineChecks], tuple[str, str, LineChecks]]:
     """The file as read and as written, without and with re-breaking, each with the lines' checks
     of what was written (one analysis for both)."""
-    request = AnalysisRequest.from_file(path, language=language, use_audio=False)
+    request = AnalysisRequest.from_file(path, language=language, audio=AudioUse.TEXT)
     outcome = punctuate_file(request, punctuator, ApplyPolicy("all"))
     original = decode(path.read_bytes()).text
     plain = render_document(outcome.document)

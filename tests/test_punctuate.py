@@ -13,7 +13,7 @@ from app.formats import read_document
 from app.services.captions_export import sentence_casing
 from app.services.model import DEFAULT_MODEL, Punctuator
 from app.services.punctuate import apply_suggestions
-from app.services.suggestions import suggest
+from app.services.suggestions import suggestions_from, text_reading
 from app.services.typography import render_mark
 from tests.conftest import SAMPLE, requires_ffmpeg
 from tests.ml_fixtures import WORDS, tiny_encoder
@@ -60,7 +60,7 @@ def test_existing_marks_and_capitals_are_kept_as_the_starting_state(tiny_model: 
     from app.formats import parse_document
 
     document = parse_document(b"1\n00:00:01,000 --> 00:00:03,000\nWell, NASA said so. ok\n", "srt")
-    suggestions, _ = suggest(document, Punctuator(tiny_model), "en")
+    suggestions, _ = suggestions_from(document, text_reading(document, Punctuator(tiny_model), "en"))
     by_gap = {s.gap: s.mark for s in suggestions if s.casing is None}
     assert 3 not in by_gap  # "so." already has the period the model proposes
     assert by_gap[0] == "."  # a disagreement becomes a suggestion
@@ -150,7 +150,7 @@ def test_shipped_model_punctuates_like_a_person_would(tmp_path: Path) -> None:
 @pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
 def test_shipped_model_suggests_capitals_for_names_but_not_for_the_days_export_capitalises() -> None:
     document = read_document(SAMPLE / "sample.srt")
-    suggestions, _ = suggest(document, Punctuator(), "en")
+    suggestions, _ = suggestions_from(document, text_reading(document, Punctuator(), "en"))
     capitals = {document.word(s.gap).text for s in suggestions if s.casing is not None}
     assert {"maple", "street"} <= capitals  # "Maple Street": a name the model must propose
     assert "saturday" not in capitals  # written "Saturday" on export whatever the editor does
@@ -217,7 +217,7 @@ def test_the_model_reads_the_captions_timings_with_media_and_never_hears_noise(
     import soundfile
 
     from app.audio.analysis import analyse_media
-    from app.services.analysis import AnalysisRequest, analyse
+    from app.services.analysis import AnalysisRequest, AudioUse, analyse
 
     punctuator = Punctuator(hearing_model)
     track = analyse_media(SAMPLE / "sample.mp4")  # decoded once, as the editor does
@@ -229,8 +229,8 @@ def test_the_model_reads_the_captions_timings_with_media_and_never_hears_noise(
         return marks, analysis.report.evidence, analysis.report.warnings
 
     captions, captions_evidence, _ = run()
-    media, media_evidence, _ = run(track, media=SAMPLE / "sample.mp4", listen=False)
-    _, read_evidence, _ = run(use_audio=False)
+    media, media_evidence, _ = run(track, media=SAMPLE / "sample.mp4", audio=AudioUse.TIMINGS)
+    _, read_evidence, _ = run(audio=AudioUse.TEXT)
     # The media is measured for the editor, but the model's gap branch reads what the captions'
     # own timings say, exactly as without the media (the recogniser is what listens).
     assert media == captions and media_evidence == captions_evidence != "audio"
@@ -239,7 +239,7 @@ def test_the_model_reads_the_captions_timings_with_media_and_never_hears_noise(
     # Noise where the speech was: nothing is heard from it, and the user is told once.
     noise = tmp_path / "noise.wav"
     soundfile.write(noise, np.random.default_rng(1).normal(0, 0.1, 16_000 * 62).astype(np.float32), 16_000)
-    noisy, noisy_evidence, warnings = run(media=noise, listen=True)
+    noisy, noisy_evidence, warnings = run(media=noise, audio=AudioUse.LISTEN)
     assert noisy == captions and noisy_evidence == captions_evidence
     assert warnings == [
         "speech found in only 0% of the captions' time (noise, music or silence?): the audio was not listened to"

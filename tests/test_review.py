@@ -241,11 +241,11 @@ def test_the_background_process_ends_by_itself_when_idle_and_at_once_when_cancel
 
 def test_triage_settles_as_the_rule_and_a_new_policy_leaves_a_persons_decisions_alone(sample: Path) -> None:
     from app.core.triage import TriagePolicy
-    from app.services.analysis import analyse
+    from app.services.analysis import AudioUse, analyse
     from app.services.model import Punctuator
 
     session = ReviewSession.open(sample / "sample.srt", reference=sample / "reference.txt")
-    session.store_analysis(analyse(session.analysis_request(use_audio=False), Punctuator()))
+    session.store_analysis(analyse(session.analysis_request(AudioUse.TEXT), Punctuator()))
     session.settle(TriagePolicy())
     settled = session.settled_by_rule()
     assert settled and session.counts()["gaps"] == len([g for g in session.queue() if g.pending])

@@ -10,10 +10,11 @@ from app.cli.errors import EXIT_OK, UsageError
 from app.cli.options import (
     CAPTIONS,
     JSON,
-    LISTEN_HELP,
     REBREAK_HELP,
     Commands,
+    add_audio_use,
     add_precision,
+    audio_use,
     check_outputs,
     checked_language,
     threshold,
@@ -63,14 +64,11 @@ def add_file_commands(commands: Commands) -> None:
     punctuate.add_argument(
         "--media", metavar="FILE", help="the video or audio: its pauses and pitch are measured for review"
     )
-    punctuate.add_argument("--listen", action=argparse.BooleanOptionalAction, default=None, help=LISTEN_HELP)
     punctuate.add_argument("--rebreak", action="store_true", help=REBREAK_HELP)
     punctuate.add_argument(
         "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
     )
-    punctuate.add_argument(
-        "--no-audio", action="store_true", help="text only: ignore media and the captions' word timings"
-    )
+    add_audio_use(punctuate)
     add_precision(punctuate)
     punctuate.set_defaults(run=_punctuate)
     check = commands.add_parser(
@@ -128,20 +126,18 @@ def _transfer(args: argparse.Namespace) -> int:
 def _punctuate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.analysis import AnalysisRequest
+    from app.services.analysis import AnalysisRequest, AudioUse
     from app.services.documents import render, save_document, save_text
     from app.services.model import Punctuator
     from app.services.punctuate import ApplyPolicy, punctuate_file
 
     args.min_confidence = threshold(args, 0.7)
-    if args.media and args.no_audio:
-        raise UsageError("--media and --no-audio contradict each other")
-    if args.timings and args.no_audio:
-        raise UsageError("--timings and --no-audio contradict each other")
-    if args.listen is not None and args.no_audio:
-        raise UsageError("--listen and --no-audio contradict each other")
-    if args.listen and not args.media:
-        raise UsageError("--listen needs --media: there is nothing to listen to")
+    audio = audio_use(args)
+    for option, given in (("--media", args.media), ("--timings", args.timings)):
+        if given and not audio.with_audio:
+            raise UsageError(f"{option} and {args.audio_asked} contradict each other")
+    if args.audio is AudioUse.LISTEN and not args.media:  # asked for, not the default
+        raise UsageError(f"{args.audio_asked} needs --media: there is nothing to listen to")
     check_outputs(
         [args.input, args.media, args.timings],
         [("-o", args.output, CAPTIONS), ("--suggestions", args.suggestions, JSON)],
@@ -155,8 +151,7 @@ def _punctuate(args: argparse.Namespace) -> int:
         media=Path(args.media) if args.media else None,
         timings=Path(args.timings) if args.timings else None,
         language=args.language,
-        use_audio=not args.no_audio,
-        listen=args.listen is not False,
+        audio=audio,
     )
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
     for warning in outcome.report.warnings:

@@ -1,23 +1,20 @@
-"""What several commands share: their precision, language, confidence and listening options, and
-the check on output paths made before any work."""
+"""What several commands share: their precision, language, confidence and audio options, and the
+check on output paths made before any work."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli.errors import UsageError
 from app.core.errors import PunctumError
 
-Commands = Any  # argparse's sub-parser collection (a private type)
+if TYPE_CHECKING:
+    from app.services.analysis import AudioUse
 
-#: Listening is opt-in: on real speech the acoustic branch lowered F1 (model card, "Audio").
-LISTEN_HELP = (
-    "with media, the speech recogniser listens along the captions' words and its reading of each gap"
-    " is combined with the text model's (the default; --no-listen: the text model alone)"
-)
+Commands = Any  # argparse's sub-parser collection (a private type)
 
 REBREAK_HELP = (
     "lay out each cue's lines again once the marks are in (at most 2 lines of 42 characters, broken"
@@ -48,6 +45,61 @@ def add_precision(command: argparse.ArgumentParser) -> None:
         const=False,
         help="float32 weights" + ("" if INT8_BY_DEFAULT else default),
     )
+
+
+#: The spellings ``--audio`` had before it, kept so that scripts using them still run.
+_SHORTHANDS = {"--no-audio": "text", "--no-listen": "timings", "--listen": "listen"}
+
+
+class _AudioOption(argparse.Action):
+    """``--audio VALUE`` or one of its shorthands: the value, and how it was asked for (in
+    ``audio_asked``), so that a contradiction is told in the user's own words."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        from app.services.analysis import AudioUse
+
+        if self.const is not None:  # a shorthand
+            value, asked = AudioUse(self.const), str(option_string)
+        else:
+            value = AudioUse(values)
+            asked = f"{option_string} {value.value}"
+        setattr(namespace, self.dest, value)
+        namespace.audio_asked = asked
+
+
+def add_audio_use(command: argparse.ArgumentParser) -> None:
+    """``--audio {text,timings,listen}``, and its older spellings as shorthands. Left out, it is
+    None: the command tells the default from a value asked for (``audio_use``)."""
+    from app.services.analysis import DEFAULT_AUDIO_USE, AudioUse
+
+    choices = ", ".join(f"{use.value} ({use.help})" for use in AudioUse)
+    audio = command.add_mutually_exclusive_group()
+    audio.add_argument(
+        "--audio",
+        action=_AudioOption,
+        choices=[use.value for use in AudioUse],
+        help=f"what the suggestions are read from: {choices}; default {DEFAULT_AUDIO_USE.value}"
+        " (--no-audio, --no-listen and --listen mean text, timings and listen)",
+    )
+    for option, value in _SHORTHANDS.items():
+        audio.add_argument(
+            option, dest="audio", action=_AudioOption, nargs=0, const=value, help=argparse.SUPPRESS
+        )
+    command.set_defaults(audio=None, audio_asked=None)
+
+
+def audio_use(args: argparse.Namespace) -> AudioUse:
+    """The ``--audio`` asked for, else the default."""
+    from app.services.analysis import DEFAULT_AUDIO_USE
+
+    asked: AudioUse | None = args.audio
+    return DEFAULT_AUDIO_USE if asked is None else asked
 
 
 def threshold(args: argparse.Namespace, confident_default: float) -> float:

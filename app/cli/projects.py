@@ -10,10 +10,11 @@ from pathlib import Path
 
 from app.cli.errors import EXIT_OK, UsageError
 from app.cli.options import (
-    LISTEN_HELP,
     REBREAK_HELP,
     Commands,
+    add_audio_use,
     add_precision,
+    audio_use,
     checked_model,
     recogniser_language,
     threshold,
@@ -43,8 +44,7 @@ def add_project_commands(commands: Commands) -> None:
     batch.add_argument(
         "--workers", type=_positive_int, metavar="N", help="worker processes (default: by CPU count)"
     )
-    batch.add_argument("--no-audio", action="store_true", help="text only: ignore media and word timings")
-    batch.add_argument("--listen", action=argparse.BooleanOptionalAction, default=True, help=LISTEN_HELP)
+    add_audio_use(batch)
     batch.add_argument(
         "--rebreak", action="store_true", help=REBREAK_HELP + "; kept in the project for every export of it"
     )
@@ -141,8 +141,7 @@ def _batch(args: argparse.Namespace) -> int:
         model=args.model,
         policy=ApplyPolicy(args.apply, args.min_confidence),
         workers=args.workers,
-        use_audio=not args.no_audio,
-        listen=args.listen,
+        audio=audio_use(args),
         int8=args.int8,
     )
     if args.language is not None and not args.transcribe:

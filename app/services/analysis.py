@@ -2,10 +2,10 @@
 
 ``analyse`` takes an ``AnalysisRequest`` (the captions and what is known about them) and a loaded
 ``Punctuator``, and returns an ``Analysis``: the parsed document, the suggestions (the reference's,
-then the model's), the audio it measured and a report. The command line's ``punctuate``, the batch
-workers and the editor's background process all call it; nothing else puts reference transfer,
-word timings, audio evidence and the model together. It touches no project file: its caller owns
-the project and writes the results.
+then the model's), the audio it measured, the text model's reading and a report. The command
+line's ``punctuate``, the batch workers and the editor's background process all call it; nothing
+else puts reference transfer, word timings, audio evidence, the text model and the listener
+together. It touches no project file: its caller owns the project and writes the results.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.audio_use import DEFAULT_AUDIO_USE as DEFAULT_AUDIO_USE  # re-exported for the command line
+from app.core.audio_use import AudioUse as AudioUse  # re-exported for the command line
 from app.core.gap_features import GapMeasure
 from app.core.model import Document, Suggestion
 from app.formats import format_of, parse_document
 from app.services.gap_evidence import gap_evidence
-from app.services.suggestions import drop_capitals_export_gives, suggest
+from app.services.suggestions import TextReading, drop_capitals_export_gives, suggestions_from, text_reading
 
 if TYPE_CHECKING:
     from app.services.model import Punctuator
@@ -39,8 +41,7 @@ class AnalysisRequest:
     reference: Path | None = None
     timings: Path | None = None  # a recogniser's word times (.ctm, .words.json)
     language: str | None = None  # detected from the text when None
-    use_audio: bool = True  # False: text alone, ignoring media and word timings
-    listen: bool = True  # with media, the recogniser listens along the words (``services.listening``)
+    audio: AudioUse = DEFAULT_AUDIO_USE  # what of the media and word timings is used
 
     @classmethod
     def from_file(cls, path: Path, **known: Any) -> AnalysisRequest:
@@ -51,7 +52,7 @@ class AnalysisRequest:
 
     @classmethod
     def from_project(
-        cls, project: Project, file_id: int, use_audio: bool = True, listen: bool = True
+        cls, project: Project, file_id: int, audio: AudioUse = DEFAULT_AUDIO_USE
     ) -> AnalysisRequest:
         """A request for a project's file, read here so that ``analyse`` never touches the project."""
         entry = project.file(file_id)
@@ -63,8 +64,7 @@ class AnalysisRequest:
             reference=entry.reference_path,
             timings=entry.timings_path,
             language=entry.language,
-            use_audio=use_audio,
-            listen=listen,
+            audio=audio,
         )
 
 
@@ -92,6 +92,7 @@ class Analysis:
     report: AnalysisReport
     track: Any = None  # app.audio.analysis.AudioTrack when there was media
     measures: list[GapMeasure] | None = None  # per word: pause and pitch at its gap, when measured
+    reading: TextReading | None = None  # the text model's, before listening: a later pass reuses it
 
 
 def analyse(
@@ -100,11 +101,15 @@ def analyse(
     progress: Progress | None = None,
     cancelled: Callable[[], bool] | None = None,
     track: Any = None,
+    reading: TextReading | None = None,
 ) -> Analysis:
-    """Reference transfer, then the model, reading the audio when there is media.
+    """Reference transfer, then the text model, then, when ``request.audio`` is LISTEN and there is
+    media, the recogniser listening along the words; the suggestions from what they read.
 
     Safe on a worker thread or in another process. ``track`` is an already analysed
-    ``AudioTrack`` of the media, to skip decoding it again.
+    ``AudioTrack`` of the media, to skip decoding it again. ``reading`` is an earlier analysis's
+    text reading of the same captions (the editor's, shown before listening), to skip reading them
+    again; a reading of other words or another language is not used.
     """
     from app.services.transfer import propose_from_reference, read_reference
 
@@ -123,38 +128,48 @@ def analyse(
         report.reference = {
             k: v for k, v in carried.items() if k in ("carried", "skipped", "wer", "warnings")
         }
-    if request.timings is not None and request.use_audio:
+    with_audio = request.audio.with_audio
+    if request.timings is not None and with_audio:
         from app.services.documents import attach_timing_file
 
         stage("Reading the word timings")
         report.timings = attach_timing_file(document, request.timings, language or "en")
         if not report.timings.get("aligned"):
             report.warnings.append(f"{request.timings.name}: no word matched the captions")
-    media = request.media if request.use_audio else None
+    media = request.media if with_audio else None
     if media is not None and track is None:
         from app.audio.analysis import analyse_media
 
         stage("Listening to the audio", 0.0)
         track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
     stage("Measuring pauses")
-    evidence = gap_evidence(document, media, track) if request.use_audio else None
-    stage("Loading the punctuation model")
-    punctuator.load()
-    stage("Suggesting punctuation")
-    hear = track if media is not None and request.listen else None
-    suggestions, found = suggest(
-        document,
-        punctuator,
-        language,
-        evidence,
-        hear,
-        lambda f: stage("Listening along the words", f),
-        cancelled,
-    )
+    evidence = gap_evidence(document, media, track) if with_audio else None
+    if reading is None or not reading.reads(document, language):
+        stage("Loading the punctuation model")
+        punctuator.load()
+        stage("Suggesting punctuation")
+        reading = text_reading(document, punctuator, language, evidence)
+    heard = None
+    if media is not None and request.audio is AudioUse.LISTEN and reading.language is not None:
+        from app.services.listening import listen
+
+        heard = listen(
+            document,
+            reading.words,
+            track,
+            reading.language,
+            reading.marks,
+            reading.casing,
+            punctuator.listener,
+            None,
+            lambda f: stage("Listening along the words", f),
+            cancelled,
+        )
+    suggestions, found = suggestions_from(document, reading, evidence, heard)
     report.language, report.evidence = found.language, found.evidence
     document.language = found.language
     drop_capitals_export_gives(document, found.language)
     report.warnings += found.warnings
     stage("Done", 1.0)
     measures = evidence.measures if evidence is not None else None
-    return Analysis(document, [*document.suggestions, *suggestions], report, track, measures)
+    return Analysis(document, [*document.suggestions, *suggestions], report, track, measures, reading)

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.commands import ApplyPolicy, accept_confident
 from app.core.decisions import AcceptMany, Decision, Settle, encode
 from app.core.model import Suggestion
@@ -32,8 +33,7 @@ class BatchSettings:
     # What is accepted without review: nothing by default; "confident", "all" or the triage rule.
     policy: ApplyPolicy = field(default_factory=lambda: ApplyPolicy("none", 0.9))
     workers: int | None = None
-    use_audio: bool = True
-    listen: bool = True  # with media, the recogniser listens along the words (``services.listening``)
+    audio: AudioUse = DEFAULT_AUDIO_USE  # what of the media and word timings is used
     int8: bool | None = None  # None: the default precision (INT8_BY_DEFAULT)
 
 
@@ -96,9 +96,7 @@ def run_pending(
                 while queue and len(running) < workers.capacity:
                     entry = queue.pop(0)
                     running[entry.id] = (project.start_job(entry.id), entry.stem)
-                    request = AnalysisRequest.from_project(
-                        project, entry.id, settings.use_audio, settings.listen
-                    )
+                    request = AnalysisRequest.from_project(project, entry.id, settings.audio)
                     workers.submit(BatchJob(entry.id, request), entry.stem)
                     if on_progress:
                         on_progress(entry.stem, "started")

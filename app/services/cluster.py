@@ -297,7 +297,7 @@ def _check_answers(address: str) -> None:
 
 
 def _cluster_job(job: BatchJob, cluster: ClusterSettings) -> ClusterJob:
-    media = job.request.media if job.request.use_audio else None
+    media = job.request.media if job.request.audio.with_audio else None
     if media is None:
         return ClusterJob(job)
     if cluster.media_url and cluster.folder and media.is_relative_to(cluster.folder.resolve()):

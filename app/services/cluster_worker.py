@@ -110,7 +110,7 @@ def _media_here(work: ClusterJob) -> Iterator[AnalysisRequest]:
     """The request with its media readable on this node: at its path, or fetched from its URL
     to a temporary file for the file's time (the audio decoder reads files)."""
     request = work.job.request
-    if request.media is None or not request.use_audio:
+    if request.media is None or not request.audio.with_audio:
         yield request
         return
     if work.media_url is None:

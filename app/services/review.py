@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import commands
+from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.decisions import (
     Accept,
     AcceptMany,
@@ -273,10 +274,10 @@ class ReviewSession:
 
     # --- analysis ---------------------------------------------------------------------------
 
-    def analysis_request(self, use_audio: bool = True) -> AnalysisRequest:
+    def analysis_request(self, audio: AudioUse = DEFAULT_AUDIO_USE) -> AnalysisRequest:
         """What ``analyse`` needs, read here so the worker never touches the project. Media that has
         gone missing is left out (the editor offers to find it); batch reports it as a failure."""
-        request = AnalysisRequest.from_project(self.project, self.file_id, use_audio)
+        request = AnalysisRequest.from_project(self.project, self.file_id, audio)
         if request.media is not None and not request.media.is_file():
             request = dataclasses.replace(request, media=None)
         return request

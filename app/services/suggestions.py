@@ -4,9 +4,9 @@ capital where a word needs one, and what it read them from."""
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
@@ -16,6 +16,7 @@ from app.services.typography import render_mark
 
 if TYPE_CHECKING:
     from app.services.gap_evidence import GapEvidence
+    from app.services.listening import Readings
     from app.services.model import Punctuator
 
 
@@ -49,82 +50,99 @@ def unknown_script_share(words: list[Word]) -> float:
 
 
 @dataclass
-class ModelReading:
-    """What the model read a document as: its language, the richest evidence any gap had ("text",
-    "timing" or "audio") and what the user should know."""
+class TextReading:
+    """What the text model read a document as, before anything listens: per word, the mark and
+    casing probabilities, and the evidence its gap was read with ("text", "timing" or "audio").
+    Kept with the analysis so that listening later need not read the text again."""
+
+    words: list[str]  # as the model reads them (``model_word``)
+    language: str | None
+    marks: list[list[float]]
+    casing: list[list[float]]
+    kinds: list[str]
+    hears: bool  # the model read the gap evidence (it has a gap branch)
+    warnings: list[str] = field(default_factory=list)  # about the text: its language, its script
+
+    def reads(self, document: Document, language: str | None) -> bool:
+        """Whether this is a reading of ``document``'s words in ``language`` (None: any)."""
+        same_language = language is None or language == self.language
+        return same_language and self.words == [model_word(w) for w in document.words()]
+
+
+@dataclass
+class Findings:
+    """What the suggestions were read from: the document's language, the richest evidence any gap
+    had ("text", "timing", "audio" or "heard") and what the user should know."""
 
     language: str | None = None
     evidence: str = "text"
     warnings: list[str] = field(default_factory=list)
 
 
-def suggest(
+def text_reading(
     document: Document,
     punctuator: Punctuator,
     language: str | None = None,
     evidence: GapEvidence | None = None,
-    hear: Any = None,
-    progress: Callable[[float], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
-) -> tuple[list[Suggestion], ModelReading]:
-    """One suggestion per gap where the model disagrees with the current mark, and casing ones;
-    and what was found (language, evidence, warnings).
-
-    ``evidence`` (from ``gap_evidence``) feeds models with a gap branch; others read the text alone.
-    ``hear``: the media's ``AudioTrack`` (with its samples) for the recogniser to listen along the
-    words; its reading and the text model's are combined where it heard (``services.listening``),
-    with ``progress`` and ``cancelled`` for that stage.
-    """
+) -> TextReading:
+    """The text model's reading of ``document`` (its language detected when None). ``evidence``
+    (from ``gap_evidence``) feeds models with a gap branch; others read the text alone."""
     words = list(document.words())
-    info = ModelReading()
+    hears = evidence is not None and punctuator.reads_timings
     if not words:
-        info.warnings.append("the document has no words")
-        return [], info
+        return TextReading([], None, [], [], [], hears, ["the document has no words"])
     detected = language is None
     language = language or detect_language(words)
-    info.language = language
+    warnings: list[str] = []
     known = punctuator.languages
     if detected and known and language not in known:
-        info.warnings.append(
+        warnings.append(
             f"the text looks like {languages.language_name(language)}, which this model does not support "
             f"(it knows {', '.join(known)}); expect few marks"
         )
     elif unknown_script_share(words) > 0.5:
-        info.warnings.append("most of the text is in a script the model was not trained on; expect few marks")
-    heard = evidence is not None and punctuator.reads_timings
+        warnings.append("most of the text is in a script the model was not trained on; expect few marks")
+    kinds = evidence.kinds if hears and evidence is not None else ["text"] * len(words)
+    model_words = [model_word(w) for w in words]
+    marks, casing = punctuator.probabilities(model_words, language, evidence if hears else None)
+    return TextReading(model_words, language, marks, casing, kinds, hears, warnings)
+
+
+def suggestions_from(
+    document: Document,
+    reading: TextReading,
+    evidence: GapEvidence | None = None,
+    heard: Readings | None = None,
+) -> tuple[list[Suggestion], Findings]:
+    """One suggestion per gap where the reading disagrees with the current mark, and casing ones;
+    and what they were read from (language, evidence, warnings).
+
+    ``heard``: what the recogniser heard along the words (``services.listening``), combined with
+    the text reading where it heard; ``evidence``: the gap evidence the analysis measured, whose
+    warnings the user is told.
+    """
+    words = list(document.words())
+    found = Findings(reading.language, warnings=list(reading.warnings))
+    if not words or reading.language is None:
+        return [], found
+    language = reading.language
     if evidence is not None:
-        info.warnings += evidence.warnings
-    kinds = evidence.kinds if heard and evidence is not None else ["text"] * len(words)
+        found.warnings += evidence.warnings
+    kinds = reading.kinds
     # What the document as a whole was read with: the richest evidence any gap had (a text file
     # handed over as evidence carries no times, so it is read as text).
-    info.evidence = next((kind for kind in ("audio", "timing") if kind in kinds), "text")
-    model_words = [model_word(w) for w in words]
-    mark_probs, casing_probs = punctuator.probabilities(model_words, language, evidence if heard else None)
-    read = mark_probs
+    found.evidence = "timing" if "timing" in kinds else "text"
+    mark_probs = reading.marks
     heard_marks: list[list[float] | None] = [None] * len(words)
-    if hear is not None:
-        from app.services.listening import listen
-
-        readings = listen(
-            document,
-            model_words,
-            hear,
-            language,
-            read,
-            casing_probs,
-            punctuator.listener,
-            None,
-            progress,
-            cancelled,
-        )
-        told = " ".join(info.warnings)
+    if heard is not None:
+        told = " ".join(found.warnings)
         # The media's end is told once, by the gap evidence, whichever reader notices it.
-        info.warnings += [w for w in readings.warnings if not (_PAST_THE_END in w and _PAST_THE_END in told)]
-        mark_probs, heard_marks = readings.combined, readings.heard
-        if readings.any_heard:
-            info.evidence = "heard"
-    if evidence is not None and evidence.media and not heard and info.evidence != "heard":
-        info.warnings.append("this model reads text only; the media was not used")
+        found.warnings += [w for w in heard.warnings if not (_PAST_THE_END in w and _PAST_THE_END in told)]
+        mark_probs, heard_marks = heard.combined, heard.heard
+        if heard.any_heard:
+            found.evidence = "heard"
+    if evidence is not None and evidence.media and not reading.hears and found.evidence != "heard":
+        found.warnings.append("this model reads text only; the media was not used")
     suggestions: list[Suggestion] = []
     next_id = document.next_suggestion_id()
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
@@ -144,11 +162,14 @@ def suggest(
                 evidence=kinds[index] if heard_here is None else "heard",
                 readings={}
                 if heard_here is None
-                else {"read": _choice(read[index], language), "heard": _choice(heard_here, language)},
+                else {
+                    "read": _choice(reading.marks[index], language),
+                    "heard": _choice(heard_here, language),
+                },
             )
         )
         next_id += 1
-    for index, (word, probs) in enumerate(zip(words, casing_probs, strict=True)):
+    for index, (word, probs) in enumerate(zip(words, reading.casing, strict=True)):
         capital = probs[1] + probs[2]
         casing = head_casing(probs)
         if (
@@ -172,7 +193,7 @@ def suggest(
                 )
             )
             next_id += 1
-    return suggestions, info
+    return suggestions, found
 
 
 def _choice(probabilities: Sequence[float], language: str) -> tuple[str, float]:

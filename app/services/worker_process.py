@@ -19,6 +19,7 @@ from app.core.errors import PunctumError
 
 if TYPE_CHECKING:
     from app.services.analysis import Analysis, AnalysisRequest
+    from app.services.suggestions import TextReading
     from app.services.transcribe import Transcript
     from app.services.waveform import Waveform
 
@@ -38,6 +39,7 @@ class _ReadAudio:
 class _Analyse:
     request: AnalysisRequest
     model: str | None
+    reading: TextReading | None
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,12 @@ class WorkerProcess:
         model: str | None = None,
         progress: Progress | None = None,
         cancelled: Callable[[], bool] | None = None,
+        reading: TextReading | None = None,
     ) -> Analysis:
         """``app.services.analysis.analyse`` in the child, with ``model`` (the shipped one if None)
-        loaded once and kept. The caller stores the results: the child writes no project."""
-        analysis: Analysis = self._call(_Analyse(request, model), progress, cancelled)
+        loaded once and kept, and ``reading``, an earlier analysis's text reading, reused. The
+        caller stores the results: the child writes no project."""
+        analysis: Analysis = self._call(_Analyse(request, model, reading), progress, cancelled)
         return analysis
 
     def transcribe(
@@ -188,7 +192,7 @@ def _analyse(message: _Analyse, progress: Progress) -> Analysis:
     media = message.request.media
     known = _STATE.get("track")
     track = known[1] if known and media is not None and known[0] == str(media) else None
-    analysis = analyse(message.request, punctuator, progress, track=track)
+    analysis = analyse(message.request, punctuator, progress, track=track, reading=message.reading)
     analysis.track = None  # the caller has the waveform; the frames stay here
     return analysis
 

@@ -7,10 +7,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.services.analysis import Analysis
+from app.core.audio_use import AudioUse
+from app.services.analysis import Analysis, AnalysisRequest
+from app.services.suggestions import TextReading
 from app.services.waveform import Waveform
 from app.ui import startup_log
-from app.ui.shortcuts import saved_listening
+from app.ui.shortcuts import saved_audio_use
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QProgressDialog
@@ -40,13 +42,13 @@ class AnalysisController:
                 return
             self.window.waveform.set_waveform(waveform)
             if not session.analysed:
-                self.suggest(with_audio=self.window.use_audio)
+                self.suggest(with_media=True)
 
         def failed(reason: str) -> None:
             self.window.waveform.set_waveform(None, "The audio could not be read")
             self.window.show_error("The audio cannot be read", reason)
             if session is self.window.session and not session.analysed:
-                self.suggest(with_audio=False)
+                self.suggest(with_media=False)
 
         def cancelled() -> None:
             self.window.waveform.set_waveform(None, "Cancelled")
@@ -54,22 +56,37 @@ class AnalysisController:
 
         self.window.worker.submit("audio", work, done, failed, cancelled)
 
-    def suggest(self, with_audio: bool, listening: bool = False) -> None:
-        """The model's suggestions; with the media and listening on, first the text model's (shown
-        in a second or two), then again with the recogniser listening along the words, the
-        decisions made meanwhile replayed on the refined suggestions."""
+    def suggest(self, with_media: bool) -> None:
+        """The model's suggestions, read as Settings asks (``saved_audio_use``). With the media and
+        the recogniser listening, the text model's first (shown in a second or two), then the
+        recogniser's along the words: that second pass reuses the first's text reading rather than
+        run the text model again, and the decisions made meanwhile are replayed on its suggestions."""
         session = self.window.session
         assert session is not None
-        request = session.analysis_request(self.window.use_audio)
-        if not with_audio:
+        request = session.analysis_request(saved_audio_use(self.window.settings))
+        if not with_media:
             request = dataclasses.replace(request, media=None)
-        listen_next = not listening and request.media is not None and saved_listening(self.window.settings)
-        request = dataclasses.replace(request, listen=listening)
+        if request.audio is AudioUse.LISTEN and request.media is not None:
+            self._analyse(dataclasses.replace(request, audio=AudioUse.TIMINGS), listen_next=request)
+        else:
+            self._analyse(request)
+
+    def _analyse(
+        self,
+        request: AnalysisRequest,
+        listen_next: AnalysisRequest | None = None,
+        reading: TextReading | None = None,
+    ) -> None:
+        """Analyse in the background process and show the suggestions; then ``listen_next``, with
+        this analysis's text reading."""
+        session = self.window.session
+        assert session is not None
+        listening = request.audio is AudioUse.LISTEN and request.media is not None
         process, model = self.window.process, self.window.model
         started = time.monotonic()
 
         def work(progress: Any, cancelled: Any) -> Analysis:
-            return process.analyse(request, model, progress, cancelled)
+            return process.analyse(request, model, progress, cancelled, reading)
 
         def done(analysis: Analysis) -> None:
             if session is not self.window.session:
@@ -82,14 +99,14 @@ class AnalysisController:
             message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
             if listening:
                 message += ", refined by listening" if analysis.report.evidence == "heard" else ", not heard"
-            elif listen_next:
+            elif listen_next is not None:
                 message += "; listening along the words to refine them"
             warnings = analysis.report.warnings
             self.window.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
             self.window.after_analysis()
             startup_log.note("suggestions_heard" if listening else "suggestions_shown")
-            if listen_next:
-                self.suggest(with_audio=True, listening=True)
+            if listen_next is not None:
+                self._analyse(listen_next, reading=analysis.reading)
 
         def failed(reason: str) -> None:
             self.window.show_error("No suggestions from the model", reason)
@@ -111,7 +128,7 @@ class AnalysisController:
         if media is not None and media.is_file() and self.window.waveform.waveform is None:
             self.read_audio(media)
         else:
-            self.suggest(with_audio=media is not None and media.is_file() and self.window.use_audio)
+            self.suggest(with_media=media is not None and media.is_file())
 
     #: The background process's message when a first start prepares the model (app.ml.export).
     PREPARING = "Preparing the model"

@@ -37,7 +37,6 @@ class EditorWindow(Protocol):
 
     settings: QSettings
     model: str | None
-    use_audio: bool
     session: ReviewSession | None
     cue_model: CueModel | None
     gap_model: GapModel | None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
 
+from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.checks import CaptionLimits
 from app.core.triage import OPERATING_THRESHOLD, TriagePolicy
 
@@ -86,9 +87,29 @@ def saved_rebreak(settings: QSettings) -> bool:
     return str(settings.value("export/rebreak", "false")).lower() == "true"
 
 
-def saved_listening(settings: QSettings) -> bool:
-    """Whether the recogniser listens along the words of a file with media (on unless turned off)."""
-    return str(settings.value("model/listen", "true")).lower() == "true"
+#: Where the editor keeps what its suggestions are read from (an ``AudioUse`` value).
+_AUDIO_KEY = "model/audio"
+#: Where it kept, before that, whether the recogniser listens ("true" or "false").
+_LISTEN_KEY = "model/listen"
+
+
+def saved_audio_use(settings: QSettings) -> AudioUse:
+    """What the editor's suggestions are read from: the recogniser listening along the words of a
+    file with media unless turned off (Settings), in which case its captions' timings. A choice
+    kept by an earlier version, as whether to listen, still holds."""
+    if settings.contains(_AUDIO_KEY):
+        try:
+            return AudioUse(str(settings.value(_AUDIO_KEY)))
+        except ValueError:  # edited by hand, or written by a later version
+            return DEFAULT_AUDIO_USE
+    if str(settings.value(_LISTEN_KEY, "true")).lower() == "false":
+        return AudioUse.TIMINGS
+    return DEFAULT_AUDIO_USE
+
+
+def save_audio_use(settings: QSettings, audio: AudioUse) -> None:
+    settings.setValue(_AUDIO_KEY, audio.value)
+    settings.remove(_LISTEN_KEY)  # the one setting from now on
 
 
 def saved_policy(settings: QSettings) -> TriagePolicy:

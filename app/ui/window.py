@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.audio_use import AudioUse
 from app.core.triage import ReviewRow, TriagePolicy
 from app.services.about import about
 from app.services.review import ReviewSession
@@ -40,10 +41,11 @@ from app.ui.shortcuts import (
     COMMANDS,
     MARK_COMMANDS,
     MENUS,
+    save_audio_use,
     save_policy,
+    saved_audio_use,
     saved_keys,
     saved_limits,
-    saved_listening,
     saved_policy,
     saved_rebreak,
 )
@@ -71,11 +73,10 @@ def key_sequences(key: str) -> list[QKeySequence]:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, settings: QSettings | None = None, model: str | None = None, use_audio: bool = True):
+    def __init__(self, settings: QSettings | None = None, model: str | None = None):
         super().__init__()
         self.settings = settings or QSettings("Punctum", "Punctum")
         self.model = model
-        self.use_audio = use_audio
         self.session: ReviewSession | None = None
         self.cue_model: CueModel | None = None
         self.gap_model: GapModel | None = None
@@ -187,7 +188,7 @@ class MainWindow(QMainWindow):
         self.actions_by_name["lowest_first"].setCheckable(True)
         self.actions_by_name["show_all"].setCheckable(True)
         self.actions_by_name["listen"].setCheckable(True)
-        self.actions_by_name["listen"].setChecked(saved_listening(self.settings))
+        self.actions_by_name["listen"].setChecked(saved_audio_use(self.settings) is AudioUse.LISTEN)
         self.actions_by_name["rebreak"].setCheckable(True)
         self.actions_by_name["rebreak"].setChecked(saved_rebreak(self.settings))
         self.files.fill_recent()
@@ -225,7 +226,7 @@ class MainWindow(QMainWindow):
         else:
             self.media.unload()
             if not session.analysed:
-                self.analysis.suggest(with_audio=False)
+                self.analysis.suggest(with_media=False)
         self.show_counts()
         if session.analysed:
             self.review.next_suggestion()
@@ -350,7 +351,7 @@ class MainWindow(QMainWindow):
 
     def set_listening(self, listen: bool) -> None:
         """Keep the choice; it applies to the files opened from now on."""
-        self.settings.setValue("model/listen", "true" if listen else "false")
+        save_audio_use(self.settings, AudioUse.LISTEN if listen else AudioUse.TIMINGS)
         self.statusBar().showMessage(
             "The recogniser will listen along the words of the files opened from now on"
             if listen

@@ -65,6 +65,7 @@ def main() -> None:
 
 
 def _pool(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, object]:
+    from app.services.analysis import AudioUse
     from app.services.batch import export_project, import_folder, run_batch
     from app.services.batch_scheduler import BatchSettings
     from app.store.project import Project
@@ -73,7 +74,7 @@ def _pool(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, obj
     with Project(folder / "bench.punctum", create=True) as project:
         import_folder(source, project)
         imported = time.perf_counter()
-        summary = run_batch(project, BatchSettings(use_audio=False, int8=args.int8))
+        summary = run_batch(project, BatchSettings(audio=AudioUse.TEXT, int8=args.int8))
         processed = time.perf_counter()
         written, _ = export_project(project, folder / "out")
         exported = time.perf_counter()
@@ -97,12 +98,13 @@ def _pool(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, obj
 def _pool_against_ray(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, object]:
     """Processing time of the local pool and of a local Ray cluster (started by the run, as
     ``punctum batch --ray`` does, and counted in its time) on the same files."""
+    from app.services.analysis import AudioUse
     from app.services.batch import import_folder, run_batch
     from app.services.batch_scheduler import BatchSettings
     from app.services.cluster import ClusterSettings, run_batch_on_ray
     from app.store.project import Project
 
-    settings = BatchSettings(use_audio=False, int8=args.int8)
+    settings = BatchSettings(audio=AudioUse.TEXT, int8=args.int8)
     seconds: dict[str, float] = {}
     for backend in ("pool", "ray"):
         with Project(folder / f"{backend}.punctum", create=True) as project:

@@ -111,6 +111,7 @@ def run(folder: Path) -> dict[str, object]:
     from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from app.services.analysis import AudioUse
     from app.services.batch import import_folder, run_batch
     from app.services.batch_scheduler import BatchSettings
     from app.store.project import Project
@@ -125,7 +126,7 @@ def run(folder: Path) -> dict[str, object]:
     project_path = folder / "long.punctum"
     with Project(project_path, create=True) as project:
         import_folder(source, project)
-        run_batch(project, BatchSettings(use_audio=False, workers=1))
+        run_batch(project, BatchSettings(audio=AudioUse.TEXT, workers=1))
         suggestions = project.db.execute("SELECT COUNT(*) FROM suggestions").fetchone()[0]
 
     class FirstPaint(QObject):

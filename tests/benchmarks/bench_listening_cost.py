@@ -1,5 +1,5 @@
 """What listening costs on a long file: time and peak memory of `punctum punctuate --media`, with
-the recogniser listening (the default) and without (`--no-listen`), in one run; prints JSON.
+the recogniser listening (the default) and without (`--audio timings`), in one run; prints JSON.
 
 The file: the bundled sample's audio looped to ten minutes (``--minutes``), its captions repeated
 alongside, shifted by the sample's length each time. Each command runs as a process of its own;
@@ -68,7 +68,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         srt, media, seconds = long_file(Path(scratch), args.minutes)
         base = [*PUNCTUM, "punctuate", str(srt), "--media", str(media), "-o", str(Path(scratch) / "out.srt")]
-        text_only = timed_run([*base, "--no-listen"])
+        text_only = timed_run([*base, "--audio", "timings"])
         listening = timed_run(base)
     extra = listening["seconds"] - text_only["seconds"]
     print(

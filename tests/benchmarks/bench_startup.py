@@ -35,13 +35,14 @@ import json, sys, time
 began = time.perf_counter()
 from app.cli import main  # noqa: F401  (everything the command imports before it reads the file)
 from app.services.model import Punctuator
-from app.services.suggestions import suggest
+from app.services.suggestions import suggestions_from, text_reading
 from app.formats import read_document
 imported = time.perf_counter()
 punctuator = Punctuator()
 punctuator.load()
 loaded = time.perf_counter()
-suggest(read_document(sys.argv[1]), punctuator)
+document = read_document(sys.argv[1])
+suggestions_from(document, text_reading(document, punctuator))
 done = time.perf_counter()
 print(json.dumps({"imports": imported - began, "model_load": loaded - imported, "inference": done - loaded}))
 """

@@ -30,6 +30,7 @@ from app.core.marks import MODEL_MARKS, mark_class
 from app.core.model import Source, Suggestion
 from app.core.triage import TriagePolicy, gaps_of, triage
 from app.formats.corpora import read_iwslt_xml, read_token_tags
+from app.services.analysis import AudioUse
 from app.services.model import Punctuator
 from app.training import data as corpora
 from app.training.scores import predict_documents
@@ -139,10 +140,12 @@ def iwslt_asr(punctuator: Punctuator, root: Path, with_reference: bool) -> dict[
     return {"set": name, "words": len(gold), "curve": rows, "operating_point": operating_point(rows)}
 
 
-def bundled_sample(punctuator: Punctuator, folder: Path = SAMPLE, listen: bool = True) -> dict[str, object]:
+def bundled_sample(
+    punctuator: Punctuator, folder: Path = SAMPLE, audio: AudioUse = AudioUse.LISTEN
+) -> dict[str, object]:
     """The editor's queue for the bundled sample, predicted: its analysis (captions, reference,
-    audio, the recogniser's word times beside it; ``listen``: the recogniser listening along the
-    words, as by default), then the default policy of the triage rule. The editor shows this count
+    audio, the recogniser's word times beside it; ``audio``: the recogniser listening along the
+    words by default), then the default policy of the triage rule. The editor shows this count
     after opening the sample with its reference."""
     from app.services.analysis import AnalysisRequest, analyse
 
@@ -151,7 +154,7 @@ def bundled_sample(punctuator: Punctuator, folder: Path = SAMPLE, listen: bool =
         media=folder / "sample.mp4",
         reference=folder / "reference.txt",
         timings=folder / "sample.words.json",
-        listen=listen,
+        audio=audio,
     )
     suggestions = analyse(request, punctuator).suggestions
     gaps = [g for g in gaps_of(suggestions) if g.pending]

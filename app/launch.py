@@ -27,6 +27,9 @@ def _exit_interrupted(say: bool) -> NoReturn:
 
 def run() -> NoReturn:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # until the handler below is in place
+    from app.core.memory import cap_malloc_arenas
+
+    cap_malloc_arenas()  # before any library starts its threads
     try:
         from app.core.interrupts import catch_interrupts, interrupted
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from app.core.errors import PunctumError, error_line
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, set_mark
+from app.core.memory import cap_malloc_arenas
 from app.core.model import Casing, apply_casing, casing_of
 from app.ml.inference import softmax
 from app.ml.listening_windows import (
@@ -120,6 +121,7 @@ class Listener:
         except ImportError:
             raise ListenerError(f"listening needs faster-whisper: {install_hint()}") from None
         location = whisper_model(model)
+        cap_malloc_arenas()  # a worker process started elsewhere than app.launch
         cores = threads or os.cpu_count() or 1
         self.parallel = 2 if cores >= 2 else 1  # windows heard at once, a core or more each
         try:

@@ -7,14 +7,14 @@
   into cues of 10 words; the recognition is cached beside the other caches.
 
 Each recording is a ``SpeechSet``: its words, their gold marks (``MODEL_MARKS`` indices), the cue of
-each word with the cue's times, the decoded audio and the language.
+each word with the cue's times, the decoded audio, the language and the words' gold casing classes.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ class SpeechSet:
     cues: list[int]  # per word
     times: list[tuple[float, float]]  # per word: its cue's start and end, seconds
     audio: np.ndarray
+    casing: list[int] = field(default_factory=list)  # per word: gold casing class (data.casing_class)
 
 
 def ljspeech(data: Path = SHARED_DATA) -> list[SpeechSet]:
@@ -55,6 +56,7 @@ def ljspeech(data: Path = SHARED_DATA) -> list[SpeechSet]:
         return []
     words: list[str] = []
     gold: list[int] = []
+    casing: list[int] = []
     cues: list[int] = []
     times: list[tuple[float, float]] = []
     pieces: list[np.ndarray] = []
@@ -69,11 +71,12 @@ def ljspeech(data: Path = SHARED_DATA) -> list[SpeechSet]:
         span = (clock, clock + audio.size / SAMPLE_RATE)
         words += labelled.words
         gold += labelled.labels
+        casing += labelled.casing
         cues += [number] * len(labelled.words)
         times += [span] * len(labelled.words)
         pieces += [audio, gap]
         clock += audio.size / SAMPLE_RATE + CUE_GAP_SECONDS
-    return [SpeechSet("ljspeech", "en", words, gold, cues, times, np.concatenate(pieces))]
+    return [SpeechSet("ljspeech", "en", words, gold, cues, times, np.concatenate(pieces), casing)]
 
 
 def _plain(word: str) -> str:
@@ -121,5 +124,16 @@ def real(data: Path = SHARED_DATA) -> list[SpeechSet]:
             end = max(known_ends) if known_ends else begin + 0.1
             cues += [first // CUE_WORDS] * (stop - first)
             times += [(begin, end)] * (stop - first)
-        sets.append(SpeechSet(Path(name).stem, language, labelled.words, labelled.labels, cues, times, audio))
+        sets.append(
+            SpeechSet(
+                Path(name).stem,
+                language,
+                labelled.words,
+                labelled.labels,
+                cues,
+                times,
+                audio,
+                labelled.casing,
+            )
+        )
     return sets

@@ -1,7 +1,9 @@
 """Two readings, one suggestion: the text model's and the listener's distributions at a gap combined.
 
 A log-linear combination per mark class, ``log p = (1 - w_c) log p_read(c) + w_c log p_heard(c) + b_c``,
-then a temperature, renormalised. The two readers are strong in different places (the listener
+then a temperature, renormalised. Where both readers chose the same mark and this would name
+another, that mark's weight serves every class and the biases are left out: the combination never
+names a mark other than the one both readers chose. The two readers are strong in different places (the listener
 hears full stops, the text model places the commas a reader does not voice), so each class has its
 own weight. The figures live in ``models/listener/combination.json``, fitted on the development
 sets by ``tests/benchmarks/bench_listener.py --fit`` (the model card says how and on what).
@@ -57,11 +59,18 @@ class Combination:
         listened = np.asarray(
             [h if h is not None else t for h, t in zip(heard, text, strict=True)], dtype=np.float64
         )
-        weights, biases = np.asarray(self.weights), np.asarray(self.biases)
-        logits = (1 - weights) * np.log(np.maximum(text, _FLOOR)) + weights * np.log(
-            np.maximum(listened, _FLOOR)
-        )
-        logits = (logits + biases) / self.temperature
+        log_read, log_heard = np.log(np.maximum(text, _FLOOR)), np.log(np.maximum(listened, _FLOOR))
+        weights = np.asarray(self.weights)[None, :]
+        logits = ((1 - weights) * log_read + weights * log_heard + np.asarray(self.biases)) / self.temperature
+        # Where both readers chose the same mark and the per-class weights and biases (fitted for
+        # where they differ) would name another, that mark's weight serves every class and the
+        # biases are left out: such a pool keeps the mark first, both its terms being largest there.
+        agreed = text.argmax(axis=1)
+        overruled = (agreed == listened.argmax(axis=1)) & (logits.argmax(axis=1) != agreed)
+        if overruled.any():
+            one = weights[0, agreed[overruled]][:, None]
+            pooled = (1 - one) * log_read[overruled] + one * log_heard[overruled]
+            logits[overruled] = pooled / self.temperature
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
         probs /= probs.sum(axis=1, keepdims=True)

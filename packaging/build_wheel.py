@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = {
     "models/punctum-base": ("models", "punctum-base"),
     "models/listener": ("models", "listener"),
+    "models/confidence": ("models", "confidence"),
     "resources/sample": ("sample",),
     "resources/icons": ("icons",),
 }

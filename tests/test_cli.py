@@ -193,7 +193,8 @@ def test_the_precision_is_chosen_once_and_int8_reads_as_float_does(tmp_path: Pat
     both = punctum("punctuate", "--int8", "--float", str(text))
     assert both.returncode == 2 and "not allowed with" in both.stderr
     default, chosen_float, chosen_int8 = (
-        punctum("punctuate", *flag, str(text)) for flag in ([], ["--float"], ["--int8"])
+        punctum("punctuate", "--min-confidence", "0.6", *flag, str(text))
+        for flag in ([], ["--float"], ["--int8"])
     )
     assert default.returncode == chosen_float.returncode == chosen_int8.returncode == 0, chosen_int8.stderr
     assert default.stdout == (chosen_int8 if INT8_BY_DEFAULT else chosen_float).stdout

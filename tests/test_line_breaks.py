@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from app.core.line_breaks import line_checks, rebreak_document
@@ -62,7 +63,8 @@ def test_export_and_punctuate_rebreak_when_asked_and_say_what_changed(tmp_path: 
     result = run_punctum_here("punctuate", source, "-o", str(rebroken), "--rebreak")
     assert result.returncode == 0, result.stderr
     assert "lines re-broken: line breaks after a mark" in result.stderr
-    assert "cues over the line limits 2 -> 0" in result.stderr
+    over = re.search(r"cues over the line limits (\d+) -> 0", result.stderr)
+    assert over is not None and int(over.group(1)) > 0, result.stderr
     assert plain.read_text() != rebroken.read_text()
     assert plain.read_text().split() == rebroken.read_text().split()  # the same words, marks and times
     assert max(len(line) for line in rebroken.read_text().splitlines()) <= 42

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from app.core.commands import ApplyPolicy, accept_confident
 from app.core.model import Casing, Source, Status, Suggestion
-from app.core.triage import TriagePolicy, gaps_of, gaps_to_review, review_queue, triage
+from app.core.triage import TriagePolicy, about_wrong, gaps_of, gaps_to_review, review_queue, triage
 
 
 def _mark(sid: int, gap: int, mark: str, confidence: float, source: Source = Source.MODEL) -> Suggestion:
@@ -45,14 +47,6 @@ def test_agreement_settles_a_gap_with_its_capital_and_disagreement_goes_first_in
     result = triage(suggestions, TriagePolicy(), has_reference=True)
     assert result.accepted == [1, 2]
     assert [gap.index for gap in result.queue] == [10, 30, 20]  # disagreement, then least sure
-
-
-def test_the_model_alone_settles_at_or_above_the_threshold_when_there_is_no_reference() -> None:
-    suggestions = [_mark(1, 3, ",", 0.95), _mark(2, 7, ".", 0.89), _mark(3, 9, "?", 0.9)]
-    result = triage(suggestions, TriagePolicy(model_threshold=0.9), has_reference=False)
-    assert sorted(result.accepted) == [1, 3]
-    assert [gap.index for gap in result.queue] == [7]
-    assert triage(suggestions, TriagePolicy(model_threshold=None), has_reference=False).accepted == []
 
 
 def test_decided_gaps_are_neither_settled_nor_queued_again() -> None:
@@ -143,28 +137,29 @@ def test_the_review_queue_leaves_out_what_the_rule_settled_but_keeps_what_a_pers
     assert [gap.index for gap in review_queue(suggestions, settled_by_rule=set())] == [9, 7, 3]
 
 
-def test_the_text_model_and_the_listener_agreeing_surely_settle_a_gap_without_a_reference() -> None:
-    def heard(
-        sid: int, gap: int, mark: str, read: tuple[str, float], listened: tuple[str, float]
-    ) -> Suggestion:
-        return Suggestion(
-            sid, gap, mark, 0.9, Source.MODEL, evidence="heard", readings={"read": read, "heard": listened}
-        )
-
+def test_the_model_alone_settles_its_surest_while_the_expected_share_right_holds_the_target() -> None:
+    # Confidence is the calibrated probability that a suggestion is right; the default target 0.97.
     suggestions = [
-        heard(1, 3, ".", (".", 0.97), (".", 0.99)),  # both sure of the same mark: settles
-        heard(2, 7, ",", (",", 0.9), (",", 0.9)),  # the same mark, but not sure enough together
-        heard(3, 9, ".", (".", 0.99), (",", 0.99)),  # the readers disagree
-        _mark(4, 12, ".", 0.9),  # text alone, under the model threshold
+        _mark(1, 3, ".", 0.99),
+        _capital(2, 4, 0.99, Source.MODEL),  # the sentence's capital, settled with its mark
+        _mark(3, 7, ",", 0.975),
+        _mark(4, 9, ".", 0.90),  # with it, the settled would be 95.5% right on average
+        _mark(5, 12, ",", 0.5),
     ]
-    policy = TriagePolicy(model_threshold=None)
-    result = triage(suggestions, policy, has_reference=False)
-    assert result.accepted == [1]
-    assert sorted(row.index for row in result.queue) == [7, 9, 12]
-    # With a reference for the file, a mark it lacks is a disagreement however the readers agree;
-    # and a policy that settles nothing by agreement settles nothing here either.
-    assert triage(suggestions, policy, has_reference=True).accepted == []
-    assert (
-        triage(suggestions, TriagePolicy(agreement=False, model_threshold=None), has_reference=False).accepted
-        == []
-    )
+    result = triage(suggestions, TriagePolicy(), has_reference=False)
+    assert sorted(result.accepted) == [1, 2, 3]
+    assert [row.index for row in result.queue] == [12, 9]  # the least sure first
+    assert about_wrong(suggestions, result.accepted) == pytest.approx(0.01 + 0.025)
+    # A looser target takes the next one too, a stricter one less; with a reference for the file
+    # the model alone settles nothing.
+    assert sorted(triage(suggestions, TriagePolicy(model_threshold=0.95), has_reference=False).accepted) == [
+        1,
+        2,
+        3,
+        4,
+    ]
+    assert sorted(triage(suggestions, TriagePolicy(model_threshold=0.985), has_reference=False).accepted) == [
+        1,
+        2,
+    ]
+    assert triage(suggestions, TriagePolicy(), has_reference=True).accepted == []

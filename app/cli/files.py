@@ -56,7 +56,10 @@ def add_file_commands(commands: Commands) -> None:
         "(where the reference and the model agree, or the model alone is --min-confidence sure)",
     )
     punctuate.add_argument(
-        "--min-confidence", type=float, metavar="P", help="0.7 for confident, 0.98 for triage unless given"
+        "--min-confidence",
+        type=float,
+        metavar="P",
+        help="confident: the chance of being right a suggestion needs (0.7 unless given); triage: the share of what settles that must be right, 0.90 to 0.99 (0.97)",
     )
     punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
     punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
@@ -166,7 +169,10 @@ def _punctuate(args: argparse.Namespace) -> int:
     if args.output is not None:
         save_document(outcome.document, args.output)
         language = f" ({outcome.report.language})" if outcome.report.language else ""
-        print(f"{args.output}: {len(outcome.suggestions)} suggestions, {outcome.applied} applied{language}")
+        wrong = f" (about {outcome.may_be_wrong:.0f} may be wrong)" if outcome.applied else ""
+        print(
+            f"{args.output}: {len(outcome.suggestions)} suggestions, {outcome.applied} applied{wrong}{language}"
+        )
     else:
         sys.stdout.write(render(outcome.document))
     return EXIT_OK

@@ -104,14 +104,20 @@ def audio_use(args: argparse.Namespace) -> AudioUse:
 
 def threshold(args: argparse.Namespace, confident_default: float) -> float:
     """``--min-confidence`` as given, else the default of the ``--apply`` policy: triage's is its
-    measured operating point (``app.core.triage.OPERATING_THRESHOLD``)."""
-    from app.services.punctuate import TRIAGE_THRESHOLD
+    precision target (``app.core.triage.OPERATING_THRESHOLD``)."""
+    from app.services.punctuate import TRIAGE_TARGETS, TRIAGE_THRESHOLD
 
     value = args.min_confidence
     if value is None:
         return TRIAGE_THRESHOLD if args.apply == "triage" else confident_default
     if not 0.0 <= value <= 1.0:
         raise UsageError("--min-confidence must be between 0 and 1")
+    low, high = TRIAGE_TARGETS
+    if args.apply == "triage" and not low <= value <= high:
+        raise UsageError(
+            f"--min-confidence with --apply triage is the share of settled marks that must be right:"
+            f" between {low:.2f} and {high:.2f}"
+        )
     return float(value)
 
 

@@ -36,7 +36,10 @@ def add_project_commands(commands: Commands) -> None:
         " --min-confidence sure, all, or triage (agreement, or the model alone that sure)",
     )
     batch.add_argument(
-        "--min-confidence", type=float, metavar="P", help="0.9 for confident, 0.98 for triage unless given"
+        "--min-confidence",
+        type=float,
+        metavar="P",
+        help="confident: the chance of being right a suggestion needs (0.9 unless given); triage: the share of what settles that must be right, 0.90 to 0.99 (0.97)",
     )
     batch.add_argument(
         "--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id (default: the shipped one)"

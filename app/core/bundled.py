@@ -33,6 +33,11 @@ def listener_dir() -> Path:
     return _bundled("models", "listener", repository=("models", "listener"))
 
 
+def confidence_dir() -> Path:
+    """How sure a suggestion is: the calibration fitted on the development sets."""
+    return _bundled("models", "confidence", repository=("models", "confidence"))
+
+
 def sample_dir() -> Path:
     """The bundled sample: a short video, its ASR captions and a reference transcript."""
     return _bundled("sample", repository=("resources", "sample"))

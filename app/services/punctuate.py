@@ -11,7 +11,7 @@ from app.core import commands
 from app.core.commands import ApplyPolicy as ApplyPolicy  # re-exported for the command line
 from app.core.history import History
 from app.core.model import Document, Source, Suggestion
-from app.core.triage import OPERATING_THRESHOLD
+from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, about_wrong
 from app.services.analysis import AnalysisReport, AnalysisRequest, analyse
 from app.services.captions_export import capitalise_sentences
 
@@ -21,14 +21,16 @@ if TYPE_CHECKING:
 
 #: ``--apply triage``'s model threshold unless another is given (its measured operating point).
 TRIAGE_THRESHOLD = OPERATING_THRESHOLD
+TRIAGE_TARGETS = TARGET_RANGE
 
 
-def apply_suggestions(document: Document, history: History, policy: ApplyPolicy) -> int:
-    """Accept, as one step, what ``policy`` settles without review (``commands.accept_confident``)."""
+def apply_suggestions(document: Document, history: History, policy: ApplyPolicy) -> list[int]:
+    """Accept, as one step, what ``policy`` settles without review (``commands.accept_confident``);
+    the ids accepted."""
     ids = commands.accept_confident(document.suggestions, policy)
     if ids:
         history.do(commands.accept_many(document, ids))
-    return len(ids)
+    return ids
 
 
 def suggestions_json(document: Document, info: dict[str, Any]) -> str:
@@ -65,6 +67,8 @@ class PunctuateOutcome:
     suggestions: list[Suggestion]
     applied: int
     report: AnalysisReport
+    #: Of what was applied, how many the model's own may be wrong (the sum of their chances).
+    may_be_wrong: float = 0.0
 
     def suggestions_json(self) -> str:
         return suggestions_json(self.document, self.report.as_json())
@@ -80,4 +84,5 @@ def punctuate_file(request: AnalysisRequest, punctuator: Punctuator, policy: App
     applied = apply_suggestions(document, history, policy)
     if policy.how != "none":
         capitalise_sentences(document, report.language)
-    return PunctuateOutcome(document, analysis.suggestions, applied, report)
+    wrong = about_wrong(document.suggestions, applied)
+    return PunctuateOutcome(document, analysis.suggestions, len(applied), report, wrong)

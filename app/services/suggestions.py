@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
 from app.core.orthography import always_capitalised
+from app.ml.confidence import capital_inputs, mark_inputs, shipped_confidence
 from app.services import languages
 from app.services.typography import render_mark
 
@@ -145,18 +146,30 @@ def suggestions_from(
         found.warnings.append("this model reads text only; the media was not used")
     suggestions: list[Suggestion] = []
     next_id = document.next_suggestion_id()
+    sure = shipped_confidence()
+    ends = _cue_ends(document, len(words))
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
         best, mark = model_mark(probs, language)
         if best == model_class(word.mark) or not _open_gap(words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
         heard_here = heard_marks[index]
+        vector = evidence.vectors[index] if evidence is not None and kinds[index] == "timing" else None
+        inputs = mark_inputs(
+            best,
+            probs,
+            reading.marks[index],
+            heard_here,
+            vector[0] if vector else None,
+            ends[index],
+            language,
+        )
         suggestions.append(
             Suggestion(
                 next_id,
                 index,
                 mark,
-                round(probs[best], 4),
+                round(sure.mark_right(inputs), 4),
                 Source.MODEL,
                 distribution,
                 evidence=kinds[index] if heard_here is None else "heard",
@@ -181,12 +194,13 @@ def suggestions_from(
         ):
             if index + 1 < len(words) and words[index + 1].glued:
                 continue  # the model read a piece of a word split by tags, not the word
+            starts_cue = index == 0 or ends[index - 1]
             suggestions.append(
                 Suggestion(
                     next_id,
                     index,
                     "",
-                    round(capital, 4),
+                    round(sure.capital_right(capital_inputs(capital, starts_cue, language)), 4),
                     Source.MODEL,
                     {"capital": round(capital, 4)},
                     casing=casing,
@@ -194,6 +208,12 @@ def suggestions_from(
             )
             next_id += 1
     return suggestions, found
+
+
+def _cue_ends(document: Document, count: int) -> list[bool]:
+    """Per word: whether it is the last of its cue (all False if the cues do not hold the words)."""
+    ends = [number == len(cue.words) - 1 for cue in document.cues for number in range(len(cue.words))]
+    return ends if len(ends) == count else [False] * count
 
 
 def _choice(probabilities: Sequence[float], language: str) -> tuple[str, float]:

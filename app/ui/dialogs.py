@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.checks import CaptionLimits
-from app.core.triage import OPERATING_THRESHOLD, TriagePolicy
+from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, TriagePolicy
 from app.ui.shortcuts import COMMANDS
 
 #: Standard buttons with their Alt keys (Qt's own texts have none on Linux).
@@ -142,11 +142,11 @@ class TriagePolicyDialog(QDialog):
         self.agreement = QCheckBox("&Where the reference and the model propose the same mark", self)
         self.agreement.setChecked(policy.agreement)
         self.model_alone = QCheckBox(
-            "Where there is &no reference and the model is at least this sure:", self
+            "Where there is &no reference and the model's mark is at least this likely right:", self
         )
         self.model_alone.setChecked(policy.model_threshold is not None)
         self.threshold = QDoubleSpinBox(self)
-        self.threshold.setRange(0.5, 1.0)
+        self.threshold.setRange(*TARGET_RANGE)
         self.threshold.setSingleStep(0.01)
         self.threshold.setDecimals(2)
         self.threshold.setValue(
@@ -159,8 +159,9 @@ class TriagePolicyDialog(QDialog):
         form.addRow(self.model_alone, self.threshold)
         form.addRow(
             QLabel(
-                f"At {OPERATING_THRESHOLD:.2f} the model's own decisions were 98% right on held-out\n"
-                "business calls (the review-effort benchmark); everything else is queued for you."
+                f"At {OPERATING_THRESHOLD:.2f}, about 3 in 100 of the marks that settle by themselves may be\n"
+                "wrong (the confidence is calibrated on held-out speech and calls); everything else is\n"
+                "queued for you."
             )
         )
         buttons = dialog_buttons(

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView
 from app.core.errors import PunctumError
 from app.core.history import Step, SuggestionEdit
 from app.core.model import Source
-from app.core.triage import ReviewRow, TriagePolicy
+from app.core.triage import ReviewRow, TriagePolicy, about_wrong
 from app.services.typography import render_mark
 from app.ui.dialogs import ask_number, ask_text
 from app.ui.models import ID_ROLE, CueModel
@@ -239,11 +239,15 @@ class ReviewController:
         step = self._run(lambda: session.settle(policy))
         if self.window.gap_model is not None:
             self.window.gap_model.reload()
-        settled = len(session.settled_by_rule())
+        settled_ids = session.settled_by_rule()
+        settled = len(settled_ids)
         queue = sum(gap.pending for gap in session.queue())
         if step is not None or before != settled:
+            wrong = about_wrong(session.document.suggestions, settled_ids)
             self.window.statusBar().showMessage(
-                f"Triage settled {settled} suggestions by itself; {queue} gaps left to you", 8000
+                f"Triage settled {settled} suggestions by itself, about {wrong:.0f} of them may be wrong;"
+                f" {queue} gaps left to you",
+                8000,
             )
         self.window.current_id = None
         self.next_suggestion()

@@ -122,12 +122,13 @@ def speech_recordings(set_name: str, sets: list[listener_sets.SpeechSet]) -> lis
     return recordings
 
 
-def earnings_dev(data: Path = SHARED_DATA) -> list[Recording]:
+def earnings_dev(data: Path = SHARED_DATA, part: str = "dev") -> list[Recording]:
+    """The Earnings-22 calls of ``part`` (``dev``; ``test`` only to measure, never to fit)."""
     folder = data / "earnings22" / "force_aligned_nlp_references"
     if not folder.is_dir():
         return []
     recordings = []
-    for path in corpora.earnings_split(folder)["dev"]:
+    for path in corpora.earnings_split(folder)[part]:
         document = corpora.read_rev(path)
         words = document.words
         starts: list[float | None] = document.extras["starts"]  # type: ignore[assignment]
@@ -140,7 +141,7 @@ def earnings_dev(data: Path = SHARED_DATA) -> list[Recording]:
         ]
         recordings.append(
             Recording(
-                "earnings_dev",
+                f"earnings_{part}",
                 path.name.split(".")[0],
                 "en",
                 words,
@@ -170,7 +171,7 @@ def _nan_rows(rows: list[list[float] | None], width: int = len(MODEL_MARKS)) -> 
     )
 
 
-def read(recording: Recording, punctuator: Punctuator, listener: Listener) -> dict[str, np.ndarray]:
+def read(recording: Recording, punctuator: Punctuator, listener: Listener | None) -> dict[str, np.ndarray]:
     """The rows of one recording; ``listener`` hears it when it has audio."""
     from app.ml.listener import Listening
 
@@ -179,7 +180,7 @@ def read(recording: Recording, punctuator: Punctuator, listener: Listener) -> di
     marks, casing = punctuator.probabilities(recording.words, recording.language, evidence)
     text_only = punctuator.probabilities(recording.words, recording.language)[0] if evidence else marks
     heard: list[list[float] | None] = [None] * count
-    if recording.speech is not None:
+    if recording.speech is not None and listener is not None:
         listening = Listening(
             recording.words,
             recording.speech.times,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -372,6 +373,9 @@ def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path
         )
         settled = session.settled_by_rule()
         assert settled
+        # Settled where the reference and the model agree: none of it is the model's guess alone.
+        told = re.search(r"(\d+) suggestions settled by triage \(about 0 may be wrong\)", result.stdout)
+        assert told is not None and 0 < int(told.group(1)) <= len(settled), result.stdout
         measure = session.gap_measure(8)  # "cafe", before the sentence's end
         assert measure is not None and measure.pause_ms is not None and measure.end_ms is not None
         session.settle(TriagePolicy(agreement=False, model_threshold=None))

@@ -479,6 +479,41 @@ def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
     assert triage(session.document.suggestions, TriagePolicy(), True).accepted == []
 
 
+def test_what_triage_settled_is_checked_least_sure_first_and_a_wrong_one_taken_back(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    (sample / "reference.txt").unlink()  # the model alone settles
+    window.open_captions(sample / "sample.srt", None, None)
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    assert session is not None and window.gap_model is not None
+    settled = session.settled_by_rule()
+    assert settled
+    press(qtbot, window, Qt.Key.Key_S)
+    rows = window.gap_model.gaps
+    assert {s.id for g in rows for s in g.suggestions if s.id in settled} == settled
+    sureness = [min(s.confidence for s in g.suggestions if s.id in settled) for g in rows]
+    assert sureness == sorted(sureness)  # the least sure first, the surest last
+    assert "may be wrong" in window.statusBar().currentMessage()
+    # J walks through them although they are decided; X takes a wrong one back, and it leaves the list.
+    if len(rows) > 1:
+        window.review.select(rows[0].lead.id)
+        press(qtbot, window, Qt.Key.Key_J)
+        assert window.current_id == rows[1].lead.id
+    marked = next(g for g in rows if g.marks)
+    window.review.select(marked.lead.id)
+    press(qtbot, window, Qt.Key.Key_X)
+    assert session.document.word(marked.index).mark == ""
+    assert marked.index not in [g.index for g in window.gap_model.gaps]
+    assert len(session.settled_by_rule()) < len(settled)
+    # A re-triage does not settle again what the person took back.
+    window.set_triage_policy(window.triage_policy())
+    assert all(session.document.suggestion(s.id).status is Status.REJECTED for s in marked.marks)
+    # S again: the queue as before.
+    press(qtbot, window, Qt.Key.Key_S)
+    assert not window.review.settled_only and window.gap_model.gaps == session.queue()
+
+
 def test_a_policy_change_re_triages_and_undo_takes_back_the_rules_settlement(
     qtbot, window: MainWindow, sample: Path
 ) -> None:

@@ -205,8 +205,14 @@ def _batch(args: argparse.Namespace) -> int:
     # Files that could not even be imported, or transcribed, failed in this run too.
     summary.failed += len(pairing.failed_imports) + len(untranscribed)
     summary.failures = {**untranscribed, **pairing.failed_imports, **summary.failures}
+    settled = (
+        f", {summary.settled} suggestions settled by triage (about {summary.may_be_wrong:.0f} may be wrong)"
+        if summary.settled
+        else ""
+    )
     print(
         f"{args.project}: {summary.done} processed, {summary.failed} failed, {summary.skipped} already done"
+        f"{settled}"
     )
     for stem, reason in summary.failures.items():
         print(f"punctum: {stem}: {reason}", file=sys.stderr)

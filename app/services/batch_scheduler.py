@@ -20,6 +20,7 @@ from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.commands import ApplyPolicy, accept_confident
 from app.core.decisions import AcceptMany, Decision, Settle, encode
 from app.core.model import Suggestion
+from app.core.triage import about_wrong
 from app.services.analysis import AnalysisRequest
 from app.services.batch_job import BatchJob, FileOutcome
 from app.services.model import prepare_model
@@ -44,6 +45,8 @@ class BatchSummary:
     skipped: int = 0  # already done by an earlier run
     failures: dict[str, str] = field(default_factory=dict)
     workers_lowered: str | None = None  # why fewer workers ran than --workers asked for
+    settled: int = 0  # suggestions --apply triage settled in this run
+    may_be_wrong: float = 0.0  # of those the model settled alone, the sum of their chances of being wrong
     commit_seconds: float = 0.0  # the driver's time writing results: what bounds a large cluster
 
 
@@ -139,6 +142,10 @@ def _record_outcome(
         return FAILED
     carried, settled = carried_decisions(project, file_id, outcome.suggestions)
     decisions, by = _batch_decisions(settled, settings)
+    if by == "rule":
+        accepted = [i for d in decisions if isinstance(d, Settle) for i in d.accept]
+        summary.settled += len(accepted)
+        summary.may_be_wrong += about_wrong(settled, accepted)
     project.finish(
         file_id,
         job,

@@ -255,6 +255,7 @@ class GapModel(_Table):
         self._cue_of_word = cue_of_word
         self.queue_only = True
         self.lowest_first = False
+        self.settled_only = False
         self._rows: list[ReviewRow] = []
         self._row_of: dict[int, int] = {}  # every suggestion id of a row -> the row
         self._settled: set[int] = set()
@@ -263,6 +264,12 @@ class GapModel(_Table):
     def _gaps(self) -> list[ReviewRow]:
         """The rows of the chosen view; the rule's settlement (a walk of the history) read once."""
         self._settled = self.session.settled_by_rule()
+        if self.settled_only:  # what the rule settled, to check quickly: the least sure first
+            settled = [g for g in self.session.gaps() if any(s.id in self._settled for s in g.suggestions)]
+            return sorted(
+                settled,
+                key=lambda g: (min(s.confidence for s in g.suggestions if s.id in self._settled), g.index),
+            )
         gaps = self.session.queue(self._settled) if self.queue_only else self.session.gaps()
         if self.lowest_first:
             gaps.sort(key=lambda g: (g.queue_key[1], g.index))
@@ -277,8 +284,8 @@ class GapModel(_Table):
     def _index(self) -> None:
         self._row_of = {s.id: row for row, gap in enumerate(self._rows) for s in gap.suggestions}
 
-    def set_view(self, queue_only: bool, lowest_first: bool) -> None:
-        self.queue_only, self.lowest_first = queue_only, lowest_first
+    def set_view(self, queue_only: bool, lowest_first: bool, settled_only: bool = False) -> None:
+        self.queue_only, self.lowest_first, self.settled_only = queue_only, lowest_first, settled_only
         self.reload()
 
     def changed(self, step: Step) -> None:

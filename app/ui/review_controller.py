@@ -29,6 +29,7 @@ class ReviewController:
         self.window = window
         self.lowest_first = False
         self.queue_only = True
+        self.settled_only = False  # the gaps triage settled by itself, to check
 
     def _rows(self) -> list[ReviewRow]:
         model = self.window.gap_model
@@ -46,10 +47,16 @@ class ReviewController:
         rows = self._rows()
         position = self._position()
         for gap in rows[(position + 1 if position is not None else 0) :]:
-            if gap.pending:
+            if gap.pending or self.settled_only:
                 self.select(gap.lead.id)
                 return
-        message = "The queue is done" if self.queue_only else "No more gaps to review after this one"
+        message = (
+            "Every settled gap checked"
+            if self.settled_only
+            else "The queue is done"
+            if self.queue_only
+            else "No more gaps to review after this one"
+        )
         self.window.statusBar().showMessage(message, 4000)
 
     def previous_suggestion(self) -> None:
@@ -221,11 +228,27 @@ class ReviewController:
             "The queue: gaps the triage rule left to you" if self.queue_only else "Every gap", 3000
         )
 
+    def toggle_settled(self) -> None:
+        """The gaps triage settled by itself, the least sure first (the surest last), to run
+        through: X takes a wrong one back; or the list as it was."""
+        self.settled_only = not self.settled_only
+        self.window.actions_by_name["show_settled"].setChecked(self.settled_only)
+        self._show_list()
+        session = self.window.session
+        if self.settled_only and session is not None:
+            settled = session.settled_by_rule()
+            wrong = about_wrong(session.document.suggestions, settled)
+            rows = len(self._rows())
+            message = f"Settled by triage: {rows} gaps, about {wrong:.0f} may be wrong; the least sure first"
+        else:
+            message = "The queue: gaps the triage rule left to you" if self.queue_only else "Every gap"
+        self.window.statusBar().showMessage(message, 6000)
+
     def _show_list(self) -> None:
         """Rebuild the list in the chosen view and start over at its first gap to decide."""
         if self.window.gap_model is None:
             return
-        self.window.gap_model.set_view(self.queue_only, self.lowest_first)
+        self.window.gap_model.set_view(self.queue_only, self.lowest_first, self.settled_only)
         self.window.current_id = None
         self.next_suggestion()
 

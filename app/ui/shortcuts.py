@@ -45,6 +45,7 @@ COMMANDS = (
     Command("suggest", "&Make suggestions (after a cancel or failure)", "Ctrl+G", "Review"),
     Command("lowest_first", "Lo&west confidence first", "L", "Review"),
     Command("show_all", "Show e&very gap, not only the queue", "E", "Review"),
+    Command("show_settled", "Check what triage &settled (least sure first)", "S", "Review"),
     Command("play", "Pla&y the current cue", "Space", "Review"),
     Command("play_gap", "Play around the &gap (3 s)", "P", "Review"),
     Command("shortcuts", "&Keyboard shortcuts…", "", "Settings"),

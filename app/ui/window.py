@@ -161,6 +161,7 @@ class MainWindow(QMainWindow):
             "accept_above": lambda: self.review.accept_above(),
             "suggest": self.analysis.make_suggestions,
             "lowest_first": self.review.toggle_order,
+            "show_settled": self.review.toggle_settled,
             "show_all": self.review.toggle_queue,
             "play": self.review.play_current_cue,
             "play_gap": self.review.play_gap,
@@ -186,6 +187,7 @@ class MainWindow(QMainWindow):
             if command.name == "open_project":
                 self.recent_menu = menus["File"].addMenu("Open rece&nt")
         self.actions_by_name["lowest_first"].setCheckable(True)
+        self.actions_by_name["show_settled"].setCheckable(True)
         self.actions_by_name["show_all"].setCheckable(True)
         self.actions_by_name["listen"].setCheckable(True)
         self.actions_by_name["listen"].setChecked(saved_audio_use(self.settings) is AudioUse.LISTEN)
@@ -203,7 +205,7 @@ class MainWindow(QMainWindow):
         self.session = session
         self.cue_model = CueModel(session, self.limits)
         self.gap_model = GapModel(session, self.cue_model.cue_of_word)
-        self.gap_model.set_view(self.review.queue_only, self.review.lowest_first)
+        self.gap_model.set_view(self.review.queue_only, self.review.lowest_first, self.review.settled_only)
         self.editor_page.show_models(self.cue_model, self.gap_model)
         self.waveform.set_cues([(cue.start, cue.end) for cue in session.document.cues])
         self._cue_starts = [cue.start for cue in session.document.cues]

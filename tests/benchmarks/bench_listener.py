@@ -224,8 +224,8 @@ def main() -> int:
             },
             "triage_text": settle_curve(gold, text.argmax(1), text.max(1), everywhere),
             "triage_combined": settle_curve(gold, chosen, both.max(1), everywhere),
-            # The rule Punctum settles by (core.triage.readers_agree): both readers chose the mark,
-            # surest first by the product of their probabilities.
+            # Settling only where both readers chose the mark, surest first by the product of their
+            # probabilities (Punctum's own rule is the calibrated confidence: bench_confidence).
             "triage_readers_agree": settle_curve(
                 gold, chosen, text[rows, chosen] * alone[rows, chosen], agree
             ),

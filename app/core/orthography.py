@@ -33,3 +33,31 @@ def always_capitalised(word: str, language: str | None) -> bool:
         return False
     plain = word.lower().replace("\u2019", "'")
     return plain in known or (plain.endswith("'s") and plain[:-2] in known)
+
+
+#: Abbreviations spelled with lowercase letters and full stops: at most their first letter takes
+#: a capital (at a sentence start), never all of them ("e.g." is never "E.G.").
+LOWERCASE_ABBREVIATIONS = frozenset(
+    [
+        "e.g",
+        "i.e",
+        "a.m",
+        "p.m",
+        "cf",
+        "etc",
+        "vs",
+        "viz",
+        "z.b",
+        "d.h",
+        "u.a",
+        "usw",
+        "bzw",
+        "p.ex",
+        "c.-à-d",
+    ]
+)
+
+
+def one_capital_only(word: str) -> bool:
+    """Whether ``word`` is an abbreviation that takes no capital past its first letter."""
+    return word.lower().rstrip(".") in LOWERCASE_ABBREVIATIONS

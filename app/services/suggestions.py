@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
-from app.core.orthography import always_capitalised
+from app.core.orthography import always_capitalised, one_capital_only
 from app.ml.confidence import capital_inputs, mark_inputs, shipped_confidence
 from app.services import languages
 from app.services.typography import render_mark
@@ -184,7 +184,7 @@ def suggestions_from(
         next_id += 1
     for index, (word, probs) in enumerate(zip(words, reading.casing, strict=True)):
         capital = probs[1] + probs[2]
-        casing = head_casing(probs)
+        casing = spelled_capital(word, head_casing(probs))
         if (
             word.casing is Casing.LOWER
             and word.casable
@@ -229,6 +229,14 @@ def head_casing(probabilities: Sequence[float]) -> Casing | None:
     return Casing.UPPER if probabilities[2] > probabilities[1] else Casing.CAPITALISED
 
 
+def spelled_capital(word: Word, casing: Casing | None) -> Casing | None:
+    """The capital the casing head asked for, as ``word`` may take it: an abbreviation written in
+    lowercase ("e.g.") takes its first capital only."""
+    if casing is Casing.UPPER and one_capital_only(word.text):
+        return Casing.CAPITALISED
+    return casing
+
+
 def model_mark(probabilities: Sequence[float], language: str) -> tuple[int, str]:
     """The mark the model's probabilities choose: its class (``MODEL_MARKS``) and the mark as
     ``language`` writes it. The one rule for the whole document and for the stream."""
@@ -245,7 +253,7 @@ def written_capital(
     if word.casing is not Casing.LOWER or not word.casable:
         return None
     if head is not None:
-        return head
+        return spelled_capital(word, head)
     if sentence_start or always_capitalised(word.text, language):
         return Casing.CAPITALISED
     return None

@@ -37,9 +37,14 @@ def model_word(word: Word) -> str:
     return unicodedata.normalize("NFC", word.text.lower())
 
 
+def _opening(words: list[Word]) -> str:
+    """A document's first 400 words, which its language is told from."""
+    return " ".join(w.text for w in words[:400])
+
+
 def detect_language(words: list[Word], default: str = "en") -> str:
     """The language of a document's first 400 words."""
-    return languages.detect_language(" ".join(w.text for w in words[:400]), default)
+    return languages.detect_language(_opening(words), default)
 
 
 def unknown_script_share(words: list[Word]) -> float:
@@ -96,6 +101,12 @@ def text_reading(
     language = language or detect_language(words)
     warnings: list[str] = []
     known = punctuator.languages
+    if not detected and (other := languages.contradicting_language(_opening(words), language)):
+        warnings.append(
+            f"the text looks like {languages.language_name(other)}, not "
+            f"{languages.language_name(language)} as the language given says; marks and capitals "
+            "follow the language given"
+        )
     if detected and known and language not in known:
         warnings.append(
             f"the text looks like {languages.language_name(language)}, which this model does not support "

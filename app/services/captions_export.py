@@ -50,9 +50,12 @@ def rebreak_lines(document: Document) -> tuple[LineChecks, LineChecks]:
 
 
 def rebreak_summary(before: LineChecks, after: LineChecks) -> str:
-    """One line on what re-breaking did to the lines' checks."""
+    """One line on what re-breaking did to the lines' checks. Breaks after a mark are counted out
+    of each total: re-breaking adds breaks to long lines, so two shares would compare different
+    totals (one of one is 100%, one of four 25%)."""
     return (
-        f"line breaks after a mark {before.share_after_a_mark:.0%} -> {after.share_after_a_mark:.0%};"
+        f"line breaks after a mark {before.breaks_after_a_mark} of {before.line_breaks}"
+        f" -> {after.breaks_after_a_mark} of {after.line_breaks};"
         f" cues over the line limits {before.cues_over_limits} -> {after.cues_over_limits}"
     )
 

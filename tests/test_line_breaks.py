@@ -104,3 +104,11 @@ def test_punctuate_to_stdout_tells_the_rebreak_on_stderr(tmp_path: Path) -> None
     result = run_punctum_here("punctuate", str(SAMPLE / "sample.srt"), "--rebreak")
     assert result.returncode == 0, result.stderr
     assert "lines re-broken" not in result.stdout and "lines re-broken" in result.stderr
+
+
+def test_a_sound_description_keeps_its_own_line() -> None:
+    kept = ("(laughing)\nSo we went home and then we slept.", "and so it goes on.\n[MUSIC PLAYING].")
+    original = _srt(*kept)
+    document = parse_document(original, "srt")
+    assert rebreak_document(document) == 0
+    assert render_document(document).encode() == original

@@ -112,3 +112,24 @@ def test_a_sound_description_keeps_its_own_line() -> None:
     document = parse_document(original, "srt")
     assert rebreak_document(document) == 0
     assert render_document(document).encode() == original
+
+
+def _rebroken(text: str, language: str) -> list[str]:
+    document = parse_document(_srt(text), "srt")
+    document.language = language  # as the analysis found it
+    rebreak_document(document)
+    return document.cues[0].text().split("\n")
+
+
+def test_each_language_has_its_own_words_a_line_should_not_end_on() -> None:
+    # English "die" is a verb: the captions' break after it stands; German "die" is an article.
+    assert _rebroken("I would not die\nof it", "en") == ["I would not die", "of it"]
+    assert _rebroken("gestern sahen wir die\nkleine Katze im Garten", "de")[0].split()[-1] != "die"
+
+
+def test_an_abbreviations_full_stop_is_no_place_for_a_break() -> None:
+    lines = _rebroken("we all went out to cheer for the\nU.S. team at the stadium", "en")
+    assert not lines[0].endswith("U.S."), lines
+    assert line_checks(
+        parse_document(_srt("we cheered for the U.S.\nteam at the stadium"), "srt")
+    ) == LineChecks(0, 1, 0)

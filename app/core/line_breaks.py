@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.checks import visible_lines
-from app.core.cue_segmentation import CueRules, line_words
+from app.core.cue_segmentation import CueRules, is_abbreviation, line_words
 from app.core.marks import REPLACEABLE
 from app.core.model import Cue, Document, LayoutPiece, Slot, Word
 
@@ -56,16 +56,19 @@ def line_checks(document: Document, rules: CueRules = GUIDELINES) -> LineChecks:
             over += 1
         for line in lines[:-1]:
             breaks += 1
-            after_mark += line.rstrip()[-1:] in REPLACEABLE
+            last = line.rstrip()
+            after_mark += last[-1:] in REPLACEABLE and not is_abbreviation(last.rsplit(" ", 1)[-1])
     return LineChecks(over, breaks, after_mark)
 
 
-def rebreak_document(document: Document, rules: CueRules = GUIDELINES) -> int:
-    """Lay out the lines of every cue that may be again, in place; how many cues changed."""
-    return sum(rebreak_cue(cue, rules) for cue in document.cues)
+def rebreak_document(document: Document, rules: CueRules = GUIDELINES, language: str | None = None) -> int:
+    """Lay out the lines of every cue that may be again, in place; how many cues changed.
+    ``language`` (the document's own unless given) chooses the words a line should not end on."""
+    language = language or document.language
+    return sum(rebreak_cue(cue, rules, language) for cue in document.cues)
 
 
-def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES) -> bool:
+def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES, language: str | None = None) -> bool:
     """Lay out ``cue``'s lines again if it may be (see the module's text); whether it changed."""
     gaps = _word_gaps(cue)
     if gaps is None or cue.settings.strip():
@@ -76,7 +79,8 @@ def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES) -> bool:
     breaks = [text for text in between if "\n" in text]
     newline = "\r\n" if any("\r\n" in text for text in breaks) else "\n"
     texts = [word.rendered() for word in cue.words]
-    counts = line_words(texts, rules, at_least=min(len(breaks) + 1, rules.max_lines))
+    now = {word for word, text in enumerate(between) if "\n" in text}
+    counts = line_words(texts, rules, min(len(breaks) + 1, rules.max_lines), language, now)
     if len(counts) > rules.max_lines:
         return False
     after = set()

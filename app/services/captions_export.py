@@ -42,10 +42,11 @@ def as_exported(document: Document, language: str | None, capitalise: bool = Tru
     return exported
 
 
-def rebreak_lines(document: Document) -> tuple[LineChecks, LineChecks]:
-    """Lay out ``document``'s lines again in place; the lines' checks before and after."""
+def rebreak_lines(document: Document, language: str | None = None) -> tuple[LineChecks, LineChecks]:
+    """Lay out ``document``'s lines again in place (in ``language``'s way, the document's own
+    unless given); the lines' checks before and after."""
     before = line_checks(document)
-    rebreak_document(document)
+    rebreak_document(document, language=language)
     return before, line_checks(document)
 
 
@@ -73,6 +74,6 @@ def export_captions(
     ``replace_source``); with ``rebreak`` each cue's lines laid out again where the cue allows it
     (``core.line_breaks``). Returns the target and, when re-broken, the lines' checks before and after."""
     exported = as_exported(document, language, capitalise)
-    checks = rebreak_lines(exported) if rebreak else None
+    checks = rebreak_lines(exported, language) if rebreak else None
     write_document(exported, target, format=format, replace_source=replace_source)
     return Path(target), checks

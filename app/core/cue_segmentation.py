@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from app.core.orthography import LOWERCASE_ABBREVIATIONS
+from app.core.orthography import is_abbreviation
 from app.core.weak_words import weak_words
 
 
@@ -107,25 +106,12 @@ def _shown(text: str) -> str:
     return " ".join(text.split())
 
 
-#: Letters with full stops between them ("U.S.", "e.g.", "Ph.D."): an abbreviation, not a sentence.
-_DOTTED_ABBREVIATION = re.compile(r"(?:[^\W\d_]{1,3}\.){2,}")
-
-
-def is_abbreviation(text: str) -> bool:
-    """Whether ``text`` (a word as written) ends with an abbreviation's full stop ("U.S.", "etc.")
-    rather than a sentence's."""
-    core = _shown(text).rstrip(_CLOSERS)
-    return bool(_DOTTED_ABBREVIATION.fullmatch(core)) or (
-        core.endswith(".") and core[:-1].lower() in LOWERCASE_ABBREVIATIONS
-    )
-
-
 def _break_kind(word: TimedWord, following: TimedWord) -> int:
     """How good a break after ``word`` is, by its punctuation."""
     core = _shown(word.text).rstrip(_CLOSERS)
     last = core[-1:]
-    if is_abbreviation(core):
-        return _NONE  # "the U.S. / team": its stop ends no sentence and no clause
+    if is_abbreviation(core):  # "the U.S. / team": its stop ends no sentence and no clause
+        return _NONE
     if last in _SENTENCE_ENDS:
         # "e.g. the", "… and then": a stop before a lower-case word ends no sentence.
         letter = next((c for c in _shown(following.text) if c.isalpha()), "")

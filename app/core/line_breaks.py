@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.checks import visible_lines
-from app.core.cue_segmentation import CueRules, is_abbreviation, line_words
+from app.core.cue_segmentation import CueRules, line_words
 from app.core.marks import REPLACEABLE
 from app.core.model import Cue, Document, LayoutPiece, Slot, Word
+from app.core.orthography import is_abbreviation
 
 #: At most two lines of 42 characters: broadcasters' and streaming services' style guides.
 GUIDELINES = CueRules()

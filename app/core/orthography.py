@@ -8,6 +8,8 @@ as a verb or noun they are far more common in speech than as months.
 
 from __future__ import annotations
 
+import re
+
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS = (
     "january",
@@ -61,3 +63,17 @@ LOWERCASE_ABBREVIATIONS = frozenset(
 def one_capital_only(word: str) -> bool:
     """Whether ``word`` is an abbreviation that takes no capital past its first letter."""
     return word.lower().rstrip(".") in LOWERCASE_ABBREVIATIONS
+
+
+#: Letters with full stops between them ("U.S.", "e.g.", "Ph.D."): an abbreviation.
+_DOTTED_ABBREVIATION = re.compile(r"(?:[^\W\d_]{1,3}\.){2,}")
+_CLOSERS = "\"'”’»›)]}"
+
+
+def is_abbreviation(text: str) -> bool:
+    """Whether ``text`` (a word as written, its mark included) ends with an abbreviation's full
+    stop ("U.S.", "etc.") rather than a sentence's."""
+    core = " ".join(text.split()).rstrip(_CLOSERS)
+    return bool(_DOTTED_ABBREVIATION.fullmatch(core)) or (
+        core.endswith(".") and core[:-1].lower() in LOWERCASE_ABBREVIATIONS
+    )

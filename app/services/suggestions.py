@@ -241,11 +241,9 @@ def head_casing(probabilities: Sequence[float]) -> Casing | None:
 
 
 def spelled_capital(word: Word, casing: Casing | None) -> Casing | None:
-    """The capital the casing head asked for, as ``word`` may take it: an abbreviation written in
-    lowercase ("e.g.") takes its first capital only."""
-    if casing is Casing.UPPER and one_capital_only(word.text):
-        return Casing.CAPITALISED
-    return casing
+    """The capital the casing head asked for, as ``word`` may take it: none for an abbreviation
+    written in lowercase ("e.g.", never "E.G."), which has a capital only where a sentence starts."""
+    return None if one_capital_only(word.text) else casing
 
 
 def model_mark(probabilities: Sequence[float], language: str) -> tuple[int, str]:
@@ -263,8 +261,8 @@ def written_capital(
     letters (capitals given are never lowered). The one rule for export and for the stream."""
     if word.casing is not Casing.LOWER or not word.casable:
         return None
-    if head is not None:
-        return spelled_capital(word, head)
+    if (capital := spelled_capital(word, head)) is not None:
+        return capital
     if sentence_start or always_capitalised(word.text, language):
         return Casing.CAPITALISED
     return None

@@ -51,3 +51,8 @@ def test_an_abbreviation_written_in_lowercase_never_takes_all_capitals() -> None
     suggestions, _ = suggestions_from(document, reading)
     assert [s.casing for s in suggestions if s.casing is not None] == []
     assert _exported("e.g.", "en") == "E.g."  # a sentence start: its first letter only
+
+
+def test_an_abbreviations_full_stop_starts_no_sentence() -> None:
+    # Export capitalises sentence starts: not the word after "e.g." or "U.S.".
+    assert _exported("fruit, e.g. apples. the u.s. team won", "en") == "Fruit, e.g. apples. The u.s. team won"

@@ -207,7 +207,7 @@ def test_write_failure_leaves_the_old_file(tmp_path: Path, fixtures: Path) -> No
 def test_srt_converts_to_vtt_with_the_same_timings(fixtures: Path) -> None:
     document = read_document(fixtures / "styled.srt")
     text = render_document(document, "vtt")
-    assert text.startswith("WEBVTT\n\n00:00:01.000 --> 00:00:03.500\n<i>so this is</i>")
+    assert text.startswith("WEBVTT\n\n00:00:01.000 --> 00:00:03.500 line:0\n<i>so this is</i>")
     again = parse_document(text.encode(), "vtt")
     assert [(c.start, c.end) for c in again.cues] == [(c.start, c.end) for c in document.cues]
     assert words_of(again) == words_of(document)
@@ -272,3 +272,13 @@ def test_suggestion_gaps_survive_a_round_trip(fixtures: Path, tmp_path: Path) ->
 
 def test_encode_writes_no_bom_unless_asked() -> None:
     assert encode("a\n", "utf-16-le", False, "\r\n") == "a\r\n".encode("utf-16-le")
+
+
+def test_srt_to_vtt_turns_positioning_into_cue_settings_and_drops_font_tags(fixtures: Path) -> None:
+    document = read_document(fixtures / "styled.srt")
+    cues = parse_document(render_document(document, "vtt").encode(), "vtt").cues
+    # {\an8} (top centre) is VTT's "line:0"; a VTT player would show either tag as text.
+    assert (cues[0].settings, cues[0].text()) == ("line:0", "<i>so this is</i> the first\nline of captions")
+    assert (cues[1].settings, cues[1].text()) == ("", "tom &amp; jerry were there")
+    assert "<b>did</b>" in cues[2].text()
+    assert words_of(document) == [w.text for c in cues for w in c.words]

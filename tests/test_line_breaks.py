@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.core.line_breaks import line_checks, rebreak_document
+from app.core.line_breaks import LineChecks, line_checks, rebreak_document
 from app.formats import parse_document, render_document
+from app.services.captions_export import rebreak_summary
 from tests.conftest import SAMPLE, run_punctum_here
 
 
@@ -62,9 +63,11 @@ def test_export_and_punctuate_rebreak_when_asked_and_say_what_changed(tmp_path: 
     assert run_punctum_here("punctuate", source, "-o", str(plain)).returncode == 0
     result = run_punctum_here("punctuate", source, "-o", str(rebroken), "--rebreak")
     assert result.returncode == 0, result.stderr
-    assert "lines re-broken: line breaks after a mark" in result.stderr
-    over = re.search(r"cues over the line limits (\d+) -> 0", result.stderr)
-    assert over is not None and int(over.group(1)) > 0, result.stderr
+    # Told where export tells it, with what was written (stdout), with the totals compared.
+    assert "lines re-broken: line breaks after a mark" in result.stdout, result.stdout
+    assert re.search(r"after a mark \d+ of \d+ -> \d+ of \d+;", result.stdout), result.stdout
+    over = re.search(r"cues over the line limits (\d+) -> 0", result.stdout)
+    assert over is not None and int(over.group(1)) > 0, result.stdout
     assert plain.read_text() != rebroken.read_text()
     assert plain.read_text().split() == rebroken.read_text().split()  # the same words, marks and times
     assert max(len(line) for line in rebroken.read_text().splitlines()) <= 42
@@ -85,7 +88,48 @@ def test_batch_rebreak_is_kept_in_the_project_for_its_exports(tmp_path: Path) ->
         assert batch.returncode == 0, batch.stderr
         exported = run_punctum_here("export", str(project), "--out", str(tmp_path / name))
         assert exported.returncode == 0, exported.stderr
-        assert ("lines re-broken" in exported.stdout) == bool(asked)
+        assert ("lines re-broken: line breaks after a mark" in exported.stdout) == bool(asked)
         outputs[name] = (tmp_path / name / "talk.srt").read_text()
     assert outputs["plain"] != outputs["rebroken"] and outputs["plain"].split() == outputs["rebroken"].split()
     assert max(len(line) for line in outputs["rebroken"].splitlines()) <= 42
+
+
+def test_the_summary_counts_breaks_after_a_mark_out_of_each_total() -> None:
+    before, after = LineChecks(0, 1, 1), LineChecks(0, 4, 1)
+    # Not "100% -> 25%": one break after a mark of one, then one of four.
+    assert rebreak_summary(before, after).startswith("line breaks after a mark 1 of 1 -> 1 of 4;")
+
+
+def test_punctuate_to_stdout_tells_the_rebreak_on_stderr(tmp_path: Path) -> None:
+    result = run_punctum_here("punctuate", str(SAMPLE / "sample.srt"), "--rebreak")
+    assert result.returncode == 0, result.stderr
+    assert "lines re-broken" not in result.stdout and "lines re-broken" in result.stderr
+
+
+def test_a_sound_description_keeps_its_own_line() -> None:
+    kept = ("(laughing)\nSo we went home and then we slept.", "and so it goes on.\n[MUSIC PLAYING].")
+    original = _srt(*kept)
+    document = parse_document(original, "srt")
+    assert rebreak_document(document) == 0
+    assert render_document(document).encode() == original
+
+
+def _rebroken(text: str, language: str) -> list[str]:
+    document = parse_document(_srt(text), "srt")
+    document.language = language  # as the analysis found it
+    rebreak_document(document)
+    return document.cues[0].text().split("\n")
+
+
+def test_each_language_has_its_own_words_a_line_should_not_end_on() -> None:
+    # English "die" is a verb: the captions' break after it stands; German "die" is an article.
+    assert _rebroken("I would not die\nof it", "en") == ["I would not die", "of it"]
+    assert _rebroken("gestern sahen wir die\nkleine Katze im Garten", "de")[0].split()[-1] != "die"
+
+
+def test_an_abbreviations_full_stop_is_no_place_for_a_break() -> None:
+    lines = _rebroken("we all went out to cheer for the\nU.S. team at the stadium", "en")
+    assert not lines[0].endswith("U.S."), lines
+    assert line_checks(
+        parse_document(_srt("we cheered for the U.S.\nteam at the stadium"), "srt")
+    ) == LineChecks(0, 1, 0)

@@ -165,7 +165,12 @@ def _punctuate(args: argparse.Namespace) -> int:
         from app.services.captions_export import rebreak_lines, rebreak_summary
 
         checks = rebreak_lines(outcome.document)
-        print(f"punctum: lines re-broken: {rebreak_summary(*checks)}", file=sys.stderr)
+        # Beside what was written, as export tells it; on stderr when stdout carries the captions.
+        told = f"lines re-broken: {rebreak_summary(*checks)}"
+        if args.output is not None:
+            print(told)
+        else:
+            print(f"punctum: {told}", file=sys.stderr)
     if args.output is not None:
         save_document(outcome.document, args.output)
         language = f" ({outcome.report.language})" if outcome.report.language else ""

@@ -27,8 +27,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+
+from app.core.orthography import is_abbreviation
+from app.core.weak_words import weak_words
 
 
 @dataclass(frozen=True)
@@ -92,114 +95,9 @@ _LINE_CLAUSE_BREAK = 2.0
 _LINE_PLAIN_BREAK = 8.0
 #: Re-breaking a cue whose marks are now in: punctuation counts for more than balance.
 _REBREAK_COSTS = {_SENTENCE: 0.0, _CLAUSE: 3.0, _NONE: 40.0, _WEAK: 60.0}
-#: Words a line should not end on (articles, prepositions, conjunctions) in the languages the model
-#: knows; a guideline that broadcasters' and streaming services' style guides share.
-_WEAK_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "and",
-        "or",
-        "but",
-        "as",
-        "le",
-        "la",
-        "les",
-        "un",
-        "une",
-        "des",
-        "de",
-        "du",
-        "au",
-        "aux",
-        "et",
-        "ou",
-        "en",
-        "der",
-        "die",
-        "das",
-        "den",
-        "dem",
-        "des",
-        "ein",
-        "eine",
-        "einen",
-        "einem",
-        "einer",
-        "und",
-        "oder",
-        "zu",
-        "im",
-        "am",
-        "von",
-        "mit",
-        "el",
-        "los",
-        "las",
-        "un",
-        "una",
-        "unos",
-        "unas",
-        "y",
-        "o",
-        "del",
-        "al",
-        "con",
-        "por",
-        "para",
-        "il",
-        "lo",
-        "gli",
-        "i",
-        "uno",
-        "un",
-        "una",
-        "e",
-        "o",
-        "di",
-        "da",
-        "con",
-        "per",
-        "su",
-        "nel",
-        "o",
-        "os",
-        "as",
-        "um",
-        "uma",
-        "e",
-        "ou",
-        "do",
-        "da",
-        "dos",
-        "das",
-        "no",
-        "na",
-        "com",
-        "por",
-        "para",
-        "de",
-        "het",
-        "een",
-        "en",
-        "of",
-        "te",
-        "van",
-        "in",
-        "op",
-        "met",
-    ]
-)
+#: Re-breaking: a break where the captions have none costs this much (in characters of imbalance),
+#: so a break that reads as well stays where it is rather than moving for a little balance.
+_MOVED_BREAK = 10.0
 _ORPHAN = 10.0
 
 
@@ -212,6 +110,8 @@ def _break_kind(word: TimedWord, following: TimedWord) -> int:
     """How good a break after ``word`` is, by its punctuation."""
     core = _shown(word.text).rstrip(_CLOSERS)
     last = core[-1:]
+    if is_abbreviation(core):  # "the U.S. / team": its stop ends no sentence and no clause
+        return _NONE
     if last in _SENTENCE_ENDS:
         # "e.g. the", "… and then": a stop before a lower-case word ends no sentence.
         letter = next((c for c in _shown(following.text) if c.isalpha()), "")
@@ -334,19 +234,27 @@ def _lines_needed(lengths: list[int], width: int) -> int:
     return lines
 
 
-def line_words(texts: Sequence[str], rules: CueRules, at_least: int = 1) -> list[int]:
+def line_words(
+    texts: Sequence[str],
+    rules: CueRules,
+    at_least: int = 1,
+    language: str | None = None,
+    breaks: Collection[int] | None = None,
+) -> list[int]:
     """How many of a cue's words (as written, marks included) go on each line, laid out as
     ``plan_cues`` lays out a cue: as few lines as they need (but ``at_least``), balanced, broken
-    after punctuation, not after an article or a preposition, without a one-word line where avoidable."""
+    after punctuation, not after an article or a preposition of ``language``
+    (``core.weak_words``), without a one-word line where avoidable. ``breaks``: the words the
+    cue's lines now end after, kept unless another break reads better by more than a little."""
     words = [TimedWord(text, 0, 0) for text in texts]
     lengths = [len(_shown(text)) for text in texts]
+    weak = weak_words(language)
     kinds = [
-        _WEAK
-        if (kind := _break_kind(word, following)) == _NONE and word.text.lower() in _WEAK_WORDS
-        else kind
+        _WEAK if _shown(word.text).lower() in weak else _break_kind(word, following)
         for word, following in itertools.pairwise(words)
     ]
-    return [len(line) for line in _layout(words, lengths, kinds, rules, at_least, _REBREAK_COSTS)]
+    moved = None if breaks is None else [0.0 if b in breaks else _MOVED_BREAK for b in range(len(kinds))]
+    return [len(line) for line in _layout(words, lengths, kinds, rules, at_least, _REBREAK_COSTS, moved)]
 
 
 def _layout(
@@ -356,10 +264,12 @@ def _layout(
     rules: CueRules,
     at_least: int = 1,
     costs: dict[int, float] | None = None,
+    moved: Sequence[float] | None = None,
 ) -> tuple[tuple[TimedWord, ...], ...]:
     """A cue's words on as few lines as they need, balanced, broken after punctuation if it helps.
 
-    ``kinds[k]`` is the break quality after word ``k``. The cost of a layout is each line's
+    ``kinds[k]`` is the break quality after word ``k``, ``moved[k]`` what a break there costs
+    besides (re-breaking: a break the captions do not have). The cost of a layout is each line's
     distance from the average length (for two lines, their difference) plus the cost of each break.
     """
     size = len(words)
@@ -385,7 +295,7 @@ def _layout(
                     continue
                 cost = best[line - 1][first] + abs(length - target)
                 if stop < size:
-                    cost += break_cost[kinds[stop - 1]]
+                    cost += break_cost[kinds[stop - 1]] + (moved[stop - 1] if moved else 0.0)
                 if stop - first == 1 and size > needed:
                     cost += _ORPHAN
                 if cost < best[line][stop]:

@@ -9,7 +9,7 @@ Only where the cue's line breaks fall changes, and the spaces around them: cue c
 words, marks and every other character stay. A cue is left as it is when it holds anything but
 words and plain spaces and line breaks between them (styling tags, which may span a break;
 entities; positioning, in its text or its settings), when a word is glued to the next (split by a
-tag), or when it keeps more lines than the rules allow anyway.
+tag), when a line is a description in brackets ("(laughing)", read apart from the speech), or when it keeps more lines than the rules allow anyway.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from app.core.checks import visible_lines
 from app.core.cue_segmentation import CueRules, line_words
 from app.core.marks import REPLACEABLE
-from app.core.model import Cue, Document, LayoutPiece, Slot
+from app.core.model import Cue, Document, LayoutPiece, Slot, Word
+from app.core.orthography import is_abbreviation
 
 #: At most two lines of 42 characters: broadcasters' and streaming services' style guides.
 GUIDELINES = CueRules()
@@ -56,25 +57,31 @@ def line_checks(document: Document, rules: CueRules = GUIDELINES) -> LineChecks:
             over += 1
         for line in lines[:-1]:
             breaks += 1
-            after_mark += line.rstrip()[-1:] in REPLACEABLE
+            last = line.rstrip()
+            after_mark += last[-1:] in REPLACEABLE and not is_abbreviation(last.rsplit(" ", 1)[-1])
     return LineChecks(over, breaks, after_mark)
 
 
-def rebreak_document(document: Document, rules: CueRules = GUIDELINES) -> int:
-    """Lay out the lines of every cue that may be again, in place; how many cues changed."""
-    return sum(rebreak_cue(cue, rules) for cue in document.cues)
+def rebreak_document(document: Document, rules: CueRules = GUIDELINES, language: str | None = None) -> int:
+    """Lay out the lines of every cue that may be again, in place; how many cues changed.
+    ``language`` (the document's own unless given) chooses the words a line should not end on."""
+    language = language or document.language
+    return sum(rebreak_cue(cue, rules, language) for cue in document.cues)
 
 
-def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES) -> bool:
+def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES, language: str | None = None) -> bool:
     """Lay out ``cue``'s lines again if it may be (see the module's text); whether it changed."""
     gaps = _word_gaps(cue)
     if gaps is None or cue.settings.strip():
         return False
     between = [str(cue.layout[index]) for index in gaps]
+    if _has_description_line(cue.words, between):
+        return False
     breaks = [text for text in between if "\n" in text]
     newline = "\r\n" if any("\r\n" in text for text in breaks) else "\n"
     texts = [word.rendered() for word in cue.words]
-    counts = line_words(texts, rules, at_least=min(len(breaks) + 1, rules.max_lines))
+    now = {word for word, text in enumerate(between) if "\n" in text}
+    counts = line_words(texts, rules, min(len(breaks) + 1, rules.max_lines), language, now)
     if len(counts) > rules.max_lines:
         return False
     after = set()
@@ -92,6 +99,23 @@ def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES) -> bool:
         return False
     cue.layout = layout
     return True
+
+
+#: The brackets a sound description or a speaker's name is written in: "(laughing)", "[MUSIC]".
+_DESCRIPTION_BRACKETS = ("(", ")"), ("[", "]")
+
+
+def _has_description_line(words: list[Word], between: list[str]) -> bool:
+    """Whether a line of the cue (words split by the line breaks ``between`` them) is all in
+    brackets: a description a viewer reads apart from the speech, never joined onto it."""
+    first = 0
+    for last in range(len(words)):
+        if last == len(words) - 1 or "\n" in between[last]:
+            opening, closing = words[first].prefix, words[last].mark
+            if any(opening.startswith(o) and c in closing for o, c in _DESCRIPTION_BRACKETS):
+                return True
+            first = last + 1
+    return False
 
 
 def _word_gaps(cue: Cue) -> list[int] | None:

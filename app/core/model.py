@@ -23,28 +23,44 @@ class Casing(enum.Enum):
 
 
 def casing_of(text: str) -> Casing:
-    letters = [c for c in text if c.isalpha() and (c.islower() or c.isupper())]
+    # A letter in title case ("ǅ", one letter for D and ž) is a capital at a word's start.
+    letters = [c for c in text if c.isalpha() and (c.islower() or c.isupper() or c.istitle())]
     if not letters:
         return Casing.UNCASED
     if all(c.islower() for c in letters):
         return Casing.LOWER
     if all(c.isupper() for c in letters):
         return Casing.UPPER if len(letters) > 1 else Casing.CAPITALISED
-    if letters[0].isupper() and all(c.islower() for c in letters[1:]):
+    if (letters[0].isupper() or letters[0].istitle()) and all(c.islower() for c in letters[1:]):
         return Casing.CAPITALISED
     return Casing.MIXED
 
 
+#: Capitals of letters whose full case mapping is two letters ("ß" -> "SS") but that have a
+#: capital of their own: a capital is one letter, so the word keeps its length.
+_ONE_LETTER_CAPITALS = {"ß": "ẞ"}
+
+
+def _recased(text: str, case: str) -> str:
+    """``text`` with each letter in ``case`` ("lower", "upper" or "title": "ǆ" -> "ǅ"), as one
+    letter ("ß" -> "ẞ"); a letter whose case is no single letter ("ŉ" -> "ʼN") stays as it is."""
+    out = []
+    for letter in text:
+        cased = getattr(letter, case)()
+        out.append(cased if len(cased) == 1 else _ONE_LETTER_CAPITALS.get(letter, letter))
+    return "".join(out)
+
+
 def apply_casing(text: str, casing: Casing) -> str:
-    """Recase ``text``; MIXED and UNCASED leave it as it is."""
+    """Recase ``text``, each letter staying one letter; MIXED and UNCASED leave it as it is."""
     if casing is Casing.LOWER:
-        return text.lower()
+        return _recased(text, "lower")
     if casing is Casing.UPPER:
-        return text.upper()
+        return _recased(text, "upper")
     if casing is Casing.CAPITALISED:
         for i, char in enumerate(text):
             if char.isalpha():
-                return text[:i] + char.upper() + text[i + 1 :].lower()
+                return text[:i] + _recased(char, "title") + _recased(text[i + 1 :], "lower")
     return text
 
 

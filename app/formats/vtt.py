@@ -117,10 +117,42 @@ def _head(cue: Cue, as_read: bool) -> str:
     return cue_head(cue.identifier if as_read else None, cue, as_read, format_time)
 
 
+#: SRT styling a WebVTT player would show as text: ASS override blocks ({\an8}) and font tags.
+_NOT_VTT = re.compile(r"\{\\[^{}\n]*\}|</?font\b[^>]*>", re.IGNORECASE)
+_ASS_ALIGNMENT = re.compile(r"\\an([1-9])")
+
+
+def _vtt_settings(alignment: int) -> str:
+    """The WebVTT cue settings for an ASS ``\\an`` alignment (the keypad: 7 8 9 at the top, 4 5 6
+    in the middle, 1 2 3 at the bottom, where a cue goes anyway)."""
+    settings = {7: "line:0", 8: "line:0", 9: "line:0", 4: "line:50%", 5: "line:50%", 6: "line:50%"}
+    line = settings.get(alignment, "")
+    side = {
+        1: "align:left",
+        4: "align:left",
+        7: "align:left",
+        3: "align:right",
+        6: "align:right",
+        9: "align:right",
+    }
+    return " ".join(part for part in (line, side.get(alignment, "")) if part)
+
+
+def _from_srt(cue: Cue) -> Cue:
+    """``cue`` as WebVTT writes it: its ``{\\an8}`` made a cue setting, override blocks and font
+    tags dropped (their text kept), as caption editors convert; the words stay as they are."""
+    literal = "".join(piece for piece in cue.layout if isinstance(piece, str))
+    alignment = _ASS_ALIGNMENT.search("".join(_NOT_VTT.findall(literal)))
+    layout = [_NOT_VTT.sub("", piece) if isinstance(piece, str) else piece for piece in cue.layout]
+    settings = _vtt_settings(int(alignment.group(1))) if alignment else ""
+    return replace(cue, layout=layout, settings=settings, after_text=None)
+
+
 def write(document: Document) -> str:
-    """WebVTT text; a document read from another format gets a bare header."""
+    """WebVTT text; a document read from another format gets a bare header, and SRT styling that
+    WebVTT has no place for is converted (``_from_srt``)."""
     as_read = document.format == "vtt"
     if not as_read:
-        cues = [replace(cue, settings="", after_text=None) for cue in document.cues]
+        cues = [_from_srt(cue) for cue in document.cues]
         document = replace(document, cues=cues, preamble=HEADER + "\n\n", trailer="")
     return render(document, lambda cue: _head(cue, as_read), "\n\n")

@@ -42,17 +42,21 @@ def as_exported(document: Document, language: str | None, capitalise: bool = Tru
     return exported
 
 
-def rebreak_lines(document: Document) -> tuple[LineChecks, LineChecks]:
-    """Lay out ``document``'s lines again in place; the lines' checks before and after."""
+def rebreak_lines(document: Document, language: str | None = None) -> tuple[LineChecks, LineChecks]:
+    """Lay out ``document``'s lines again in place (in ``language``'s way, the document's own
+    unless given); the lines' checks before and after."""
     before = line_checks(document)
-    rebreak_document(document)
+    rebreak_document(document, language=language)
     return before, line_checks(document)
 
 
 def rebreak_summary(before: LineChecks, after: LineChecks) -> str:
-    """One line on what re-breaking did to the lines' checks."""
+    """One line on what re-breaking did to the lines' checks. Breaks after a mark are counted out
+    of each total: re-breaking adds breaks to long lines, so two shares would compare different
+    totals (one of one is 100%, one of four 25%)."""
     return (
-        f"line breaks after a mark {before.share_after_a_mark:.0%} -> {after.share_after_a_mark:.0%};"
+        f"line breaks after a mark {before.breaks_after_a_mark} of {before.line_breaks}"
+        f" -> {after.breaks_after_a_mark} of {after.line_breaks};"
         f" cues over the line limits {before.cues_over_limits} -> {after.cues_over_limits}"
     )
 
@@ -70,6 +74,6 @@ def export_captions(
     ``replace_source``); with ``rebreak`` each cue's lines laid out again where the cue allows it
     (``core.line_breaks``). Returns the target and, when re-broken, the lines' checks before and after."""
     exported = as_exported(document, language, capitalise)
-    checks = rebreak_lines(exported) if rebreak else None
+    checks = rebreak_lines(exported, language) if rebreak else None
     write_document(exported, target, format=format, replace_source=replace_source)
     return Path(target), checks

@@ -85,6 +85,27 @@ def detect_language(text: str, default: str = "en") -> str:
     return str(language)
 
 
+#: A language given for a text is contradicted only by a text of this many words or more
+#: (fewer say little: "hello there" reads as Sesotho) ...
+MISMATCH_MIN_WORDS = 8
+#: ... where another language is likelier by this much per word (natural log of the likelihood
+#: ratio): close languages (Portuguese and Galician) stay well under it, another language
+#: entirely (English given as French) well over it (7 to 9 per word on the sample).
+MISMATCH_PER_WORD = 5.0
+
+
+def contradicting_language(text: str, given: str) -> str | None:
+    """The language ``text`` is plainly in when it is not ``given`` (the code), else None."""
+    words = len(text.split())
+    if words < MISMATCH_MIN_WORDS:
+        return None
+    scores = dict(_identifier().rank(text))
+    likeliest = max(scores, key=scores.__getitem__)
+    if likeliest == given or given not in scores:
+        return None
+    return str(likeliest) if scores[likeliest] - scores[given] >= MISMATCH_PER_WORD * words else None
+
+
 @functools.cache
 def _identifier() -> Any:
     """py3langid's identifier, loaded from an uncompressed copy in Punctum's cache: the package's

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
-from app.core.orthography import always_capitalised
+from app.core.orthography import always_capitalised, is_abbreviation, one_capital_only
 from app.ml.confidence import capital_inputs, mark_inputs, shipped_confidence
 from app.services import languages
 from app.services.typography import render_mark
@@ -37,9 +37,14 @@ def model_word(word: Word) -> str:
     return unicodedata.normalize("NFC", word.text.lower())
 
 
+def _opening(words: list[Word]) -> str:
+    """A document's first 400 words, which its language is told from."""
+    return " ".join(w.text for w in words[:400])
+
+
 def detect_language(words: list[Word], default: str = "en") -> str:
     """The language of a document's first 400 words."""
-    return languages.detect_language(" ".join(w.text for w in words[:400]), default)
+    return languages.detect_language(_opening(words), default)
 
 
 def unknown_script_share(words: list[Word]) -> float:
@@ -96,6 +101,12 @@ def text_reading(
     language = language or detect_language(words)
     warnings: list[str] = []
     known = punctuator.languages
+    if not detected and (other := languages.contradicting_language(_opening(words), language)):
+        warnings.append(
+            f"the text looks like {languages.language_name(other)}, not "
+            f"{languages.language_name(language)} as the language given says; marks and capitals "
+            "follow the language given"
+        )
     if detected and known and language not in known:
         warnings.append(
             f"the text looks like {languages.language_name(language)}, which this model does not support "
@@ -184,7 +195,7 @@ def suggestions_from(
         next_id += 1
     for index, (word, probs) in enumerate(zip(words, reading.casing, strict=True)):
         capital = probs[1] + probs[2]
-        casing = head_casing(probs)
+        casing = spelled_capital(word, head_casing(probs))
         if (
             word.casing is Casing.LOWER
             and word.casable
@@ -229,6 +240,12 @@ def head_casing(probabilities: Sequence[float]) -> Casing | None:
     return Casing.UPPER if probabilities[2] > probabilities[1] else Casing.CAPITALISED
 
 
+def spelled_capital(word: Word, casing: Casing | None) -> Casing | None:
+    """The capital the casing head asked for, as ``word`` may take it: none for an abbreviation
+    written in lowercase ("e.g.", never "E.G."), which has a capital only where a sentence starts."""
+    return None if one_capital_only(word.text) else casing
+
+
 def model_mark(probabilities: Sequence[float], language: str) -> tuple[int, str]:
     """The mark the model's probabilities choose: its class (``MODEL_MARKS``) and the mark as
     ``language`` writes it. The one rule for the whole document and for the stream."""
@@ -244,15 +261,20 @@ def written_capital(
     letters (capitals given are never lowered). The one rule for export and for the stream."""
     if word.casing is not Casing.LOWER or not word.casable:
         return None
-    if head is not None:
-        return head
+    if (capital := spelled_capital(word, head)) is not None:
+        return capital
     if sentence_start or always_capitalised(word.text, language):
         return Casing.CAPITALISED
     return None
 
 
 def starts_sentence(words: list[Word], index: int) -> bool:
-    return index == 0 or model_class(words[index - 1].mark) in SENTENCE_END_CLASSES
+    """Whether word ``index`` starts the text or follows a sentence mark, but not an
+    abbreviation's full stop ("e.g. apples", "the U.S. team")."""
+    if index == 0:
+        return True
+    before = words[index - 1]
+    return model_class(before.mark) in SENTENCE_END_CLASSES and not is_abbreviation(before.text + before.mark)
 
 
 def capitalised_on_export(words: list[Word], index: int, language: str | None) -> bool:

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.errors import EXIT_OK, UsageError
+from app.cli.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from app.cli.options import (
     REBREAK_HELP,
     Commands,
@@ -119,6 +119,7 @@ def _batch(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from app.services.batch import (
+        failed_files,
         file_counts,
         import_folder,
         open_project,
@@ -157,10 +158,9 @@ def _batch(args: argparse.Namespace) -> int:
         if args.rebreak:
             remember_rebreak(project)
         failed: dict[Path, str] = {}
-        untranscribed: dict[str, str] = {}
         if args.transcribe:
             failed = _transcribe_folder(folder, language)
-            untranscribed = record_untranscribed(folder, project, failed)
+            record_untranscribed(folder, project, failed)
         pairing = import_folder(folder, project)
         for path in pairing.unpaired:
             if path in failed:
@@ -202,9 +202,10 @@ def _batch(args: argparse.Namespace) -> int:
 
                 cluster = ClusterSettings(args.ray or None, args.media_url, folder)
                 summary = run_batch_on_ray(project, settings, cluster, report)
-    # Files that could not even be imported, or transcribed, failed in this run too.
-    summary.failed += len(pairing.failed_imports) + len(untranscribed)
-    summary.failures = {**untranscribed, **pairing.failed_imports, **summary.failures}
+        # Every file left failed, whichever run failed it (retried here, or captions still
+        # unreadable), and whether it failed in processing, at import or in transcription.
+        summary.failures = failed_files(project)
+        summary.failed = len(summary.failures)
     settled = (
         f", {summary.settled} suggestions settled by triage (about {summary.may_be_wrong:.0f} may be wrong)"
         if summary.settled
@@ -219,7 +220,7 @@ def _batch(args: argparse.Namespace) -> int:
     if summary.workers_lowered:
         print(f"punctum: {summary.workers_lowered}", file=sys.stderr)
     _print_cluster_summary(summary)
-    return EXIT_OK
+    return EXIT_BAD_INPUT if summary.failed else EXIT_OK
 
 
 def _print_cluster_summary(summary: object) -> None:
@@ -272,14 +273,17 @@ def _status(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.batch import export_project, open_project
+    from app.services.batch import export_project, not_exported, open_project
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
     with open_project(Path(args.project), read_only=True) as project:
         written, checks = export_project(project, out, args.format, args.rebreak or None)
+        left_out = not_exported(project)
     print(f"{len(written)} files written to {args.out}")
+    for stem, why in left_out.items():
+        print(f"punctum: {stem}: not exported ({why})", file=sys.stderr)
     if checks is not None:
         from app.services.captions_export import rebreak_summary
 

@@ -248,6 +248,20 @@ def file_counts(project: Project) -> tuple[int, int]:
     return len(entries), sum(e.state == DONE for e in entries)
 
 
+def failed_files(project: Project) -> dict[str, str]:
+    """The project's failed files, by name, with why each failed."""
+    return {e.stem: e.reason or "failed" for e in project.files() if e.state == FAILED}
+
+
+def not_exported(project: Project) -> dict[str, str]:
+    """The files ``export_project`` leaves out, by name, with why: failed, or not yet processed."""
+    return {
+        e.stem: f"failed: {e.reason}" if e.state == FAILED else f"{e.state}, not processed yet"
+        for e in project.files()
+        if e.state != DONE
+    }
+
+
 class UnknownFileError(PunctumError):
     """A file name the project does not hold: the user's mistake, as a usage error is."""
 

@@ -116,9 +116,19 @@ def run_pending(
 
 
 def _pending_files(project: Project, summary: BatchSummary) -> list[FileEntry]:
-    """The files a run processes, in order: those pending, and those a run that died left running
-    (put back to pending first). ``summary`` counts the files done by earlier runs."""
+    """The files a run processes, in order: those pending, those a run that died left running and
+    those that failed before (put back to pending first). ``summary`` counts the files done by
+    earlier runs."""
     project.reset_interrupted()
+    for entry in project.files():
+        # What made it fail (its media, a permission, a worker killed) may have been mended since.
+        # Captions that could not be read are not retried: they are imported again once changed.
+        if (
+            entry.state == FAILED
+            and project.has_captions(entry.id)
+            and not project.captions_changed(entry.id)
+        ):
+            project.retry(entry.id)
     entries = project.files()
     summary.skipped = sum(1 for e in entries if e.state == DONE)
     return [e for e in entries if e.state == PENDING]

@@ -247,6 +247,11 @@ class FileTable:
                 return entry
         raise ProjectError(f"{self.path}: no file {file_id}")
 
+    def has_captions(self, file_id: int) -> bool:
+        """Whether the file's captions were read when added (``add_file_failed`` keeps none)."""
+        row = self.db.execute("SELECT length(captions_bytes) FROM files WHERE id = ?", [file_id]).fetchone()
+        return bool(row and row[0])
+
     def captions_bytes(self, file_id: int) -> bytes:
         """The captions as they were added, byte for byte (checked against their SHA-256)."""
         return self.stored_captions(file_id)[0]

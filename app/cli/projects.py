@@ -49,7 +49,9 @@ def add_project_commands(commands: Commands) -> None:
     )
     add_audio_use(batch)
     batch.add_argument(
-        "--rebreak", action="store_true", help=REBREAK_HELP + "; kept in the project for every export of it"
+        "--rebreak",
+        action=argparse.BooleanOptionalAction,
+        help=REBREAK_HELP + "; kept in the project for every export of it (--no-rebreak: no longer)",
     )
     add_precision(batch)
     batch.add_argument(
@@ -85,7 +87,11 @@ def add_project_commands(commands: Commands) -> None:
         "--out", required=True, metavar="DIR", help="folder to write into (made if its parent exists)"
     )
     export.add_argument("--format", choices=["srt", "vtt"], help="default: each file's own format")
-    export.add_argument("--rebreak", action="store_true", help=REBREAK_HELP)
+    export.add_argument(
+        "--rebreak",
+        action=argparse.BooleanOptionalAction,
+        help=REBREAK_HELP + "; default: as batch --rebreak kept in the project (--no-rebreak: not this time)",
+    )
     export.set_defaults(run=_export)
 
     relink = commands.add_parser("relink", help="point a project's file at its media in a new place")
@@ -155,8 +161,8 @@ def _batch(args: argparse.Namespace) -> int:
     # The project is this run's before any work: a second run on it stops at once, rather than
     # transcribe the same media and replace the captions the first one imported.
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
-        if args.rebreak:
-            remember_rebreak(project)
+        if args.rebreak is not None:
+            remember_rebreak(project, args.rebreak)
         failed: dict[Path, str] = {}
         if args.transcribe:
             failed = _transcribe_folder(folder, language)
@@ -279,7 +285,7 @@ def _export(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
     with open_project(Path(args.project), read_only=True) as project:
-        written, checks = export_project(project, out, args.format, args.rebreak or None)
+        written, checks = export_project(project, out, args.format, args.rebreak)
         left_out = not_exported(project)
     print(f"{len(written)} files written to {args.out}")
     for stem, why in left_out.items():

@@ -175,9 +175,10 @@ class ExportFolderError(PunctumError):
 REBREAK_SETTING = "export.rebreak"
 
 
-def remember_rebreak(project: Project) -> None:
-    """``batch --rebreak``: the project's files are re-broken whenever they are exported."""
-    project.set_setting(REBREAK_SETTING, "true")
+def remember_rebreak(project: Project, rebreak: bool = True) -> None:
+    """``batch --rebreak``: the project's files are re-broken whenever they are exported
+    (``--no-rebreak``, False: no longer)."""
+    project.set_setting(REBREAK_SETTING, "true" if rebreak else "false")
 
 
 def export_project(

@@ -56,3 +56,27 @@ def test_a_failed_file_is_named_and_retried_once_its_media_is_mended(
     assert _states(project) == {"e": "done", "ok": "done"}
     exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"))
     assert "2 files written" in exported.stdout and exported.stderr == ""
+
+
+def test_export_into_the_input_folder_in_the_other_format_is_refused(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "b5"
+    folder.mkdir()
+    captions = first_cues(folder / "a.srt")
+    project = tmp_path / "b5.punctum"
+    batch = ("batch", str(folder), "--project", str(project), "--model", str(tiny_model), "--no-audio")
+    assert run_punctum_here(*batch).returncode == 0
+
+    refused = run_punctum_here("export", str(project), "--out", str(folder), "--format", "vtt")
+    assert refused.returncode == 3 and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert "a.vtt" in refused.stderr and "another folder" in refused.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["a.srt"]  # nothing written beside the input
+
+    # So the captions changed on disk are imported again, not locked out as ambiguous.
+    captions.write_text(captions.read_text(encoding="utf-8").replace("maple", "cedar"), encoding="utf-8")
+    again = run_punctum_here(*batch)
+    assert again.returncode == 0 and "ambiguous" not in again.stderr, again.stderr
+    exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"), "--format", "vtt")
+    assert exported.returncode == 0, exported.stderr
+    assert "cedar street" in (tmp_path / "out" / "a.vtt").read_text(encoding="utf-8")

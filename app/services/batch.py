@@ -201,6 +201,7 @@ def export_project(
         raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")
     out = out.resolve()
     inputs = {p.resolve() for e in project.files() for p in (e.captions_path, e.reference_path) if p}
+    captions = [e.captions_path.resolve() for e in project.files()]
     entries = [e for e in project.files() if e.state == DONE]
     stale = [e for e in entries if project.captions_changed(e.id)]
     if stale:
@@ -218,6 +219,12 @@ def export_project(
         target = out / relative
         if target.resolve() in inputs:
             raise WriteError(f"{target}: is an input file of this project; export to another folder")
+        paired = _pairs_with(target, captions)
+        if paired is not None:
+            raise WriteError(
+                f"{target}: would sit beside {paired.name}, captions of this project with its name,"
+                " and a batch of that folder would find two for one file; export to another folder"
+            )
         ready.append((document, project.language(entry.id), target, target_format))
     before = after = LineChecks(0, 0, 0)
     for document, language, target, target_format in ready:
@@ -229,6 +236,20 @@ def export_project(
         if checks is not None:
             before, after = before + checks[0], after + checks[1]
     return [target for _, _, target, _ in ready], (before, after) if rebreak else None
+
+
+def _pairs_with(target: Path, captions: list[Path]) -> Path | None:
+    """The project's caption file that ``target`` would be paired with as a second caption file
+    of the same name (``talk.vtt`` beside ``talk.srt``), if any."""
+    from app.services.files import classify
+
+    role = classify(target)
+    folder = target.resolve().parent
+    for path in captions:
+        other = classify(path)
+        if path.parent == folder and role is not None and other is not None and other.stem == role.stem:
+            return path
+    return None
 
 
 # --- projects, for the command line ----------------------------------------------------------

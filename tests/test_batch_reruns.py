@@ -80,3 +80,28 @@ def test_export_into_the_input_folder_in_the_other_format_is_refused(
     exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"), "--format", "vtt")
     assert exported.returncode == 0, exported.stderr
     assert "cedar street" in (tmp_path / "out" / "a.vtt").read_text(encoding="utf-8")
+
+
+def test_the_listener_s_warnings_reach_the_batch_summary_and_status(tiny_model: Path, tmp_path: Path) -> None:
+    import numpy as np
+
+    from tests.conftest import write_audio
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    first_cues(folder / "quiet.srt")
+    write_audio(folder / "quiet.wav", np.zeros(30 * 16_000))  # silence where the captions speak
+    first_cues(folder / "plain.srt")
+    project = tmp_path / "p.punctum"
+    batch = run_punctum_here("batch", str(folder), "--project", str(project), "--model", str(tiny_model))
+    assert batch.returncode == 0, batch.stderr
+    told = [line for line in batch.stderr.splitlines() if "speech found in only 0%" in line]
+    assert len(told) == 1 and told[0].startswith("punctum: quiet: warning: speech found"), batch.stderr
+
+    status = run_punctum_here("status", str(project), "--json")
+    rows = {row["file"]: row for row in json.loads(status.stdout)}
+    assert any("speech found in only 0%" in warning for warning in rows["quiet"]["warnings"]), rows
+    assert "warnings" not in rows["plain"]
+    table = run_punctum_here("status", str(project)).stdout.splitlines()
+    quiet = next(i for i, line in enumerate(table) if line.startswith("quiet "))
+    assert any("warning: speech found in only 0%" in line for line in table[quiet + 1 : quiet + 3]), table

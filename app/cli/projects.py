@@ -223,6 +223,9 @@ def _batch(args: argparse.Namespace) -> int:
     )
     for stem, reason in summary.failures.items():
         print(f"punctum: {stem}: {reason}", file=sys.stderr)
+    for stem, warnings in summary.warnings.items():
+        for warning in warnings:
+            print(f"punctum: {stem}: warning: {warning}", file=sys.stderr)
     if summary.workers_lowered:
         print(f"punctum: {summary.workers_lowered}", file=sys.stderr)
     _print_cluster_summary(summary)
@@ -273,6 +276,8 @@ def _status(args: argparse.Namespace) -> int:
             )
         else:
             print(f"{row.file[:40]:40} {row.state:11} {row.reason or ''}")
+        for warning in row.warnings or []:
+            print(f"    warning: {warning}")
     return EXIT_OK
 
 

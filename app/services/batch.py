@@ -21,7 +21,7 @@ from app.core.errors import PunctumError
 from app.core.line_breaks import LineChecks
 from app.core.model import Status
 from app.formats import WriteError
-from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending
+from app.services.batch_scheduler import BatchSettings, BatchSummary, report_warnings, run_pending
 from app.services.folder_pairing import Pairing, pair_folder
 from app.services.local_pool import start_local_pool
 from app.services.projects import add_caption_file, load_document, reimport_caption_file, status_counts
@@ -121,6 +121,7 @@ class FileStatus:
     rejected: int | None = None
     review_minutes: float | None = None
     reason: str | None = None
+    warnings: list[str] | None = None  # what its analysis warned of (media without speech...)
 
     def as_json(self) -> dict[str, object]:
         return {key: value for key, value in asdict(self).items() if value is not None}
@@ -137,8 +138,10 @@ def project_status(project: Project) -> list[FileStatus]:
         counts: dict[str, int] = {}
         if entry.state == RUNNING and not writing:
             state = INTERRUPTED
+        warnings = None
         if entry.state == DONE:
             counts = status_counts(project, entry.id)
+            warnings = report_warnings(project.report(entry.id)) or None
         elif entry.state == FAILED:
             reason = entry.reason
         if project.captions_changed(entry.id):
@@ -156,6 +159,7 @@ def project_status(project: Project) -> list[FileStatus]:
                 counts.get(Status.REJECTED.value),
                 round(gaps * SECONDS_PER_GAP / 60, 1) if gaps is not None else None,
                 reason,
+                warnings,
             )
         )
     return rows

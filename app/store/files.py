@@ -261,9 +261,12 @@ class FileTable:
         entry = self.file(file_id)
         if entry.language:
             return entry.language
+        return str(self.report(file_id).get("language") or "en")
+
+    def report(self, file_id: int) -> dict[str, Any]:
+        """What the file's last analysis reported (its language, evidence, warnings), or {}."""
         row = self.db.execute("SELECT report FROM files WHERE id = ?", [file_id]).fetchone()
-        report = json.loads(row[0]) if row and row[0] else {}
-        return str(report.get("language") or "en")
+        return dict(json.loads(row[0])) if row and row[0] else {}
 
     def relink_media(self, file_id: int, media: Path) -> None:
         with self.db.atomic():

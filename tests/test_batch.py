@@ -42,7 +42,7 @@ def test_folder_pairing(tmp_path: Path) -> None:
     (folder / "two.srt").symlink_to("one.srt")
     (folder / "gone.srt").symlink_to("nowhere.srt")
     pairing = pair_folder(folder)
-    assert {p.name: why for p, why in pairing.skipped_links.items()} == {
+    assert {p.name: why for p, why in pairing.skipped.items()} == {
         "linked.srt": "a link out of the folder",
         "self.srt": "a link that loops",
         "one.srt": "a link that loops",

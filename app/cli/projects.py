@@ -176,7 +176,7 @@ def _batch(args: argparse.Namespace) -> int:
             print(f"punctum: ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}", file=sys.stderr)
         for stem, what in pairing.reimported.items():
             print(f"punctum: {stem}: {what}", file=sys.stderr)
-        for path, why in pairing.skipped_links.items():
+        for path, why in pairing.skipped.items():
             print(f"punctum: skipped {path}: {why}", file=sys.stderr)
         total, done = file_counts(project)
         with Progress(

@@ -305,11 +305,10 @@ def _export(args: argparse.Namespace) -> int:
 def _relink(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.batch import open_project, relink_media
+    from app.services.batch import check_media, open_project, relink_media
 
     media = Path(args.media)
-    if not media.is_file():
-        raise UsageError(f"{media}: no such file")
+    check_media(media)  # before the project is touched
     with open_project(Path(args.project)) as project:
         relink_media(project, args.file, media)
     print(f"{args.file}: media is now {media}")

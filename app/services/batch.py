@@ -294,6 +294,18 @@ class UnknownFileError(PunctumError):
     exit_code = 2
 
 
+def check_media(media: Path) -> None:
+    """Media that can be decoded, or a ``PunctumError`` telling a folder, a pipe or device, an
+    empty file, or captions, a transcript or a project as what they are."""
+    from app.audio.decode import probe
+    from app.services.files import FileKind, classify
+
+    role = classify(media)
+    if media.is_file() and role is not None and role.kind is not FileKind.MEDIA:
+        raise PunctumError(f"{media}: {role.kind.value}, not media; name the video or audio")
+    probe(media)
+
+
 def relink_media(project: Project, stem: str, media: Path) -> None:
     """Point the file named ``stem`` (as ``punctum status`` lists it) at its media in a new place."""
     entry = next((e for e in project.files() if e.stem == stem), None)

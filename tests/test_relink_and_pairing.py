@@ -104,3 +104,78 @@ def test_pairing_tells_of_a_subfolder_it_cannot_read(tmp_path: Path) -> None:
         (folder / "locked").chmod(0o755)
         if as_root:
             shutil.rmtree(base)
+
+
+def test_a_project_that_cannot_be_written_is_told_so_not_as_unreadable(tmp_path: Path) -> None:
+    import shutil
+    import tempfile
+
+    from app.services.projects import add_caption_file
+    from app.store.project import Project
+
+    as_root = os.geteuid() == 0
+    # Root writes any file: the command runs as nobody then, in a folder nobody can reach.
+    base = Path(tempfile.mkdtemp(prefix="punctum-readonly-")) if as_root else tmp_path
+    base.chmod(0o777)
+    try:
+        captions = first_cues(base / "a.srt")
+        project = base / "p.punctum"
+        with Project(project, create=True) as opened:
+            add_caption_file(opened, "a", captions)
+        project.chmod(0o444)  # the folder stays writable: the lock is taken, then the file refuses
+        cut_media(SAMPLE / "sample.mp4", base / "a.mp4", 5)
+        command = [sys.executable, "-m", "app", "relink", str(project), "a", str(base / "a.mp4")]
+        if as_root:
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+        assert run.returncode == 3, run.stderr
+        (line,) = run.stderr.splitlines()
+        assert "cannot be written (attempt to write a readonly database)" in line, line
+    finally:
+        shutil.rmtree(base) if as_root else None
+
+
+def test_a_project_on_a_full_disk_is_told_as_not_writable(tmp_path: Path) -> None:
+    import shutil
+
+    from app.services.projects import add_caption_file
+    from app.store.project import Project
+
+    if (
+        os.geteuid() != 0
+        or shutil.which("unshare") is None
+        or subprocess.run(["unshare", "-m", "true"]).returncode
+    ):
+        pytest.skip("needs root and unshare to mount a small disk")
+    captions = first_cues(tmp_path / "a.srt")
+    with Project(tmp_path / "p.punctum", create=True) as opened:
+        add_caption_file(opened, "a", captions)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    # A 256 KB disk, filled but for two pages: room for the lock, none for the write-ahead log.
+    script = (
+        'mount -t tmpfs -o size=256k tmpfs "$1" && cp "$2/p.punctum" "$2/a.srt" "$1/" &&'
+        ' (dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; truncate -s -8k "$1/fill") && shift 2 && exec "$@"'
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "app",
+        "batch",
+        str(disk),
+        "--project",
+        str(disk / "p.punctum"),
+        "--no-audio",
+    ]
+    run = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, "sh", str(disk), str(tmp_path), *command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 3, run.stderr
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(f"punctum: {disk / 'p.punctum'}: cannot be written ("), line
+    assert "readable" not in line

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from app.core.errors import write_refused
 from app.store import lock
 from app.store.errors import ProjectError
 from app.store.files import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, FileEntry, FileTable, stored_path
@@ -97,6 +98,8 @@ class Project(FileTable, Processing):
             self._suggestion_columns = self._table_columns("suggestions")
         except sqlite3.DatabaseError as error:
             self._fail_open()
+            if write_refused(error):  # read-only file or media, or a full disk: not a damaged file
+                raise ProjectError(f"{self.path}: cannot be written ({error})") from None
             raise ProjectError(f"{self.path}: not a readable project file ({error})") from None
         except BaseException:
             self._fail_open()

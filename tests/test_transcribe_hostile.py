@@ -198,7 +198,7 @@ def test_batch_counts_and_lists_media_it_cannot_transcribe_as_failed(clip: Path,
     command = ("batch", str(folder), "--project", str(project), "--transcribe", "--no-listen")
     # A language with its region is read as the language, as everywhere else.
     first = punctum(*command, "--language", "en-GB")
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 3, first.stderr  # files failed
     assert "1 processed, 3 failed" in first.stdout, first.stdout
     assert "unpaired" not in first.stderr, first.stderr
     status = punctum("status", str(project), "--json")
@@ -209,7 +209,7 @@ def test_batch_counts_and_lists_media_it_cannot_transcribe_as_failed(clip: Path,
     # Mended, a medium is transcribed and processed on the next run, with its media.
     shutil.copy(clip, folder / "empty.mp4")
     again = punctum(*command, "--language", "en")
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 3, again.stderr
     assert "1 processed, 2 failed" in again.stdout, again.stdout
     rows = {row["file"]: row for row in json.loads(punctum("status", str(project), "--json").stdout)}
     assert rows["empty"]["state"] == "done", rows

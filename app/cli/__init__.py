@@ -25,7 +25,7 @@ from app.cli.projects import add_project_commands
 from app.cli.stream import add_stream_command
 from app.cli.training import add_training_commands
 from app.cli.transcribe import add_transcribe_command
-from app.core.errors import PunctumError
+from app.core.errors import PunctumError, write_refused
 from app.core.interrupts import catch_interrupts, interrupted
 
 #: What the train extra brings (pyproject.toml): training and preparing models need them.
@@ -112,9 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
-    except sqlite3.DatabaseError as error:  # a project file damaged while it was in use
+    except sqlite3.DatabaseError as error:  # a project file damaged, or not writable, while in use
+        what = "written" if write_refused(error) else "read"
         print(
-            f"punctum: the project file cannot be read ({error}); nothing more was written", file=sys.stderr
+            f"punctum: the project file cannot be {what} ({error}); nothing more was written", file=sys.stderr
         )
         return EXIT_BAD_INPUT
     except Exception:

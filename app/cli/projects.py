@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli.errors import EXIT_OK, UsageError
+from app.cli.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from app.cli.options import (
     REBREAK_HELP,
     Commands,
@@ -49,7 +49,9 @@ def add_project_commands(commands: Commands) -> None:
     )
     add_audio_use(batch)
     batch.add_argument(
-        "--rebreak", action="store_true", help=REBREAK_HELP + "; kept in the project for every export of it"
+        "--rebreak",
+        action=argparse.BooleanOptionalAction,
+        help=REBREAK_HELP + "; kept in the project for every export of it (--no-rebreak: no longer)",
     )
     add_precision(batch)
     batch.add_argument(
@@ -85,7 +87,11 @@ def add_project_commands(commands: Commands) -> None:
         "--out", required=True, metavar="DIR", help="folder to write into (made if its parent exists)"
     )
     export.add_argument("--format", choices=["srt", "vtt"], help="default: each file's own format")
-    export.add_argument("--rebreak", action="store_true", help=REBREAK_HELP)
+    export.add_argument(
+        "--rebreak",
+        action=argparse.BooleanOptionalAction,
+        help=REBREAK_HELP + "; default: as batch --rebreak kept in the project (--no-rebreak: not this time)",
+    )
     export.set_defaults(run=_export)
 
     relink = commands.add_parser("relink", help="point a project's file at its media in a new place")
@@ -119,6 +125,7 @@ def _batch(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from app.services.batch import (
+        failed_files,
         file_counts,
         import_folder,
         open_project,
@@ -154,13 +161,12 @@ def _batch(args: argparse.Namespace) -> int:
     # The project is this run's before any work: a second run on it stops at once, rather than
     # transcribe the same media and replace the captions the first one imported.
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
-        if args.rebreak:
-            remember_rebreak(project)
+        if args.rebreak is not None:
+            remember_rebreak(project, args.rebreak)
         failed: dict[Path, str] = {}
-        untranscribed: dict[str, str] = {}
         if args.transcribe:
             failed = _transcribe_folder(folder, language)
-            untranscribed = record_untranscribed(folder, project, failed)
+            record_untranscribed(folder, project, failed)
         pairing = import_folder(folder, project)
         for path in pairing.unpaired:
             if path in failed:
@@ -170,7 +176,7 @@ def _batch(args: argparse.Namespace) -> int:
             print(f"punctum: ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}", file=sys.stderr)
         for stem, what in pairing.reimported.items():
             print(f"punctum: {stem}: {what}", file=sys.stderr)
-        for path, why in pairing.skipped_links.items():
+        for path, why in pairing.skipped.items():
             print(f"punctum: skipped {path}: {why}", file=sys.stderr)
         total, done = file_counts(project)
         with Progress(
@@ -202,9 +208,10 @@ def _batch(args: argparse.Namespace) -> int:
 
                 cluster = ClusterSettings(args.ray or None, args.media_url, folder)
                 summary = run_batch_on_ray(project, settings, cluster, report)
-    # Files that could not even be imported, or transcribed, failed in this run too.
-    summary.failed += len(pairing.failed_imports) + len(untranscribed)
-    summary.failures = {**untranscribed, **pairing.failed_imports, **summary.failures}
+        # Every file left failed, whichever run failed it (retried here, or captions still
+        # unreadable), and whether it failed in processing, at import or in transcription.
+        summary.failures = failed_files(project)
+        summary.failed = len(summary.failures)
     settled = (
         f", {summary.settled} suggestions settled by triage (about {summary.may_be_wrong:.0f} may be wrong)"
         if summary.settled
@@ -216,10 +223,13 @@ def _batch(args: argparse.Namespace) -> int:
     )
     for stem, reason in summary.failures.items():
         print(f"punctum: {stem}: {reason}", file=sys.stderr)
+    for stem, warnings in summary.warnings.items():
+        for warning in warnings:
+            print(f"punctum: {stem}: warning: {warning}", file=sys.stderr)
     if summary.workers_lowered:
         print(f"punctum: {summary.workers_lowered}", file=sys.stderr)
     _print_cluster_summary(summary)
-    return EXIT_OK
+    return EXIT_BAD_INPUT if summary.failed else EXIT_OK
 
 
 def _print_cluster_summary(summary: object) -> None:
@@ -266,20 +276,25 @@ def _status(args: argparse.Namespace) -> int:
             )
         else:
             print(f"{row.file[:40]:40} {row.state:11} {row.reason or ''}")
+        for warning in row.warnings or []:
+            print(f"    warning: {warning}")
     return EXIT_OK
 
 
 def _export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.batch import export_project, open_project
+    from app.services.batch import export_project, not_exported, open_project
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
     with open_project(Path(args.project), read_only=True) as project:
-        written, checks = export_project(project, out, args.format, args.rebreak or None)
+        written, checks = export_project(project, out, args.format, args.rebreak)
+        left_out = not_exported(project)
     print(f"{len(written)} files written to {args.out}")
+    for stem, why in left_out.items():
+        print(f"punctum: {stem}: not exported ({why})", file=sys.stderr)
     if checks is not None:
         from app.services.captions_export import rebreak_summary
 
@@ -290,11 +305,10 @@ def _export(args: argparse.Namespace) -> int:
 def _relink(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from app.services.batch import open_project, relink_media
+    from app.services.batch import check_media, open_project, relink_media
 
     media = Path(args.media)
-    if not media.is_file():
-        raise UsageError(f"{media}: no such file")
+    check_media(media)  # before the project is touched
     with open_project(Path(args.project)) as project:
         relink_media(project, args.file, media)
     print(f"{args.file}: media is now {media}")

@@ -37,3 +37,14 @@ def file_failure(error: BaseException) -> str | None:
 def bug_report(error: BaseException) -> str:
     """A bug met on one file, told as one: what it was, and that it is Punctum's, not the file's."""
     return f"processing crashed: a bug in Punctum ({type(error).__name__}: {error}); please report it"
+
+
+#: SQLite's codes for a write the file or the disk refused: READONLY and FULL (primary codes), and
+#: the I/O errors of a write, a sync, a truncation or sizing the WAL index (extended codes).
+_SQLITE_WRITE_REFUSED, _SQLITE_WRITE_IO = {8, 13}, {778, 1034, 1290, 1546, 4874}
+
+
+def write_refused(error: BaseException) -> bool:
+    """Whether a database error (``sqlite3.Error``) is a write refused, not a file unreadable."""
+    code = int(getattr(error, "sqlite_errorcode", 0) or 0)
+    return code & 0xFF in _SQLITE_WRITE_REFUSED or code in _SQLITE_WRITE_IO

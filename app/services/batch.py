@@ -21,7 +21,7 @@ from app.core.errors import PunctumError
 from app.core.line_breaks import LineChecks
 from app.core.model import Status
 from app.formats import WriteError
-from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending
+from app.services.batch_scheduler import BatchSettings, BatchSummary, report_warnings, run_pending
 from app.services.folder_pairing import Pairing, pair_folder
 from app.services.local_pool import start_local_pool
 from app.services.projects import add_caption_file, load_document, reimport_caption_file, status_counts
@@ -121,6 +121,7 @@ class FileStatus:
     rejected: int | None = None
     review_minutes: float | None = None
     reason: str | None = None
+    warnings: list[str] | None = None  # what its analysis warned of (media without speech...)
 
     def as_json(self) -> dict[str, object]:
         return {key: value for key, value in asdict(self).items() if value is not None}
@@ -137,8 +138,10 @@ def project_status(project: Project) -> list[FileStatus]:
         counts: dict[str, int] = {}
         if entry.state == RUNNING and not writing:
             state = INTERRUPTED
+        warnings = None
         if entry.state == DONE:
             counts = status_counts(project, entry.id)
+            warnings = report_warnings(project.report(entry.id)) or None
         elif entry.state == FAILED:
             reason = entry.reason
         if project.captions_changed(entry.id):
@@ -156,6 +159,7 @@ def project_status(project: Project) -> list[FileStatus]:
                 counts.get(Status.REJECTED.value),
                 round(gaps * SECONDS_PER_GAP / 60, 1) if gaps is not None else None,
                 reason,
+                warnings,
             )
         )
     return rows
@@ -175,9 +179,10 @@ class ExportFolderError(PunctumError):
 REBREAK_SETTING = "export.rebreak"
 
 
-def remember_rebreak(project: Project) -> None:
-    """``batch --rebreak``: the project's files are re-broken whenever they are exported."""
-    project.set_setting(REBREAK_SETTING, "true")
+def remember_rebreak(project: Project, rebreak: bool = True) -> None:
+    """``batch --rebreak``: the project's files are re-broken whenever they are exported
+    (``--no-rebreak``, False: no longer)."""
+    project.set_setting(REBREAK_SETTING, "true" if rebreak else "false")
 
 
 def export_project(
@@ -200,6 +205,7 @@ def export_project(
         raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")
     out = out.resolve()
     inputs = {p.resolve() for e in project.files() for p in (e.captions_path, e.reference_path) if p}
+    captions = [e.captions_path.resolve() for e in project.files()]
     entries = [e for e in project.files() if e.state == DONE]
     stale = [e for e in entries if project.captions_changed(e.id)]
     if stale:
@@ -217,6 +223,12 @@ def export_project(
         target = out / relative
         if target.resolve() in inputs:
             raise WriteError(f"{target}: is an input file of this project; export to another folder")
+        paired = _pairs_with(target, captions)
+        if paired is not None:
+            raise WriteError(
+                f"{target}: would sit beside {paired.name}, captions of this project with its name,"
+                " and a batch of that folder would find two for one file; export to another folder"
+            )
         ready.append((document, project.language(entry.id), target, target_format))
     before = after = LineChecks(0, 0, 0)
     for document, language, target, target_format in ready:
@@ -228,6 +240,20 @@ def export_project(
         if checks is not None:
             before, after = before + checks[0], after + checks[1]
     return [target for _, _, target, _ in ready], (before, after) if rebreak else None
+
+
+def _pairs_with(target: Path, captions: list[Path]) -> Path | None:
+    """The project's caption file that ``target`` would be paired with as a second caption file
+    of the same name (``talk.vtt`` beside ``talk.srt``), if any."""
+    from app.services.files import classify
+
+    role = classify(target)
+    folder = target.resolve().parent
+    for path in captions:
+        other = classify(path)
+        if path.parent == folder and role is not None and other is not None and other.stem == role.stem:
+            return path
+    return None
 
 
 # --- projects, for the command line ----------------------------------------------------------
@@ -248,10 +274,36 @@ def file_counts(project: Project) -> tuple[int, int]:
     return len(entries), sum(e.state == DONE for e in entries)
 
 
+def failed_files(project: Project) -> dict[str, str]:
+    """The project's failed files, by name, with why each failed."""
+    return {e.stem: e.reason or "failed" for e in project.files() if e.state == FAILED}
+
+
+def not_exported(project: Project) -> dict[str, str]:
+    """The files ``export_project`` leaves out, by name, with why: failed, or not yet processed."""
+    return {
+        e.stem: f"failed: {e.reason}" if e.state == FAILED else f"{e.state}, not processed yet"
+        for e in project.files()
+        if e.state != DONE
+    }
+
+
 class UnknownFileError(PunctumError):
     """A file name the project does not hold: the user's mistake, as a usage error is."""
 
     exit_code = 2
+
+
+def check_media(media: Path) -> None:
+    """Media that can be decoded, or a ``PunctumError`` telling a folder, a pipe or device, an
+    empty file, or captions, a transcript or a project as what they are."""
+    from app.audio.decode import probe
+    from app.services.files import FileKind, classify
+
+    role = classify(media)
+    if media.is_file() and role is not None and role.kind is not FileKind.MEDIA:
+        raise PunctumError(f"{media}: {role.kind.value}, not media; name the video or audio")
+    probe(media)
 
 
 def relink_media(project: Project, stem: str, media: Path) -> None:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.commands import ApplyPolicy, accept_confident
@@ -48,6 +48,15 @@ class BatchSummary:
     settled: int = 0  # suggestions --apply triage settled in this run
     may_be_wrong: float = 0.0  # of those the model settled alone, the sum of their chances of being wrong
     commit_seconds: float = 0.0  # the driver's time writing results: what bounds a large cluster
+    #: What the files done in this run warn of (media without speech, a reference for another
+    #: video...), by file: kept in the project too, and shown by ``punctum status``.
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+
+
+def report_warnings(report: dict[str, Any]) -> list[str]:
+    """The warnings a file's stored report holds: its analysis's and its reference's."""
+    reference = report.get("reference") or {}
+    return [str(w) for w in [*report.get("warnings", []), *reference.get("warnings", [])]]
 
 
 class Workers(Protocol):
@@ -116,9 +125,19 @@ def run_pending(
 
 
 def _pending_files(project: Project, summary: BatchSummary) -> list[FileEntry]:
-    """The files a run processes, in order: those pending, and those a run that died left running
-    (put back to pending first). ``summary`` counts the files done by earlier runs."""
+    """The files a run processes, in order: those pending, those a run that died left running and
+    those that failed before (put back to pending first). ``summary`` counts the files done by
+    earlier runs."""
     project.reset_interrupted()
+    for entry in project.files():
+        # What made it fail (its media, a permission, a worker killed) may have been mended since.
+        # Captions that could not be read are not retried: they are imported again once changed.
+        if (
+            entry.state == FAILED
+            and project.has_captions(entry.id)
+            and not project.captions_changed(entry.id)
+        ):
+            project.retry(entry.id)
     entries = project.files()
     summary.skipped = sum(1 for e in entries if e.state == DONE)
     return [e for e in entries if e.state == PENDING]
@@ -157,6 +176,9 @@ def _record_outcome(
         by,
     )
     summary.done += 1
+    warnings = report_warnings(outcome.report)
+    if warnings:
+        summary.warnings[stem] = warnings
     return DONE
 
 

@@ -37,8 +37,10 @@ class Pairing:
     ambiguous: dict[str, list[Path]] = field(default_factory=dict)
     #: Files whose captions changed on disk since they were imported: what became of each.
     reimported: dict[str, str] = field(default_factory=dict)
-    #: Links that were not followed, and why (out of the folder, a loop, pointing nowhere).
-    skipped_links: dict[Path, str] = field(default_factory=dict)
+    #: What was passed over, and why: links not followed (out of the folder, a loop, pointing
+    #: nowhere), subfolders that cannot be read, and pipes, devices or folders with the name of a
+    #: file Punctum uses.
+    skipped: dict[Path, str] = field(default_factory=dict)
     #: Files this import could not read, by stem: failed before any processing, with the reason.
     failed_imports: dict[str, str] = field(default_factory=dict)
 
@@ -52,7 +54,7 @@ def pair_folder(folder: Path) -> Pairing:
     timings: dict[str, list[Path]] = {}
     tables = {FileKind.MEDIA: media, FileKind.REFERENCE: references, FileKind.TIMINGS: timings}
     pairing = Pairing()
-    for path in _walk(root, pairing.skipped_links):
+    for path in _walk(root, pairing.skipped):
         role = classify(path)
         if role is None:
             continue
@@ -83,11 +85,21 @@ def pair_folder(folder: Path) -> Pairing:
     return pairing
 
 
-def _walk(root: Path, skipped_links: dict[Path, str]) -> Iterator[Path]:
-    """Regular files under ``root``: no hidden or temporary files; links that lead outside, loop
-    or lead nowhere go into ``skipped_links`` with the reason."""
-    for directory, folders, files in os.walk(root, followlinks=False):
+def _walk(root: Path, skipped: dict[Path, str]) -> Iterator[Path]:
+    """Regular files under ``root``: no hidden or temporary files. Links that lead outside, loop
+    or lead nowhere, subfolders that cannot be read, and pipes, devices or folders named as the
+    files Punctum uses go into ``skipped`` with the reason."""
+
+    def unreadable(error: OSError) -> None:
+        why = error.strerror or str(error)
+        skipped[Path(error.filename or root)] = f"a folder that cannot be read ({why})"
+
+    for directory, folders, files in os.walk(root, onerror=unreadable, followlinks=False):
         folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in folders:
+            role = classify(Path(name))
+            if role is not None and not (Path(directory) / name).is_symlink():
+                skipped[Path(directory) / name] = f"a folder, not {role.kind.value}"
         for name in sorted(files):
             if name.startswith(".") or _TEMPORARY.search(name):
                 continue
@@ -96,14 +108,16 @@ def _walk(root: Path, skipped_links: dict[Path, str]) -> Iterator[Path]:
                 try:
                     target = path.resolve(strict=True)
                 except RuntimeError:  # pathlib's word for a loop of links (before Python 3.13)
-                    skipped_links[path] = "a link that loops"
+                    skipped[path] = "a link that loops"
                     continue
                 except OSError as error:
                     looping = error.errno == errno.ELOOP
-                    skipped_links[path] = "a link that loops" if looping else "a link to nothing"
+                    skipped[path] = "a link that loops" if looping else "a link to nothing"
                     continue
                 if not target.is_relative_to(root):
-                    skipped_links[path] = "a link out of the folder"
+                    skipped[path] = "a link out of the folder"
                     continue
             if path.is_file():
                 yield path
+            elif classify(path) is not None:
+                skipped[path] = "not a regular file (a pipe, device or socket)"

@@ -57,8 +57,10 @@ class FileTable:
 
     db: Database
     path: Path
-    #: The files table's columns: a project of an older schema, opened read-only, lacks some.
+    #: The files and suggestions tables' columns: a project of an older schema, opened
+    #: read-only, lacks some (read as NULL).
     _columns: set[str]
+    _suggestion_columns: set[str]
 
     @property
     def folder(self) -> Path:
@@ -245,6 +247,11 @@ class FileTable:
                 return entry
         raise ProjectError(f"{self.path}: no file {file_id}")
 
+    def has_captions(self, file_id: int) -> bool:
+        """Whether the file's captions were read when added (``add_file_failed`` keeps none)."""
+        row = self.db.execute("SELECT length(captions_bytes) FROM files WHERE id = ?", [file_id]).fetchone()
+        return bool(row and row[0])
+
     def captions_bytes(self, file_id: int) -> bytes:
         """The captions as they were added, byte for byte (checked against their SHA-256)."""
         return self.stored_captions(file_id)[0]
@@ -254,9 +261,12 @@ class FileTable:
         entry = self.file(file_id)
         if entry.language:
             return entry.language
+        return str(self.report(file_id).get("language") or "en")
+
+    def report(self, file_id: int) -> dict[str, Any]:
+        """What the file's last analysis reported (its language, evidence, warnings), or {}."""
         row = self.db.execute("SELECT report FROM files WHERE id = ?", [file_id]).fetchone()
-        report = json.loads(row[0]) if row and row[0] else {}
-        return str(report.get("language") or "en")
+        return dict(json.loads(row[0])) if row and row[0] else {}
 
     def relink_media(self, file_id: int, media: Path) -> None:
         with self.db.atomic():
@@ -283,8 +293,9 @@ class FileTable:
         """The captions as added: their bytes, their format and where they came from. Bytes that
         no longer match the SHA-256 kept with them are refused: they were changed outside Punctum,
         and exporting them would write what nobody reviewed."""
+        digest = "captions_sha256" if "captions_sha256" in self._columns else "NULL"
         row = self.db.execute(
-            "SELECT captions_bytes, captions_format, captions_path, captions_sha256, stem FROM files WHERE id = ?",
+            f"SELECT captions_bytes, captions_format, captions_path, {digest}, stem FROM files WHERE id = ?",
             [file_id],
         ).fetchone()
         if row is None:
@@ -299,10 +310,11 @@ class FileTable:
 
     def suggestions(self, file_id: int) -> list[Suggestion]:
         """The file's suggestions as stored, in id order (their statuses come from the decisions)."""
+        readings = "readings" if "readings" in self._suggestion_columns else "NULL"
         return [
             suggestion_from_row(r)
             for r in self.db.execute(
-                "SELECT id, gap, mark, confidence, source, evidence, casing, probabilities, readings"
+                f"SELECT id, gap, mark, confidence, source, evidence, casing, probabilities, {readings}"
                 " FROM suggestions WHERE file_id = ? ORDER BY id",
                 [file_id],
             ).fetchall()

@@ -101,6 +101,13 @@ class Processing(DecisionLog):
                     [FAILED, time.time(), reason, job_id],
                 )
 
+    def retry(self, file_id: int) -> None:
+        """A failed file back to pending, for the next run to process again."""
+        with self.db.atomic():
+            self.db.execute(
+                "UPDATE files SET state = ? WHERE id = ? AND state = ?", [PENDING, file_id, FAILED]
+            )
+
     def reset_interrupted(self) -> int:
         """Files left running by a process that died go back to pending; returns how many."""
         with self.db.atomic():

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from app.core.errors import write_refused
 from app.store import lock
 from app.store.errors import ProjectError
 from app.store.files import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, FileEntry, FileTable, stored_path
@@ -93,9 +94,12 @@ class Project(FileTable, Processing):
                 self.db.execute("PRAGMA synchronous=FULL")
                 self.db.execute("PRAGMA foreign_keys=ON")
                 migrate(self.db, self.path)
-            self._columns = {row[1] for row in self.db.execute("PRAGMA table_info(files)").fetchall()}
+            self._columns = self._table_columns("files")
+            self._suggestion_columns = self._table_columns("suggestions")
         except sqlite3.DatabaseError as error:
             self._fail_open()
+            if write_refused(error):  # read-only file or media, or a full disk: not a damaged file
+                raise ProjectError(f"{self.path}: cannot be written ({error})") from None
             raise ProjectError(f"{self.path}: not a readable project file ({error})") from None
         except BaseException:
             self._fail_open()
@@ -125,6 +129,9 @@ class Project(FileTable, Processing):
             # leaves none; a crashed writer's last transactions stay unread until it is writable).
             connection.close()
             return connect(f"{uri}?mode=ro&immutable=1", uri=True)
+
+    def _table_columns(self, table: str) -> set[str]:
+        return {row[1] for row in self.db.execute(f"PRAGMA table_info({table})").fetchall()}
 
     def _fail_open(self) -> None:
         if hasattr(self, "db"):

@@ -280,3 +280,18 @@ def test_media_problems_are_one_line(tiny_model: Path) -> None:
         "--no-listen",
     )
     assert deaf.returncode == 0 and "reads text only" in deaf.stderr
+
+
+def test_plain_text_with_media_is_not_listened_to_and_the_warning_says_why(tmp_path: Path) -> None:
+    # The sample's exact words without timings: nothing says where in the media each is said, so
+    # listening could only blame the video ("another video?") after hearing it for nothing.
+    text = tmp_path / "talk.txt"
+    text.write_text((SAMPLE / "reference.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "suggestions.json"
+    result = punctum("punctuate", str(text), "--media", str(SAMPLE / "sample.mp4"), "--suggestions", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == (
+        "punctum: warning: the text has no timings, so nothing says where in the media its words are"
+        " said: the media was not used (captions with times, or --timings, would be heard)"
+    )
+    assert json.loads(out.read_text())["evidence"] == "text"

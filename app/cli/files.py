@@ -130,7 +130,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from app.services.analysis import AnalysisRequest, AudioUse
-    from app.services.documents import render, save_document, save_text
+    from app.services.documents import render, save_together
     from app.services.model import Punctuator
     from app.services.punctuate import ApplyPolicy, punctuate_file
 
@@ -159,8 +159,9 @@ def _punctuate(args: argparse.Namespace) -> int:
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
-    if args.suggestions:
-        save_text(args.suggestions, outcome.suggestions_json())
+    # Written together or not at all: suggestions whose captions a full disk kept from being
+    # written would replace an older file and describe captions that are not there.
+    reports = [(Path(args.suggestions), outcome.suggestions_json())] if args.suggestions else []
     if args.rebreak:
         from app.services.captions_export import rebreak_lines, rebreak_summary
 
@@ -171,8 +172,8 @@ def _punctuate(args: argparse.Namespace) -> int:
             print(told)
         else:
             print(f"punctum: {told}", file=sys.stderr)
+    save_together(outcome.document, args.output, reports)
     if args.output is not None:
-        save_document(outcome.document, args.output)
         language = f" ({outcome.report.language})" if outcome.report.language else ""
         wrong = f" (about {outcome.may_be_wrong:.0f} may be wrong)" if outcome.applied else ""
         print(

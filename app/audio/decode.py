@@ -45,6 +45,9 @@ class MediaInfo:
     # first frames' bitrate, so a shorter decode is no sign of truncation. An MP3 with a Xing/Info
     # header (what encoders write) states its length, and a file cut short then decodes shorter.
     duration_estimated: bool = False
+    # Which of the file's audio tracks is heard (its place among them): the one the file marks as
+    # the default, as players take it (a silent first track, the speech on the second), else the first.
+    audio_track: int = 0
 
 
 def probe(path: Path) -> MediaInfo:
@@ -110,7 +113,8 @@ def _probe_container(path: Path) -> MediaInfo:
         audio = [s for s in streams if s.type == "audio"]
         if not audio:
             raise AudioError(path, "the file has no audio stream")
-        stream = audio[0]
+        track = _default_track(audio)
+        stream = audio[track]
         context = stream.codec_context
         if context is None or context.codec is None:
             raise AudioError(path, "the audio stream's codec is not supported by this ffmpeg")
@@ -127,7 +131,16 @@ def _probe_container(path: Path) -> MediaInfo:
             channels=int(context.channels or 0),
             has_video=any(s.type == "video" for s in streams),
             duration_estimated=any(_ESTIMATED in str(note[2]) for note in notes),
+            audio_track=track,
         )
+
+
+def _default_track(audio: list[Any]) -> int:
+    """The place among ``audio`` streams of the one marked as the default, else 0."""
+    from av.stream import Disposition
+
+    marked = [n for n, stream in enumerate(audio) if stream.disposition & Disposition.default]
+    return marked[0] if marked else 0
 
 
 def stream_audio(path: Path, chunk_seconds: float = CHUNK_SECONDS) -> Iterator[np.ndarray]:
@@ -190,13 +203,13 @@ def _stream_soundfile(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndar
 
 
 def _decoded_samples(info: MediaInfo) -> Iterator[np.ndarray]:
-    """The first audio track's samples as FFmpeg decodes and resamples them (16 kHz mono int16,
+    """The audio track's samples (``info.audio_track``) as FFmpeg decodes and resamples them (16 kHz mono int16,
     as its command line's ``-ac 1 -ar 16000`` gives), damaged packets skipped and counted."""
     import av
 
     container = _open(info.path)
     try:
-        stream = container.streams.audio[0]
+        stream = container.streams.audio[info.audio_track]
         resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
         packets = damaged = 0
         last_error: BaseException | None = None

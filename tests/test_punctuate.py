@@ -324,3 +324,13 @@ def test_captions_and_suggestions_are_written_together_or_not_at_all(
     assert code != 0 and "No space left on device" in error and len(error.strip().splitlines()) == 1
     assert report.read_text() == '{"older": true}\n' and not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["suggestions.json", "talk.srt"]
+
+
+def test_media_given_as_a_url_is_refused_as_not_a_local_file() -> None:
+    url = "http://127.0.0.1:9/x.mp4"
+    result = punctum("punctuate", str(SAMPLE / "sample.srt"), "--media", url)
+    assert result.returncode == 3
+    assert (
+        result.stderr.strip()
+        == f"punctum: --media {url}: a URL; media must be a local file (download it first)"
+    )

@@ -137,6 +137,9 @@ def _punctuate(args: argparse.Namespace) -> int:
     args.min_confidence = threshold(args, 0.7)
     audio = audio_use(args)
     for option, given in (("--media", args.media), ("--timings", args.timings)):
+        if given and "://" in given:  # as a path, "http://host/x.mp4" would be "http:/host/x.mp4"
+            what = "media" if option == "--media" else "word timings"
+            raise PunctumError(f"{option} {given}: a URL; {what} must be a local file (download it first)")
         if given and not audio.with_audio:
             raise UsageError(f"{option} and {args.audio_asked} contradict each other")
     if args.audio is AudioUse.LISTEN and not args.media:  # asked for, not the default

@@ -275,3 +275,58 @@ def test_speech_activity_is_silero_s_own_and_reading_audio_leaves_torch_unloaded
         [sys.executable, "-c", probe, str(SAMPLE / "sample.mp4")], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0 and result.stdout.strip() == "False", result.stderr
+
+
+def _audio_tracks(target: Path, tracks: list[np.ndarray], default: int, layout: str = "mono") -> Path:
+    """A file of several 16 kHz audio tracks (each ``(channels, samples)`` float), made with PyAV,
+    track ``default`` marked as the one players take."""
+    import av
+    from av.stream import Disposition
+
+    with av.open(str(target), "w") as outside:
+        streams = [outside.add_stream("aac", rate=SAMPLE_RATE, layout=layout) for _ in tracks]
+        for number, stream in enumerate(streams):  # before the first packet writes the header
+            stream.disposition = Disposition.default if number == default else Disposition(0)
+        for stream, samples in zip(streams, tracks, strict=True):
+            frame = av.AudioFrame.from_ndarray(np.asarray(samples, np.float32), format="fltp", layout=layout)
+            frame.sample_rate = SAMPLE_RATE
+            outside.mux(stream.encode(frame))
+            outside.mux(stream.encode(None))
+    return target
+
+
+def test_the_default_audio_track_is_the_one_heard(tmp_path: Path) -> None:
+    # A silent first track (another language's, a commentary not yet recorded) and the speech on
+    # the second, which the file marks as the default: players take the second, and so must we.
+    from tests.conftest import decoded_audio
+
+    speech = decoded_audio(SAMPLE / "sample.mp4", 10).reshape(1, -1)
+    media = _audio_tracks(tmp_path / "two.mp4", [np.zeros_like(speech), speech], default=1)
+    heard = decode_audio(media)
+    assert float(np.sqrt(np.mean(heard**2))) > 0.5 * float(np.sqrt(np.mean(speech**2)))
+    assert analyse_media(media).speech_share([(0.0, 10.0)]) > 0.5
+
+
+@pytest.mark.parametrize("suffix", [".mp4", ".wav"])
+def test_stereo_with_one_channel_phase_inverted_is_heard_not_cancelled(tmp_path: Path, suffix: str) -> None:
+    # A miswired microphone or a fake-stereo effect: the right channel is the left turned upside
+    # down. Averaged, the two cancel to silence; the speech must still be heard.
+    from tests.conftest import decoded_audio
+
+    speech = decoded_audio(SAMPLE / "sample.mp4", 10)
+    inverted = np.stack([speech, -speech])
+    if suffix == ".wav":
+        media = tmp_path / "inverted.wav"
+        soundfile.write(media, inverted.T, SAMPLE_RATE, subtype="PCM_16")
+    else:
+        media = _audio_tracks(tmp_path / "inverted.mp4", [inverted], default=0, layout="stereo")
+    heard = decode_audio(media)
+    assert float(np.sqrt(np.mean(heard**2))) > 0.5 * float(np.sqrt(np.mean(speech**2)))
+    # Ordinary stereo is still the two channels' mean, as FFmpeg mixes it.
+    both = tmp_path / f"both{suffix}"
+    if suffix == ".wav":
+        soundfile.write(both, np.stack([speech, 0.5 * speech]).T, SAMPLE_RATE, subtype="PCM_16")
+    else:
+        _audio_tracks(both, [np.stack([speech, 0.5 * speech])], default=0, layout="stereo")
+    mixed = decode_audio(both)
+    assert abs(float(np.sqrt(np.mean(mixed**2))) / float(np.sqrt(np.mean(speech**2))) - 0.75) < 0.05

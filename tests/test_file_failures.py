@@ -283,3 +283,16 @@ def test_status_leaves_nothing_beside_the_project(tmp_path: Path) -> None:
     result = punctum("status", str(tmp_path / "p.punctum"))
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_media_under_a_second_is_said_to_last_what_it_lasts(tmp_path: Path) -> None:
+    import soundfile
+
+    from app.audio.decode import SAMPLE_RATE, decode_audio
+    from app.formats import read_document
+    from app.services.gap_evidence import gap_evidence
+
+    media = tmp_path / "half.wav"
+    soundfile.write(media, decode_audio(SAMPLE / "sample.mp4")[: SAMPLE_RATE // 2], SAMPLE_RATE)
+    evidence = gap_evidence(read_document(SAMPLE / "sample.srt"), media)
+    assert len(evidence.warnings) == 1 and "past the end of the media (0.5 s)" in evidence.warnings[0]

@@ -275,3 +275,34 @@ def test_punctuate_listens_to_the_media_by_default_and_changes_no_word(tmp_path:
     )
     assert deaf.returncode == 0, deaf.stderr
     assert json.loads(deaf_report.read_text())["evidence"] != "heard"
+
+
+def test_captions_putting_more_words_in_the_audio_than_anyone_says_are_not_listened_to(listener) -> None:  # type: ignore[no-untyped-def]
+    """5,000 one-word cues in 10 s of speech: no window is decoded (the decoder, given a text that
+    repeats itself, took it for heard, window after window, for minutes), one warning says why."""
+    from tests.conftest import decoded_audio
+
+    class Counting:  # the real decoder, its calls counted: one per window heard
+        calls = 0
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def generate(self, *args: object, **options: object) -> object:
+            Counting.calls += 1
+            return real.generate(*args, **options)
+
+    words = [("apple", "ladder", "quantum", "violin", "harbour")[i % 5] for i in range(5000)]
+    times = [(i * 0.002, i * 0.002 + 0.001) for i in range(5000)]
+    audio = decoded_audio(SAMPLE / "sample.mp4", 10)
+    real = listener._model
+    listener._model = Counting()
+    try:
+        hearing = listener.read(_listening(words, times, list(range(5000))), audio)
+    finally:
+        listener._model = real
+    assert hearing.warnings == [
+        "the captions put 5000 words where the audio has time for far fewer (are these its captions?):"
+        " not listened to there"
+    ]
+    assert Counting.calls == 0 and hearing.windows == 0 and all(m is None for m in hearing.marks)

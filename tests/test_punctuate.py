@@ -280,3 +280,57 @@ def test_media_problems_are_one_line(tiny_model: Path) -> None:
         "--no-listen",
     )
     assert deaf.returncode == 0 and "reads text only" in deaf.stderr
+
+
+def test_plain_text_with_media_is_not_listened_to_and_the_warning_says_why(tmp_path: Path) -> None:
+    # The sample's exact words without timings: nothing says where in the media each is said, so
+    # listening could only blame the video ("another video?") after hearing it for nothing.
+    text = tmp_path / "talk.txt"
+    text.write_text((SAMPLE / "reference.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "suggestions.json"
+    result = punctum("punctuate", str(text), "--media", str(SAMPLE / "sample.mp4"), "--suggestions", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == (
+        "punctum: warning: the text has no timings, so nothing says where in the media its words are"
+        " said: the media was not used (captions with times, or --timings, would be heard)"
+    )
+    assert json.loads(out.read_text())["evidence"] == "text"
+
+
+def test_captions_and_suggestions_are_written_together_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The disk fills while the captions are written: an older suggestions file must not be replaced
+    # by one whose captions were never written.
+    import errno
+
+    import app.formats.atomic as atomic
+    from app.cli import main
+
+    captions = tmp_path / "talk.srt"
+    captions.write_text((SAMPLE / "sample.srt").read_text(encoding="utf-8"), encoding="utf-8")
+    out, report = tmp_path / "out.srt", tmp_path / "suggestions.json"
+    report.write_text('{"older": true}\n')
+    staged = atomic._staged
+
+    def full_disk_for_captions(path: Path, data: bytes) -> Path:
+        if path.suffix == ".srt":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return staged(path, data)
+
+    monkeypatch.setattr(atomic, "_staged", full_disk_for_captions)
+    code = main(["punctuate", str(captions), "-o", str(out), "--suggestions", str(report)])
+    error = capsys.readouterr().err
+    assert code != 0 and "No space left on device" in error and len(error.strip().splitlines()) == 1
+    assert report.read_text() == '{"older": true}\n' and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["suggestions.json", "talk.srt"]
+
+
+def test_media_given_as_a_url_is_refused_as_not_a_local_file() -> None:
+    url = "http://127.0.0.1:9/x.mp4"
+    result = punctum("punctuate", str(SAMPLE / "sample.srt"), "--media", url)
+    assert result.returncode == 3
+    assert (
+        result.stderr.strip()
+        == f"punctum: --media {url}: a URL; media must be a local file (download it first)"
+    )

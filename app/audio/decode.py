@@ -45,6 +45,9 @@ class MediaInfo:
     # first frames' bitrate, so a shorter decode is no sign of truncation. An MP3 with a Xing/Info
     # header (what encoders write) states its length, and a file cut short then decodes shorter.
     duration_estimated: bool = False
+    # Which of the file's audio tracks is heard (its place among them): the one the file marks as
+    # the default, as players take it (a silent first track, the speech on the second), else the first.
+    audio_track: int = 0
 
 
 def probe(path: Path) -> MediaInfo:
@@ -110,7 +113,8 @@ def _probe_container(path: Path) -> MediaInfo:
         audio = [s for s in streams if s.type == "audio"]
         if not audio:
             raise AudioError(path, "the file has no audio stream")
-        stream = audio[0]
+        track = _default_track(audio)
+        stream = audio[track]
         context = stream.codec_context
         if context is None or context.codec is None:
             raise AudioError(path, "the audio stream's codec is not supported by this ffmpeg")
@@ -127,7 +131,16 @@ def _probe_container(path: Path) -> MediaInfo:
             channels=int(context.channels or 0),
             has_video=any(s.type == "video" for s in streams),
             duration_estimated=any(_ESTIMATED in str(note[2]) for note in notes),
+            audio_track=track,
         )
+
+
+def _default_track(audio: list[Any]) -> int:
+    """The place among ``audio`` streams of the one marked as the default, else 0."""
+    from av.stream import Disposition
+
+    marked = [n for n, stream in enumerate(audio) if stream.disposition & Disposition.default]
+    return marked[0] if marked else 0
 
 
 def stream_audio(path: Path, chunk_seconds: float = CHUNK_SECONDS) -> Iterator[np.ndarray]:
@@ -176,7 +189,7 @@ def _stream_soundfile(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndar
         resampler = soxr.ResampleStream(info.sample_rate, SAMPLE_RATE, 1, dtype="float32")
     try:
         for frames in soundfile.blocks(str(info.path), blocksize=block, dtype="float32", always_2d=True):
-            mono = np.ascontiguousarray(frames.mean(axis=1), dtype=np.float32)
+            mono = np.ascontiguousarray(_uncancelled(frames.mean(axis=1), frames.T), dtype=np.float32)
             if resampler is not None:
                 mono = resampler.resample_chunk(mono)
             if mono.size:
@@ -189,15 +202,60 @@ def _stream_soundfile(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndar
             yield tail
 
 
+#: Below this share of the loudest channel's level, a mix of the channels has cancelled them (one
+#: channel phase-inverted: the mean of speech and its negative is silence) and that channel is taken
+#: instead. Channels that do not cancel mix to at least half the louder one's level (one silent: a
+#: half; unrelated: 0.71; the same: 1).
+CANCELLED = 0.25
+
+
+def _uncancelled(mixed: np.ndarray, channels: np.ndarray) -> np.ndarray:
+    """``mixed`` (the mean of ``channels``, one row each), or the loudest channel where they cancel."""
+    levels = np.sqrt(np.mean(np.square(channels, dtype=np.float64), axis=1))
+    loudest = int(np.argmax(levels))
+    level = float(np.sqrt(np.mean(np.square(mixed, dtype=np.float64)))) if mixed.size else 0.0
+    if levels[loudest] > 0 and level < CANCELLED * levels[loudest]:
+        loudest_channel: np.ndarray = channels[loudest].astype(mixed.dtype)
+        return loudest_channel
+    return mixed
+
+
+class _Downmix:
+    """Frames of any layout as 16 kHz mono int16: FFmpeg's own mix (``-ac 1``), but where the
+    channels cancel each other, the loudest of them (``_uncancelled``)."""
+
+    def __init__(self) -> None:
+        import av
+
+        self._mono = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+        self._apart: Any = None  # the channels apart, at the same rate, once a frame has several
+        self._layout = ""
+
+    def resample(self, frame: Any) -> list[np.ndarray]:
+        import av
+
+        mixed = [out.to_ndarray().reshape(-1) for out in self._mono.resample(frame)]
+        if frame is not None and len(frame.layout.channels) > 1 and self._apart is None:
+            self._layout = frame.layout.name
+            self._apart = av.AudioResampler(format="s16p", layout=self._layout, rate=SAMPLE_RATE)
+        if self._apart is None or not mixed or (frame is not None and frame.layout.name != self._layout):
+            return mixed
+        apart = [out.to_ndarray() for out in self._apart.resample(frame)]
+        whole = np.concatenate(mixed)
+        if not apart or sum(a.shape[1] for a in apart) != whole.size:
+            return mixed  # out of step (a layout change): FFmpeg's mix, as before
+        return [_uncancelled(whole, np.concatenate(apart, axis=1))]
+
+
 def _decoded_samples(info: MediaInfo) -> Iterator[np.ndarray]:
-    """The first audio track's samples as FFmpeg decodes and resamples them (16 kHz mono int16,
+    """The audio track's samples (``info.audio_track``) as FFmpeg decodes and resamples them (16 kHz mono int16,
     as its command line's ``-ac 1 -ar 16000`` gives), damaged packets skipped and counted."""
     import av
 
     container = _open(info.path)
     try:
-        stream = container.streams.audio[0]
-        resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+        stream = container.streams.audio[info.audio_track]
+        resampler = _Downmix()
         packets = damaged = 0
         last_error: BaseException | None = None
         demuxed = container.demux(stream)
@@ -215,14 +273,12 @@ def _decoded_samples(info: MediaInfo) -> Iterator[np.ndarray]:
             try:
                 frames = packet.decode()
                 for frame in frames:
-                    for out in resampler.resample(frame):
-                        yield out.to_ndarray().reshape(-1)
+                    yield from resampler.resample(frame)
             except (av.FFmpegError, ValueError) as error:
                 damaged += 1
                 last_error = error
         try:
-            for out in resampler.resample(None):
-                yield out.to_ndarray().reshape(-1)
+            yield from resampler.resample(None)
         except (av.FFmpegError, ValueError) as error:
             last_error = error
     finally:

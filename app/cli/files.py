@@ -130,13 +130,16 @@ def _punctuate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from app.services.analysis import AnalysisRequest, AudioUse
-    from app.services.documents import render, save_document, save_text
+    from app.services.documents import render, save_together
     from app.services.model import Punctuator
     from app.services.punctuate import ApplyPolicy, punctuate_file
 
     args.min_confidence = threshold(args, 0.7)
     audio = audio_use(args)
     for option, given in (("--media", args.media), ("--timings", args.timings)):
+        if given and "://" in given:  # as a path, "http://host/x.mp4" would be "http:/host/x.mp4"
+            what = "media" if option == "--media" else "word timings"
+            raise PunctumError(f"{option} {given}: a URL; {what} must be a local file (download it first)")
         if given and not audio.with_audio:
             raise UsageError(f"{option} and {args.audio_asked} contradict each other")
     if args.audio is AudioUse.LISTEN and not args.media:  # asked for, not the default
@@ -159,8 +162,9 @@ def _punctuate(args: argparse.Namespace) -> int:
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
-    if args.suggestions:
-        save_text(args.suggestions, outcome.suggestions_json())
+    # Written together or not at all: suggestions whose captions a full disk kept from being
+    # written would replace an older file and describe captions that are not there.
+    reports = [(Path(args.suggestions), outcome.suggestions_json())] if args.suggestions else []
     if args.rebreak:
         from app.services.captions_export import rebreak_lines, rebreak_summary
 
@@ -171,8 +175,8 @@ def _punctuate(args: argparse.Namespace) -> int:
             print(told)
         else:
             print(f"punctum: {told}", file=sys.stderr)
+    save_together(outcome.document, args.output, reports)
     if args.output is not None:
-        save_document(outcome.document, args.output)
         language = f" ({outcome.report.language})" if outcome.report.language else ""
         wrong = f" (about {outcome.may_be_wrong:.0f} may be wrong)" if outcome.applied else ""
         print(

@@ -148,6 +148,32 @@ def write_document(
     "crlf" or "cr". Writing over the file the document was read from needs ``replace_source``.
     """
     path = Path(path)
+    write_file(
+        path,
+        document_bytes(
+            document,
+            path,
+            format=format,
+            encoding=encoding,
+            line_ending=line_ending,
+            replace_source=replace_source,
+        ),
+    )
+    if document.source_path is not None and path.resolve() == document.source_path.resolve():
+        document.mark_saved()
+
+
+def document_bytes(
+    document: Document,
+    path: Path | str,
+    *,
+    format: str | None = None,
+    encoding: str | None = None,
+    line_ending: str | None = None,
+    replace_source: bool = False,
+) -> bytes:
+    """What ``write_document`` would write to ``path``, for writing with other files (``write_files``)."""
+    path = Path(path)
     format = format or format_of(path)
     source = document.source_path
     if source is not None and not replace_source and path.exists() and path.resolve() == source.resolve():
@@ -170,9 +196,7 @@ def write_document(
         raise WriteError(
             f"{path}: {bad!r} cannot be written in {target_encoding}; write it as UTF-8 instead"
         ) from None
-    write_file(path, data)
-    if source is not None and path.resolve() == source.resolve():
-        document.mark_saved()
+    return data
 
 
 def write_file(path: Path | str, data: bytes) -> None:

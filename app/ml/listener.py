@@ -212,6 +212,11 @@ class Listener:
                 f"the captions run past the end of the media ({duration:.1f} s): "
                 f"{plan.past_the_end} words there were not listened to"
             )
+        if plan.too_dense:
+            warnings.append(
+                f"the captions put {_counted(plan.too_dense, 'word')} where the audio has time for far fewer"
+                " (are these its captions?): not listened to there"
+            )
         if plan.too_long:
             warnings.append(
                 f"{_counted(plan.too_long, 'word')} longer than the recogniser can follow: not listened to"

@@ -95,6 +95,20 @@ class Analysis:
     reading: TextReading | None = None  # the text model's, before listening: a later pass reuses it
 
 
+#: Why the media of a text without timings (plain text, no timing file) goes unused.
+_UNTIMED = (
+    "the text has no timings, so nothing says where in the media its words are said:"
+    " the media was not used (captions with times, or --timings, would be heard)"
+)
+
+
+def _timed(document: Document) -> bool:
+    """Whether anything says when the words are said: the cues' times or the words' own."""
+    return any(cue.end > cue.start for cue in document.cues) or any(
+        word.start is not None for word in document.words()
+    )
+
+
 def analyse(
     request: AnalysisRequest,
     punctuator: Punctuator,
@@ -137,6 +151,9 @@ def analyse(
         if not report.timings.get("aligned"):
             report.warnings.append(f"{request.timings.name}: no word matched the captions")
     media = request.media if with_audio else None
+    if media is not None and not _timed(document):
+        report.warnings.append(_UNTIMED)
+        media = track = None
     if media is not None and track is None:
         from app.audio.analysis import analyse_media
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +83,20 @@ def save_document(document: Document, path: Path | str) -> None:
     from app.formats import write_document
 
     write_document(document, path)
+
+
+def save_together(
+    document: Document | None, path: Path | str | None, texts: Sequence[tuple[Path, str]]
+) -> None:
+    """``document`` as ``save_document`` writes it (when ``path`` is given) and ``texts`` as UTF-8,
+    all landing together or none: a report never describes captions a full disk kept from being
+    written."""
+    from app.formats import document_bytes, write_files
+
+    files = [(Path(name), text.encode()) for name, text in texts]
+    if document is not None and path is not None:
+        files.insert(0, (Path(path), document_bytes(document, path)))
+    write_files(files)
 
 
 def save_text(path: Path | str, text: str) -> None:

@@ -93,6 +93,11 @@ def _beyond_the_media(
         if (timing.end if timing.end is not None else cue_end) > duration:
             vectors[index], gaps[index], timings[index] = own_vectors[index], own[index], own_timings[index]
     return [
-        f"the captions run to {last:.0f} s, past the end of the media ({duration:.0f} s): no audio"
+        f"the captions run to {_seconds(last)}, past the end of the media ({_seconds(duration)}): no audio"
         " evidence after it (is it the media of these captions?)"
     ]
+
+
+def _seconds(seconds: float) -> str:
+    """Seconds as people read them: tenths under a minute (0.5 s is not "0 s"), whole ones above."""
+    return f"{seconds:.1f} s" if seconds < 60 else f"{seconds:.0f} s"

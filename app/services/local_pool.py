@@ -18,6 +18,7 @@ from app.core.errors import bug_report
 from app.services.batch_job import BatchJob, FileOutcome, process_job
 from app.services.batch_scheduler import BatchSettings, BatchSummary, worker_count
 from app.services.model import ModelCache, Punctuator
+from app.services.parent_watch import end_with_parent
 
 
 @contextmanager
@@ -103,6 +104,7 @@ def _start_worker(settings: BatchSettings, threads: int, taken: Any) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl+C
+    end_with_parent()  # a busy worker would outlive a driver killed outright
     # A spawned worker starts with Python's default filters: without these, libraries'
     # deprecation notices would reach the user's terminal, as the command line's own do not.
     warnings.filterwarnings("ignore", category=FutureWarning)

@@ -216,6 +216,9 @@ def _serve(connection: Connection) -> None:
     import warnings
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
+    from app.services.parent_watch import end_with_parent
+
+    end_with_parent()  # busy, it reads no pipe: the editor killed outright would leave it running
     warnings.filterwarnings("ignore")
 
     def progress(text: str, fraction: float) -> None:

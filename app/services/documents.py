@@ -99,13 +99,6 @@ def save_together(
     write_files(files)
 
 
-def save_text(path: Path | str, text: str) -> None:
-    """Write ``text`` as UTF-8, atomically."""
-    from app.formats import write_file
-
-    write_file(path, text.encode())
-
-
 def render(document: Document) -> str:
     """The document as its own format's text."""
     from app.formats import render_document

@@ -183,7 +183,7 @@ def test_batch_transcribes_media_without_captions_first_and_a_rerun_does_not_aga
     # Transcribing and pairing are the point; listening along the words is test_listener's.
     command = ("batch", str(folder), "--project", str(project), "--transcribe", "--no-listen")
     first = punctum(*command, "--language", "en")
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 3, first.stderr  # a file failed: batch says so by its exit status too
     assert (folder / "talk.vtt").is_file() and not (folder / "broken.vtt").exists()
     assert "not transcribed" in first.stderr and "broken.mp4" in first.stderr
     status = punctum("status", str(project), "--json")
@@ -191,7 +191,7 @@ def test_batch_transcribes_media_without_captions_first_and_a_rerun_does_not_aga
     assert "talk" in status.stdout and "done" in status.stdout
     made = (folder / "talk.vtt").stat().st_mtime_ns
     again = punctum(*command)
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 3, again.stderr  # the broken file is still broken
     # The transcribed talk is paired now; only the broken file is tried again.
     assert "transcribing" not in "".join(line for line in again.stderr.splitlines() if "talk.mp4" in line)
     assert (folder / "talk.vtt").stat().st_mtime_ns == made

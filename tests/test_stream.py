@@ -213,6 +213,14 @@ def test_punctuation_given_with_a_word_is_replaced_and_quotes_stay(punctuator: P
         stream.feed("two words")
 
 
+def test_an_abbreviations_full_stop_starts_no_sentence(punctuator: Punctuator) -> None:
+    stream = StreamPunctuator(punctuator, lookahead=0, fixed=True, clock=_stopped_clock)
+    words = ["we", "need", "fruit", "e.g.", "apples", "and", "pears"]
+    out = [w for word in words for w in stream.feed(word)] + stream.flush()
+    decided = [(w.word, w.mark) for w in out]
+    assert decided[3] == ("E.g", ".") and decided[4][0] == "apples", decided  # after "e.g.", no capital
+
+
 # --- the command ------------------------------------------------------------------------------
 
 

@@ -31,6 +31,7 @@ from app.audio.gap_features import timed_gaps
 from app.audio.prosody import RATE_CONTEXT
 from app.core.marks import SENTENCE_END_CLASSES, has_protected_punctuation, model_class, set_mark
 from app.core.model import Word, apply_casing
+from app.core.orthography import is_abbreviation
 from app.formats.cuetext import split_token
 from app.services.gap_evidence import GapEvidence
 from app.services.model import Punctuator
@@ -315,7 +316,10 @@ class StreamPunctuator:
             self.language,
         )
         text = apply_casing(entry.text, capital) if capital is not None else entry.text
-        self._sentence_start = model_class(trailing) in SENTENCE_END_CLASSES
+        # An abbreviation's full stop ("e.g.", "the U.S. team") starts no sentence.
+        self._sentence_start = model_class(trailing) in SENTENCE_END_CLASSES and not is_abbreviation(
+            text + trailing
+        )
         entry.decided = True
         return StreamWord(
             entry.index,

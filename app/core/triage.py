@@ -180,8 +180,9 @@ def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_referenc
             alone.append((gap, model))
         else:
             result.queue.append(gap)
-    taken = _surest_within(alone, policy.model_threshold) if policy.model_threshold is not None else 0
     alone.sort(key=lambda pair: -pair[1].confidence)
+    target = policy.model_threshold
+    taken = surest_within([s.confidence for _, s in alone], target) if target is not None else 0
     settled += alone[:taken]
     result.queue += [gap for gap, _ in alone[taken:]]
     for gap, chosen in sorted(settled, key=lambda pair: pair[0].index):
@@ -197,11 +198,11 @@ def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_referenc
     return result
 
 
-def _surest_within(candidates: Sequence[tuple[ReviewRow, Suggestion]], target: float) -> int:
-    """How many of the candidates, surest first, settle with their mean confidence (the expected
-    share right, the confidence being calibrated) at or above ``target``."""
+def surest_within(confidences: Sequence[float], target: float) -> int:
+    """How many of ``confidences`` (surest first) settle with their mean (the expected share right,
+    the confidence being calibrated) at or above ``target``."""
     total, best = 0.0, 0
-    for count, confidence in enumerate(sorted((s.confidence for _, s in candidates), reverse=True), 1):
+    for count, confidence in enumerate(confidences, 1):
         total += confidence
         if total / count >= target:
             best = count

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,9 +33,11 @@ import numpy as np
 from app.core.bundled import confidence_dir
 from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, mark_class
 from app.core.metrics import punctuation_scores
+from app.core.triage import surest_within
 from app.ml.combination import Combination, shipped_combination
 from app.ml.confidence import CAPITAL_INPUTS, MARK_INPUTS, Confidence, Logistic, capital_inputs, mark_inputs
 from app.services.suggestions import CAPITAL_PROBABILITY
+from tests.benchmarks import cpu_flags
 from tests.benchmarks.bench_listener import fit as fit_combination
 from tests.benchmarks.dev_readings import load_dev_readings
 
@@ -82,8 +83,7 @@ def settle(p: np.ndarray, right: np.ndarray, files: np.ndarray, target: float = 
     for name in set(files.tolist()):
         rows = np.flatnonzero(files == name)
         order = rows[np.argsort(-p[rows], kind="stable")]
-        running = np.cumsum(p[order]) / np.arange(1, len(order) + 1)
-        mine[order[: max((n + 1 for n in range(len(order)) if running[n] >= target), default=0)]] = True
+        mine[order[: surest_within(p[order].tolist(), target)]] = True
     order = np.argsort(-p, kind="stable")
     running = np.cumsum(right[order]) / np.arange(1, len(order) + 1)
     reachable = max((n + 1 for n in range(len(order)) if running[n] >= target), default=0)
@@ -107,7 +107,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.test_calls:
-        print(json.dumps({"cpu_flags": _cpu_flags(), **_test_calls()}, indent=2))
+        print(json.dumps({"cpu_flags": cpu_flags(), **_test_calls()}, indent=2))
         return 0
     data = load_dev_readings()
     recordings = sorted(set(data["recording"].tolist()))
@@ -128,7 +128,7 @@ def main() -> int:
             combined[rows] = combination.combine_heard(data["read"][rows], heard[rows].tolist())
     marks = _mark_rows(data, combined, heard, known)
     capitals = _capital_rows(data, combined)
-    results: dict[str, object] = {"cpu_flags": _cpu_flags(), "target": TARGET}
+    results: dict[str, object] = {"cpu_flags": cpu_flags(), "target": TARGET}
     if args.fit:
         shipped = Confidence(
             fit_logistic(marks["inputs"], marks["right"]), fit_logistic(capitals["inputs"], capitals["right"])
@@ -331,14 +331,6 @@ def _draw(marks: dict[str, np.ndarray], capitals: dict[str, np.ndarray], target:
     target.parent.mkdir(parents=True, exist_ok=True)
     image.save(str(target))
     del app
-
-
-def _cpu_flags() -> list[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return []
-    return sorted(set(re.findall(r"\bavx[0-9a-z_]*", text)))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from app.core.metrics import punctuation_scores
 from app.ml.combination import Combination
 from app.ml.listener import Listener, Listening
 from app.services.model import Punctuator
-from tests.benchmarks import add_recogniser_options, listener_sets
+from tests.benchmarks import add_recogniser_options, cpu_flags, listener_sets
 from tests.benchmarks.listener_sets import SpeechSet
 
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
@@ -189,7 +189,7 @@ def main() -> int:
             },
         )
     result: dict[str, object] = {
-        "cpu_flags": _cpu_flags(),
+        "cpu_flags": cpu_flags(),
         "whisper": args.whisper or "default",
         "compute_type": args.compute_type,
         "combinations_fitted": fits,
@@ -240,18 +240,6 @@ def main() -> int:
     }
     print(json.dumps(result, indent=2))
     return 0
-
-
-def _cpu_flags() -> list[str]:
-    import re
-    from pathlib import Path
-
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return []
-
-    return sorted(set(re.findall(r"\bavx[0-9a-z_]*", text)))
 
 
 if __name__ == "__main__":

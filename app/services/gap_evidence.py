@@ -54,12 +54,13 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
 
     if track is None and media is not None:
         track = analyse_media(media)
-    vectors, gaps, timings = caption_gaps(document, None)
+    vectors, own_gaps, own_timings = caption_gaps(document, None)
+    gaps, timings = own_gaps, own_timings
     warnings: list[str] = []
     if track is not None:
-        heard = None if too_little_speech(document, track) is not None else track
-        measured_vectors, gaps, timings = caption_gaps(document, heard)
-        warnings += _beyond_the_media(document, track.duration, measured_vectors, gaps, timings)
+        if too_little_speech(document, track) is None:
+            _, gaps, timings = caption_gaps(document, track)
+        warnings += _beyond_the_media(document, track.duration, gaps, timings, own_gaps, own_timings)
     return GapEvidence(
         vectors,
         ["text" if v is None else "timing" for v in vectors],
@@ -78,20 +79,23 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
 
 
 def _beyond_the_media(
-    document: Document, duration: float, vectors: list[Any], gaps: list[Any], timings: list[Any]
+    document: Document,
+    duration: float,
+    gaps: list[Any],
+    timings: list[Any],
+    own_gaps: list[Any],
+    own_timings: list[Any],
 ) -> list[str]:
     """Where the captions run past the media's end there is no audio: the measures there take what
-    the captions' own timings say (replaced in place), and a warning says so, once."""
-    from app.audio.gap_features import caption_gaps
-
+    the captions' own timings say (``own_gaps``, ``own_timings``; replaced in place), and a warning
+    says so, once."""
     last = max((cue.end for cue in document.cues), default=0) / 1000
     if last <= duration + 1.0:
         return []
-    own_vectors, own, own_timings = caption_gaps(document, None)
     cue_ends = [cue.end / 1000 for cue in document.cues for _ in cue.words]
     for index, (timing, cue_end) in enumerate(zip(timings, cue_ends, strict=True)):
         if (timing.end if timing.end is not None else cue_end) > duration:
-            vectors[index], gaps[index], timings[index] = own_vectors[index], own[index], own_timings[index]
+            gaps[index], timings[index] = own_gaps[index], own_timings[index]
     return [
         f"the captions run to {_seconds(last)}, past the end of the media ({_seconds(duration)}): no audio"
         " evidence after it (is it the media of these captions?)"

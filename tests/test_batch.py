@@ -232,22 +232,27 @@ def _busy_workers(parent: int) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the worker through /proc")
-def test_a_worker_killed_mid_file_fails_that_file_instead_of_hanging(
-    tiny_model: Path, tmp_path: Path
-) -> None:
-    folder = tmp_path / "in"
-    folder.mkdir()
+def long_captions(folder: Path) -> Path:
+    """``folder`` with one long caption file, talk.srt: 5,000 cues, 50,000 words, long enough that
+    a worker is still on it seconds later."""
 
-    # Long enough (50,000 words) that the worker is still on it when it is killed.
     def stamp(ms: int) -> str:
         return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
 
+    folder.mkdir()
     cues = [
         f"{n + 1}\n{stamp(n * 3000)} --> {stamp(n * 3000 + 2500)}\nso this is what we call a long file now\n"
         for n in range(5000)
     ]
     (folder / "talk.srt").write_text("\n".join(cues))
+    return folder
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the worker through /proc")
+def test_a_worker_killed_mid_file_fails_that_file_instead_of_hanging(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    folder = long_captions(tmp_path / "in")  # the worker is still on it when it is killed
     project = tmp_path / "work.punctum"
     command = [
         sys.executable, "-m", "app", "batch", str(folder), "--project", str(project),

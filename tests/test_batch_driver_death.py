@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_batch import _busy_workers
+from tests.test_batch import _busy_workers, long_captions
 
 
 def _alive(pid: int) -> bool:
@@ -27,18 +27,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("number", [signal.SIGKILL, signal.SIGHUP], ids=["kill-9", "hup"])
 def test_batch_workers_end_with_their_driver(number: int, tiny_model: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "in"
-    folder.mkdir()
-
-    def stamp(ms: int) -> str:
-        return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
-
-    # Long enough (50,000 words) that the worker is still on it when its driver ends.
-    cues = [
-        f"{n + 1}\n{stamp(n * 3000)} --> {stamp(n * 3000 + 2500)}\nso this is what we call a long file now\n"
-        for n in range(5000)
-    ]
-    (folder / "talk.srt").write_text("\n".join(cues))
+    folder = long_captions(tmp_path / "in")  # the worker is still on it when its driver ends
     command = [
         sys.executable, "-m", "app", "batch", str(folder), "--project", str(tmp_path / "work.punctum"),
         "--model", str(tiny_model), "--workers", "1",

@@ -353,7 +353,7 @@ def test_bad_project_files(tmp_path: Path) -> None:
 def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path: Path) -> None:
     """`batch --apply triage` settles as the editor's rule does (recorded as the rule's, so a policy
     changed in the editor reopens it), and keeps what was measured at each gap for the review."""
-    from app.core.triage import TriagePolicy
+    from app.core.triage import TriagePolicy, gaps_of
     from app.services.analysis import AudioUse
     from app.services.model import Punctuator
     from app.services.review import ReviewSession
@@ -381,6 +381,13 @@ def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path
         # Settled where the reference and the model agree: none of it is the model's guess alone.
         told = re.search(r"(\d+) suggestions settled by triage \(about 0 may be wrong\)", result.stdout)
         assert told is not None and 0 < int(told.group(1)) <= len(settled), result.stdout
+        # status says the same: how many the rule settled that still stand, about how many wrong
+        (row,) = json.loads(punctum("status", str(project), "--json").stdout)
+        gaps = len(gaps_of(s for s in session.document.suggestions if s.id in settled))
+        assert (row["settled"], row["may_be_wrong"]) == (gaps, 0) and 0 < gaps <= len(settled)
+        assert (
+            f"settled by triage: {gaps} gaps (about 0 may be wrong)" in punctum("status", str(project)).stdout
+        )
         measure = session.gap_measure(8)  # "cafe", before the sentence's end
         assert measure is not None and measure.pause_ms is not None and measure.end_ms is not None
         session.settle(TriagePolicy(agreement=False, model_threshold=None))
@@ -388,6 +395,8 @@ def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path
         assert all(session.document.suggestion(i).status is Status.PENDING for i in settled)
     finally:
         session.close()
+    (row,) = json.loads(punctum("status", str(project), "--json").stdout)
+    assert row["settled"] == 0  # reopened by the editor's policy: nothing settled stands
 
 
 def test_a_worker_makes_its_model_once_and_again_only_for_other_settings() -> None:

@@ -274,6 +274,10 @@ def _status(args: argparse.Namespace) -> int:
                 f"{row.file[:40]:40} {row.state:11} {row.gaps_to_review:>6} {row.pending:>8} "
                 f"{row.accepted:>8} {row.rejected:>8} {row.review_minutes:>6} min"
             )
+            if row.settled:
+                print(
+                    f"    settled by triage: {row.settled} gaps (about {row.may_be_wrong or 0:.0f} may be wrong)"
+                )
         else:
             print(f"{row.file[:40]:40} {row.state:11} {row.reason or ''}")
         for warning in row.warnings or []:

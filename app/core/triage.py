@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from app.core.history import History, SuggestionEdit
 from app.core.marks import SENTENCE_END_CLASSES, model_class
-from app.core.model import Source, Status, Suggestion
+from app.core.model import Document, Source, Status, Suggestion
 
 
 @dataclass(frozen=True)
@@ -120,13 +121,38 @@ TARGET_RANGE = (0.90, 0.99)
 
 def about_wrong(suggestions: Iterable[Suggestion], accepted: Iterable[int]) -> float:
     """How many of the ``accepted`` suggestions the model settled alone may be wrong: the sum of
-    their chances of being wrong (a capital settled with its sentence mark counts with it)."""
+    their chances of being wrong (a capital settled with its sentence mark counts with it; where
+    the reference's mark was accepted, the reference settled the gap, not the model's guess)."""
     chosen = set(accepted)
+    suggestions = list(suggestions)
+    by_reference = {s.gap for s in suggestions if s.id in chosen and s.source is Source.REFERENCE}
     return sum(
         1 - s.confidence
         for s in suggestions
-        if s.id in chosen and s.source is Source.MODEL and s.casing is None
+        if s.id in chosen and s.source is Source.MODEL and s.casing is None and s.gap not in by_reference
     )
+
+
+def settled_by_rule(document: Document, history: History) -> set[int]:
+    """Suggestions the triage rule accepted that still stand: not undone, and on a gap no person
+    has touched since (a person's decision there is theirs, whatever the rule did)."""
+    last_by_rule: dict[int, bool] = {}
+    for step in history.done:
+        for edit in step.edits:
+            if isinstance(edit, SuggestionEdit):
+                last_by_rule[edit.suggestion_id] = step.by_rule
+    touched = {
+        (s.gap, s.casing is not None)
+        for s in document.suggestions
+        if s.source is Source.EDITOR or last_by_rule.get(s.id) is False
+    }
+    return {
+        s.id
+        for s in document.suggestions
+        if last_by_rule.get(s.id)
+        and s.status is Status.ACCEPTED
+        and (s.gap, s.casing is not None) not in touched
+    }
 
 
 @dataclass(frozen=True)

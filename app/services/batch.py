@@ -119,6 +119,8 @@ class FileStatus:
     pending: int | None = None  # suggestions by status
     accepted: int | None = None
     rejected: int | None = None
+    settled: int | None = None  # gaps the triage rule settled by itself that still stand
+    may_be_wrong: float | None = None  # about how many of those settled may be wrong
     review_minutes: float | None = None
     reason: str | None = None
     warnings: list[str] | None = None  # what its analysis warned of (media without speech...)
@@ -135,7 +137,7 @@ def project_status(project: Project) -> list[FileStatus]:
     writing = project.writer() is not None
     for entry in project.files():
         state, reason = entry.state, None
-        counts: dict[str, int] = {}
+        counts: dict[str, float] = {}
         if entry.state == RUNNING and not writing:
             state = INTERRUPTED
         warnings = None
@@ -148,15 +150,19 @@ def project_status(project: Project) -> list[FileStatus]:
             state = "stale"
             if entry.state != FAILED:
                 reason = f"{entry.captions_path.name} changed on disk since it was imported"
-        gaps = counts.get("gaps")
+        number = {key: int(value) for key, value in counts.items() if key != "may_be_wrong"}
+        gaps = number.get("gaps")
+        may_be_wrong = counts.get("may_be_wrong")
         rows.append(
             FileStatus(
                 entry.stem,
                 state,
                 gaps,
-                counts.get(Status.PENDING.value),
-                counts.get(Status.ACCEPTED.value),
-                counts.get(Status.REJECTED.value),
+                number.get(Status.PENDING.value),
+                number.get(Status.ACCEPTED.value),
+                number.get(Status.REJECTED.value),
+                number.get("settled"),
+                round(may_be_wrong, 1) if may_be_wrong is not None else None,
                 round(gaps * SECONDS_PER_GAP / 60, 1) if gaps is not None else None,
                 reason,
                 warnings,

@@ -14,7 +14,7 @@ from app.core import commands
 from app.core.decisions import Accept, Decision, DecisionError, EditWord, Reject, SetMark, decode, replay
 from app.core.history import History
 from app.core.model import Casing, Document, Source, Status, Suggestion
-from app.core.triage import gaps_to_review
+from app.core.triage import about_wrong, gaps_of, gaps_to_review, settled_by_rule
 from app.formats import FormatError, format_of, parse_document, read_bytes
 from app.store.project import Project, ProjectError
 
@@ -212,8 +212,16 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     return document, history
 
 
-def status_counts(project: Project, file_id: int) -> dict[str, int]:
+def status_counts(project: Project, file_id: int) -> dict[str, float]:
     """Suggestions of a file by status, as the decisions leave them, and the gaps still to review
-    (``"gaps"``: a gap's candidates, from the reference and the model, count once)."""
-    document, _ = load_document(project, file_id)
-    return {**document.status_counts(), "gaps": gaps_to_review(document.suggestions)}
+    (``"gaps"``: a gap's candidates, from the reference and the model, count once); ``"settled"``:
+    the gaps the triage rule settled that still stand, and ``"may_be_wrong"``: about how many of
+    them may be wrong."""
+    document, history = load_document(project, file_id)
+    standing = settled_by_rule(document, history)
+    return {
+        **document.status_counts(),
+        "gaps": gaps_to_review(document.suggestions),
+        "settled": len(gaps_of(s for s in document.suggestions if s.id in standing)),
+        "may_be_wrong": about_wrong(document.suggestions, standing),
+    }

@@ -39,7 +39,7 @@ from app.core.decisions import (
 )
 from app.core.errors import PunctumError
 from app.core.gap_features import GapMeasure
-from app.core.history import History, Step, SuggestionEdit
+from app.core.history import History, Step
 from app.core.line_breaks import LineChecks
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
@@ -50,6 +50,7 @@ from app.core.triage import (
     gaps_to_review,
     proposed_gaps,
     review_queue,
+    settled_by_rule,
     triage,
 )
 from app.formats import format_of, parse_document
@@ -206,25 +207,8 @@ class ReviewSession:
         )
 
     def settled_by_rule(self) -> set[int]:
-        """Suggestions the triage rule accepted that still stand: not undone, and on a gap no
-        person has touched since (a person's decision there is theirs, whatever the rule did)."""
-        last_by_rule: dict[int, bool] = {}
-        for step in self.history.done:
-            for edit in step.edits:
-                if isinstance(edit, SuggestionEdit):
-                    last_by_rule[edit.suggestion_id] = step.by_rule
-        touched = {
-            (s.gap, s.casing is not None)
-            for s in self.document.suggestions
-            if s.source is Source.EDITOR or last_by_rule.get(s.id) is False
-        }
-        return {
-            s.id
-            for s in self.document.suggestions
-            if last_by_rule.get(s.id)
-            and s.status is Status.ACCEPTED
-            and (s.gap, s.casing is not None) not in touched
-        }
+        """Suggestions the triage rule accepted that still stand (``triage.settled_by_rule``)."""
+        return settled_by_rule(self.document, self.history)
 
     def settle(self, policy: TriagePolicy) -> Step | None:
         """Apply ``policy`` as one undoable decision of the rule: what an earlier rule settled goes

@@ -40,13 +40,15 @@ from app.core.model import Casing, apply_casing, casing_of
 from app.ml.inference import softmax
 from app.ml.listening_windows import (
     BACKWARDS_SECONDS,
-    LEAD_SECONDS,
-    TAIL_SECONDS,
     Window,
+    counted,
     plan_windows,
     spread,
+    verdict,
+    window_samples,
 )
 from app.ml.whisper_model import COMPUTE_TYPE, install_hint, load_tokenizer, whisper_model
+from app.ml.word_alignment import heard_word_times, monotonic
 
 SAMPLE_RATE = 16_000
 #: The decoder holds 448 positions and CTranslate2 counts a prompt's tokens twice against that:
@@ -94,11 +96,13 @@ class Listening:
 @dataclass(frozen=True)
 class Hearing:
     """What the listener read. ``marks``: per gap (the gap after each word), a distribution over
-    ``MODEL_MARKS``, or None where the gap was not heard."""
+    ``MODEL_MARKS``, or None where the gap was not heard. ``word_times``: per word, where it is
+    said (seconds), or None where it was not heard."""
 
     marks: list[list[float] | None]
     windows: int  # windows heard
     warnings: list[str] = field(default_factory=list)
+    word_times: list[tuple[float, float] | None] = field(default_factory=list)
 
 
 @dataclass
@@ -108,13 +112,20 @@ class _Heard:
 
     marks: dict[int, list[float]] = field(default_factory=dict)
     matches: bool = True
+    times: dict[int, tuple[float, float]] = field(default_factory=dict)
     failure: str | None = None
 
 
 class Listener:
     """One loaded recogniser for listening, reused for every file a worker reads."""
 
-    def __init__(self, model: str | None = None, threads: int = 0, compute_type: str = COMPUTE_TYPE) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        threads: int = 0,
+        compute_type: str = COMPUTE_TYPE,
+        word_times: bool = True,
+    ) -> None:
         try:
             import ctranslate2
             from faster_whisper.feature_extractor import FeatureExtractor
@@ -142,6 +153,7 @@ class Listener:
                 f"the speech recogniser {location} cannot be loaded: {error_line(error)}"
             ) from None
         self._storage = ctranslate2.StorageView
+        self.word_times = word_times  # whether windows also align their words to the audio
         self._encoded: dict[str, list[int]] = {}  # tokens of each word form, shared by the windows
         self._lock = threading.Lock()
         self._encoding = threading.Lock()
@@ -196,12 +208,12 @@ class Listener:
         """The marks heard at each gap of ``listening.words`` in ``audio`` (16 kHz mono)."""
         count = len(listening.words)
         marks: list[list[float] | None] = [None] * count
+        word_times: list[tuple[float, float] | None] = [None] * count
         base = listening.language.lower().replace("_", "-").split("-")[0]
         if base not in self.languages or base in UNHEARD_LANGUAGES:
             why = "cannot read the marks of" if base in self.languages else "does not know"
-            return Hearing(
-                marks, 0, [f"the recogniser {why} the language {listening.language!r}: not listened to"]
-            )
+            warning = f"the recogniser {why} the language {listening.language!r}: not listened to"
+            return Hearing(marks, 0, [warning], word_times)
         tokens = [self._word_tokens(listening, index, listening.first_marks) for index in range(count)]
         duration = len(audio) / SAMPLE_RATE
         times = spread(listening.times, listening.cues)
@@ -214,12 +226,12 @@ class Listener:
             )
         if plan.too_dense:
             warnings.append(
-                f"the captions put {_counted(plan.too_dense, 'word')} where the audio has time for far fewer"
+                f"the captions put {counted(plan.too_dense, 'word')} where the audio has time for far fewer"
                 " (are these its captions?): not listened to there"
             )
         if plan.too_long:
             warnings.append(
-                f"{_counted(plan.too_long, 'word')} longer than the recogniser can follow: not listened to"
+                f"{counted(plan.too_long, 'word')} longer than the recogniser can follow: not listened to"
             )
         session = _FileListening(self, listening, audio, plan.windows, times, tokens, base)
         heard: list[_Heard] = []
@@ -236,17 +248,17 @@ class Listener:
                     raise InterruptedError("listening cancelled")
                 result = future.result()
                 heard.append(result)
-                _merge(marks, result)
+                _merge(marks, word_times, result)
                 if len(heard) == FIRST_VERDICT and not any(h.matches for h in heard):
                     queue.clear()  # the wrong video: told before the whole file is heard
                 if progress is not None and count:
                     progress(min(1.0, window.stop / count))
-        warnings += _verdict(plan.windows, heard)
-        return Hearing(marks, sum(1 for h in heard if h.matches and not h.failure), warnings)
+        warnings += verdict(plan.windows, [(h.matches, h.failure) for h in heard])
+        heard_windows = sum(1 for h in heard if h.matches and not h.failure)
+        return Hearing(marks, heard_windows, warnings, monotonic(word_times, BACKWARDS_SECONDS))
 
     def _encode_window(self, audio: np.ndarray, window: Window) -> Any:
-        first = max(0, int((window.start - LEAD_SECONDS) * SAMPLE_RATE))
-        last = min(len(audio), int((window.end + TAIL_SECONDS) * SAMPLE_RATE), first + 30 * SAMPLE_RATE)
+        first, last = window_samples(window, len(audio), SAMPLE_RATE)
         features = self._features(audio[first:last].astype(np.float32, copy=False))[:, :3000]
         if features.shape[1] < 3000:
             features = np.pad(features, ((0, 0), (0, 3000 - features.shape[1])))
@@ -376,7 +388,31 @@ class _FileListening:
             return _Heard(failure=error_line(error))
         if float(np.mean(_normalised(rows, firsts))) < MIN_WORD_LOG_PROB:
             return _Heard(matches=False)
-        return _Heard(listener._gap_marks(rows, listening, window, gaps))
+        spans = [(row, gaps[window.first + n]) for n, (row, _) in enumerate(firsts)]
+        times = self.times_heard(encoded, window, forced, spans)
+        return _Heard(listener._gap_marks(rows, listening, window, gaps), times=times)
+
+    def times_heard(
+        self, encoded: Any, window: Window, forced: list[int], spans: list[tuple[int, int]]
+    ) -> dict[int, tuple[float, float]]:
+        """Where the window's words are said, aligned along the forced text (``spans``: each word's
+        own tokens in it); none if the aligner fails: the marks heard still hold."""
+        if not self.listener.word_times:
+            return {}
+        first, last = window_samples(window, len(self.audio), SAMPLE_RATE)
+        try:
+            times = heard_word_times(
+                self.listener._model,
+                encoded,
+                self.start,
+                forced,
+                spans,
+                self.audio[first:last],
+                first / SAMPLE_RATE,
+            )
+        except (RuntimeError, ValueError):  # CTranslate2's own failures
+            return {}
+        return dict(zip(range(window.first, window.stop), times, strict=True))
 
 
 def _normalised(rows: Sequence[Any], firsts: list[tuple[int, int]]) -> list[float]:
@@ -389,50 +425,13 @@ def _normalised(rows: Sequence[Any], firsts: list[tuple[int, int]]) -> list[floa
     return values
 
 
-def _merge(marks: list[list[float] | None], heard: _Heard) -> None:
+def _merge(marks: list[list[float] | None], times: list[tuple[float, float] | None], heard: _Heard) -> None:
     """A window's reading into the file's, where its audio says its words."""
     if heard.matches and not heard.failure:
         for index, distribution in heard.marks.items():
             marks[index] = distribution
-
-
-def _verdict(windows: list[Window], heard: list[_Heard]) -> list[str]:
-    """What the user is told of windows that could not be heard."""
-    warnings: list[str] = []
-    failed = [h.failure for h in heard if h.failure]
-    if failed:
-        warnings.append(
-            f"the recogniser failed on {_counted(len(failed), 'stretch')} ({failed[0]}): not listened to there"
-        )
-    judged = [(w, h) for w, h in zip(windows, heard, strict=False) if not h.failure]
-    wrong = [w for w, h in judged if not h.matches]
-    if not wrong:
-        return warnings
-    if len(wrong) == len(judged):
-        warnings.append(
-            "the audio does not say the captions' words (another video?): marks read from the text alone"
-        )
-    else:
-        warnings.append(
-            f"the audio does not say the captions' words in {len(wrong)} of {_counted(len(judged), 'stretch')} "
-            f"(from {_clock(wrong[0].start)}): marks read from the text alone there"
-        )
-    return warnings
-
-
-def _counted(count: int, noun: str) -> str:
-    return (
-        f"{count} {noun}"
-        if count == 1
-        else f"{count} {noun}es"
-        if noun.endswith("ch")
-        else f"{count} {noun}s"
-    )
-
-
-def _clock(seconds: float) -> str:
-    minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes}:{rest:02d}"
+        for index, said in heard.times.items():
+            times[index] = said
 
 
 def _log_sum(log_probs: np.ndarray, tokens: list[int]) -> float:

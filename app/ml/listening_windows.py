@@ -139,3 +139,50 @@ def _window(units: list[tuple[int, int]], times: Sequence[tuple[float, float]]) 
     first, stop = units[0][0], units[-1][1]
     span = times[first:stop]
     return Window(first, stop, min(start for start, _ in span), max(end for _, end in span))
+
+
+def window_samples(window: Window, samples: int, rate: int) -> tuple[int, int]:
+    """The stretch of audio a window hears, ``(first, last)`` samples at ``rate`` of ``samples``:
+    its words with margins, at most the encoder's 30 s."""
+    first = max(0, int((window.start - LEAD_SECONDS) * rate))
+    return first, min(samples, int((window.end + TAIL_SECONDS) * rate), first + 30 * rate)
+
+
+def verdict(windows: list[Window], outcomes: list[tuple[bool, str | None]]) -> list[str]:
+    """What the user is told of windows that could not be heard: per window heard, whether its
+    audio says its words and why it failed (None if it did not)."""
+    warnings: list[str] = []
+    failed = [failure for _, failure in outcomes if failure]
+    if failed:
+        warnings.append(
+            f"the recogniser failed on {counted(len(failed), 'stretch')} ({failed[0]}): not listened to there"
+        )
+    judged = [(w, matches) for w, (matches, failure) in zip(windows, outcomes, strict=False) if not failure]
+    wrong = [w for w, matches in judged if not matches]
+    if not wrong:
+        return warnings
+    if len(wrong) == len(judged):
+        warnings.append(
+            "the audio does not say the captions' words (another video?): marks read from the text alone"
+        )
+    else:
+        warnings.append(
+            f"the audio does not say the captions' words in {len(wrong)} of {counted(len(judged), 'stretch')} "
+            f"(from {clock(wrong[0].start)}): marks read from the text alone there"
+        )
+    return warnings
+
+
+def counted(count: int, noun: str) -> str:
+    return (
+        f"{count} {noun}"
+        if count == 1
+        else f"{count} {noun}es"
+        if noun.endswith("ch")
+        else f"{count} {noun}s"
+    )
+
+
+def clock(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}:{rest:02d}"

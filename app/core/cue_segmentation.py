@@ -129,6 +129,12 @@ def _break_kind(word: TimedWord, following: TimedWord) -> int:
     return _NONE
 
 
+def ends_sentence(text: str, following: str | None = None) -> bool:
+    """Whether a word as written (marks included) ends a sentence when ``following`` (the next
+    word as written; None at the end) comes after it, as ``plan_cues`` reads its marks."""
+    return _break_kind(TimedWord(text, 0, 0), TimedWord(following or "", 0, 0)) == _SENTENCE
+
+
 def plan_cues(
     words: Sequence[TimedWord], rules: CueRules = CueRules(), until: int | None = None
 ) -> list[PlannedCue]:

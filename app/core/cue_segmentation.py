@@ -97,6 +97,7 @@ _INNER_SENTENCE = 40.0  # a sentence end inside a cue: a new sentence reads best
 _INNER_PAUSE = 20.0  # per pause_ms of silence inside a cue: its text shows before it is said
 _SHORT_TEXT = 40.0  # a cue with a scrap of text flashes by (scaled by the missing part of a line)
 _SHORT_TIME = 30.0  # a cue with less than min_ms before the next one cannot be read
+_DANGLING = 40.0  # a cue ending with the start of a sentence that runs on past the words
 _FAST_TEXT = 100.0  # per share of max_cps a cue is over: its text goes before it can be read
 # Within a cue, in characters of imbalance between lines that a better break is worth.
 _LINE_CLAUSE_BREAK = 2.0
@@ -136,10 +137,15 @@ def ends_sentence(text: str, following: str | None = None) -> bool:
 
 
 def plan_cues(
-    words: Sequence[TimedWord], rules: CueRules = CueRules(), until: int | None = None
+    words: Sequence[TimedWord],
+    rules: CueRules = CueRules(),
+    until: int | None = None,
+    runs_on: bool = False,
 ) -> list[PlannedCue]:
     """The words laid out in cues and lines by the rules above; [] for no words. ``until``: the
     latest the last cue may end (the next caption's start), which else only its words decide.
+    ``runs_on``: the last sentence goes on after the words (in a caption kept as it is), so a last
+    cue holding a sentence end would end with the start of a sentence, which costs more.
 
     With ``rules.max_cps`` a cue is also extended into the silence after it until it can be read,
     and kept to where its text can be read in the time before the next cue (a cost, as the words'
@@ -151,7 +157,8 @@ def plan_cues(
     lengths = [len(_shown(word.text)) for word in words]
     kinds = [_break_kind(words[b], words[b + 1]) for b in range(count - 1)]
     end_costs, inner_costs = _boundary_costs(words, kinds, rules)
-    spans = _cue_spans(words, lengths, end_costs, inner_costs, rules, until)
+    dangling = runs_on and count > 1
+    spans = _cue_spans(words, lengths, end_costs, inner_costs, rules, until, kinds if dangling else None)
 
     cues: list[PlannedCue] = []
     previous_end = -rules.min_gap_ms
@@ -205,6 +212,7 @@ def _cue_spans(
     inner_costs: list[float],
     rules: CueRules,
     until: int | None = None,
+    kinds_if_runs_on: list[int] | None = None,
 ) -> list[tuple[int, int]]:
     """The cheapest split of the words into cues, as (first, stop) index pairs.
 
@@ -220,6 +228,7 @@ def _cue_spans(
         front = 0  # characters on the cue's top line while filling lines from the bottom
         chars = -1
         inner = 0.0
+        sentence_inside = False
         latest = words[stop - 1].end
         for first in range(stop - 1, -1, -1):
             # Filling lines from the bottom, each as full as it goes, gives the fewest lines.
@@ -233,6 +242,9 @@ def _cue_spans(
                 if lines > rules.max_lines or latest - words[first].start > rules.max_ms:
                     break
                 inner += inner_costs[first]
+                sentence_inside = sentence_inside or (
+                    kinds_if_runs_on is not None and kinds_if_runs_on[first] == _SENTENCE
+                )
             chars += lengths[first] + 1
             cost = best[first] + _CUE + inner
             cost += _SHORT_TEXT * (max(0, width - chars) / width) ** 2
@@ -241,6 +253,8 @@ def _cue_spans(
                 room = words[stop].start - rules.min_gap_ms - words[first].start
                 if room < rules.min_ms:
                     cost += _SHORT_TIME * (rules.min_ms - room) / rules.min_ms
+            elif sentence_inside:
+                cost += _DANGLING
             if rules.max_cps is not None:
                 shown_until = words[stop].start - rules.min_gap_ms if stop < count else until
                 shown_until = latest if shown_until is None else max(shown_until, latest)

@@ -45,13 +45,15 @@ EMPTY = "empty"  # no words to move
 @dataclass(frozen=True)
 class Resegmented:
     """A re-cut document and what happened: whether word times were estimated, the cue counts,
-    and how many cues kept their own cut, by reason (``POSITIONED``, ``STYLED`` …)."""
+    how many cues kept their own cut, by reason (``POSITIONED``, ``STYLED`` …), and the time each
+    word was cut by (None for the words of a cue that kept its cut)."""
 
     document: Document
     estimated: bool
     cues_before: int
     cues_after: int
     kept: dict[str, int]
+    word_times: list[tuple[int, int] | None]
 
     @property
     def kept_cues(self) -> int:
@@ -77,6 +79,7 @@ def resegment(
     new_cues: list[Cue] = []
     kept: Counter[str] = Counter()
     estimated = False
+    word_times: list[tuple[int, int] | None] = [None] * firsts[-1]
     number = 0
     while number < len(cues):
         reason = reasons[number]
@@ -93,10 +96,13 @@ def resegment(
         if stop < len(cues):
             until = max(until, cues[stop].start - rules.min_gap_ms)
         words = _run_words(cues[number:stop], firsts[number], times)
-        planned = plan_cues([word for word, _ in words], rules, until)
+        runs_on = stop < len(cues) and not _ends_sentence_before(cues[stop - 1], cues[stop:])
+        planned = plan_cues([word for word, _ in words], rules, until, runs_on)
         if _fits(planned, cues[number].start, until, rules):
             new_cues += _new_cues(cues[number:stop], planned, rules, language, timing_line)
             estimated = estimated or any(guessed for _, guessed in words)
+            for index, (word, _) in enumerate(words, start=firsts[number]):
+                word_times[index] = (word.start, word.end)
         else:  # words heard far from their cues, or no time to show them: leave the run as it is
             new_cues += [_copy(cue) for cue in cues[number:stop]]
             kept[TIMING] += stop - number
@@ -110,7 +116,13 @@ def resegment(
         suggestions=list(document.suggestions),
         changes_since_save=document.changes_since_save + changed,
     )
-    return Resegmented(result, estimated, len(cues), len(new_cues), dict(kept))
+    return Resegmented(result, estimated, len(cues), len(new_cues), dict(kept), word_times)
+
+
+def _ends_sentence_before(cue: Cue, later: Sequence[Cue]) -> bool:
+    """Whether ``cue``'s last word ends a sentence, or no words follow it."""
+    following = next((other.words[0].rendered() for other in later if other.words), None)
+    return following is None or ends_sentence(cue.words[-1].rendered(), following)
 
 
 def _cut_of(cue: Cue) -> tuple[object, ...]:
@@ -136,7 +148,7 @@ def _keep_reasons(cues: Sequence[Cue]) -> list[str | None]:
             reasons.append(POSITIONED)
         elif between is None:
             reasons.append(STYLED)
-        elif _has_description_line(cue.words, between):
+        elif _is_description(cue, between):
             reasons.append(DESCRIPTION)
         elif not in_order:
             reasons.append(TIMING)
@@ -154,6 +166,14 @@ def _between_words(cue: Cue) -> list[str] | None:
         return [] if plain and slots == [(Slot.WORD, 0), (Slot.MARK, 0)] else None
     gaps = _word_gaps(cue)
     return None if gaps is None else [str(cue.layout[index]) for index in gaps]
+
+
+def _is_description(cue: Cue, between: list[str]) -> bool:
+    """Whether a line of the cue, or the whole cue, is in brackets ("(computer playing / electronic
+    melody)"): a description a viewer reads apart from the speech."""
+    opening, closing = cue.words[0].prefix, cue.words[-1].mark
+    whole = any(opening.startswith(o) and c in closing for o, c in (("(", ")"), ("[", "]")))
+    return whole or _has_description_line(cue.words, between)
 
 
 def _run_words(
@@ -262,24 +282,17 @@ def _number_cues(before: Sequence[Cue], after: list[Cue], file_format: str) -> N
         previous = cue.index if cue.index is not None else previous + 1
 
 
-#: A timing line as caption files write it: hours optional (WebVTT), any fraction separator.
-_TIMING = re.compile(r"(\s*)(?:(\d+):)?(\d{1,2}):(\d{1,2})([,.:])(\d{1,3})(\s*-->\s*)\S+\s*\n?")
+#: A timing line written as the standard writes it, but for the spacing, the digits of the hours
+#: (which WebVTT may leave out) and the separator before the milliseconds.
+_TIMING = re.compile(r"([ \t]*)(?:(\d+):)?(\d\d):(\d\d)([,.])(\d\d\d)([ \t]*-->[ \t]*)\S+[ \t]*\n?")
 
 
 def _timing_style(document: Document) -> Callable[[int, int], str] | None:
     """How the document writes a timing line, as a function of a cue's times; None when no line
     reads plainly (the writer's own style then)."""
-    match = next(
-        (
-            found
-            for found in (
-                _TIMING.fullmatch(cue.timing_line or "") for cue in document.cues if not cue.settings
-            )
-            if found is not None
-        ),
-        None,
-    )
-    if match is None:
+    plain = (_TIMING.fullmatch(cue.timing_line or "") for cue in document.cues if not cue.settings)
+    match = next((found for found in plain if found is not None), None)
+    if match is None or (document.format == "srt" and match.group(2) is None):
         return None
     indent, hours, _, _, separator, _, arrow = match.groups()
     hour_digits = len(hours) if hours is not None else 0

@@ -155,6 +155,8 @@ def test_words_marks_capitals_and_styling_stay_exactly_as_they_were() -> None:
         assert styled in written
     # The styled cues are barriers: the plain cues either side are cut on their own.
     assert _texts(result.document)[:2] == ["so we went home.", "And then"]
+    # Two frames before the styled cue, though the cue it replaces ran right up to it.
+    assert result.document.cues[1].end == 3000 - RECUT_RULES.min_gap_ms
     assert result.kept == {STYLED: 2, "description": 1}
     assert _texts(result.document)[-1] == '"Très bien", dit-il ÇA VA. iPhone e.g. NASA.'
     # Numbered 1..N again, as the file was.

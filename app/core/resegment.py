@@ -92,9 +92,9 @@ def resegment(
         # A NOTE block after a cue stays where it is: the run ends with that cue.
         while stop < len(cues) and reasons[stop] is None and not (cues[stop - 1].after_text or "").strip():
             stop += 1
-        until = cues[stop - 1].end
-        if stop < len(cues):
-            until = max(until, cues[stop].start - rules.min_gap_ms)
+        # The last new cue may go on into the silence before the next cue, and stops two frames
+        # short of it even where the cue it replaces did not.
+        until = cues[stop - 1].end if stop == len(cues) else cues[stop].start - rules.min_gap_ms
         words = _run_words(cues[number:stop], firsts[number], times)
         runs_on = stop < len(cues) and not _ends_sentence_before(cues[stop - 1], cues[stop:])
         planned = plan_cues([word for word, _ in words], rules, until, runs_on)

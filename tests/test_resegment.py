@@ -184,6 +184,24 @@ def test_positioned_cues_and_vtt_identifiers() -> None:
     assert _texts(result.document)[-1] == "some cake. The end."
 
 
+def test_a_cue_already_cut_as_planned_is_written_as_it_was_read() -> None:
+    vtt = "WEBVTT\n\nintro\n00:01.000  -->  00:03.000\nWe went home.\n\n00:05.000 --> 00:07.000\nIt rained.\n"
+    result = resegment(parse_document(vtt.encode(), "vtt"))
+    assert render_document(result.document) == vtt
+    assert result.kept == {} and result.document.changes_since_save == 0
+
+
+def test_srt_numbers_follow_the_files_own_counting() -> None:
+    cues = "00:00:01,000 --> 00:00:02,000\nso we\n\n00:00:02,000 --> 00:00:03,000\nwent home.\n"
+    unnumbered = render_document(resegment(parse_document(cues.encode(), "srt")).document)
+    assert unnumbered == "00:00:01,000 --> 00:00:03,000\nso we went home.\n"
+    from_zero = "0\n" + cues.replace("\n\n", "\n\n1\n")
+    assert render_document(resegment(parse_document(from_zero.encode(), "srt")).document).startswith("0\n")
+    skipping = "3\n" + cues.replace("\n\n", "\n\n9\n") + "\n10\n00:00:03,000 --> 00:00:04,000\n<i>Bye.</i>\n"
+    written = render_document(resegment(parse_document(skipping.encode(), "srt")).document)
+    assert written.startswith("3\n") and "\n10\n00:00:03,000" in written
+
+
 def test_line_endings_and_timing_style_are_the_documents_own() -> None:
     text = "1\r\n00:00:01.000 --> 00:00:02.000\r\nso we\r\n\r\n2\r\n00:00:02.000 --> 00:00:03.000\r\nwent home.\r\n"
     document = parse_document(text.encode(), "srt")

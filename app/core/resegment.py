@@ -96,7 +96,7 @@ def resegment(
         # short of it even where the cue it replaces did not.
         until = cues[stop - 1].end if stop == len(cues) else cues[stop].start - rules.min_gap_ms
         words = _run_words(cues[number:stop], firsts[number], times)
-        runs_on = stop < len(cues) and not _ends_sentence_before(cues[stop - 1], cues[stop:])
+        runs_on = stop < len(cues) and not _ends_sentence_before(cues[stop - 1], cues, stop)
         planned = plan_cues([word for word, _ in words], rules, until, runs_on)
         if _fits(planned, cues[number].start, until, rules):
             new_cues += _new_cues(cues[number:stop], planned, rules, language, timing_line)
@@ -119,9 +119,11 @@ def resegment(
     return Resegmented(result, estimated, len(cues), len(new_cues), dict(kept), word_times)
 
 
-def _ends_sentence_before(cue: Cue, later: Sequence[Cue]) -> bool:
-    """Whether ``cue``'s last word ends a sentence, or no words follow it."""
-    following = next((other.words[0].rendered() for other in later if other.words), None)
+def _ends_sentence_before(cue: Cue, cues: Sequence[Cue], later: int) -> bool:
+    """Whether ``cue``'s last word ends a sentence, or no words follow it in ``cues[later:]``."""
+    following = next(
+        (other.words[0].rendered() for other in itertools.islice(cues, later, None) if other.words), None
+    )
     return following is None or ends_sentence(cue.words[-1].rendered(), following)
 
 
@@ -230,17 +232,21 @@ def _new_cues(
     timing_line: Callable[[int, int], str] | None,
 ) -> list[Cue]:
     """Cues holding the run's words as planned, their lines laid out as ``line_words`` lays them
-    out; a cue ending where one of the run's cues ended keeps what followed it (the spacing)."""
+    out; a cue ending where one of the run's cues ended keeps what followed it (the spacing),
+    and a cue planned and laid out just as it was is that cue, written as it was read."""
     words = [word for cue in run for word in cue.words]
     endings = {}  # the word each cue of the run ended with -> what the file had after the cue
+    originals = {}  # (first word, start, end) of each cue of the run -> the cue
     total = 0
     for cue in run:
+        originals[total, cue.start, cue.end] = cue
         total += len(cue.words)
         endings[total] = cue.after_text
     cues: list[Cue] = []
     taken = 0
     for plan in planned:
         group = words[taken : taken + len(plan.words)]
+        original = originals.get((taken, plan.start, plan.end))
         taken += len(group)
         texts = [word.rendered() for word in group]
         counts = line_words(texts, rules, language=language)
@@ -261,7 +267,8 @@ def _new_cues(
             after_text=endings.get(taken),
         )
         cue.original_text = cue.text()
-        cues.append(cue)
+        same = original is not None and original.words == cue.words and original.text() == cue.original_text
+        cues.append(_copy(original) if same and original is not None else cue)
     return cues
 
 
@@ -271,7 +278,7 @@ def _number_cues(before: Sequence[Cue], after: list[Cue], file_format: str) -> N
     cue, so a new cue has none."""
     if file_format != "srt" or not any(cue.identifier is not None for cue in before):
         return
-    first = before[0].index or 1
+    first = before[0].index if before[0].index is not None else 1
     counted = all(cue.identifier is not None and cue.index == first + n for n, cue in enumerate(before))
     previous = first - 1
     for cue in after:

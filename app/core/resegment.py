@@ -4,15 +4,18 @@ A recogniser cuts its cues by the clock, so a sentence starts at the end of one 
 into the next. With the marks back, ``resegment`` cuts the cues again as ``cue_segmentation.plan_cues``
 plans them: a sentence a cue where it fits, a long one split at a clause, short ones sharing a cue,
 within the limits of ``RECUT_RULES`` (two lines of 42 characters, 1 to 7 s, 21 characters a second,
-two frames between cues).
+two frames between cues). Lines and the longest duration are kept but where one word is longer,
+and a new cue ends two frames before the next cue; the shortest duration and the reading speed are
+kept as far as the words' own pace allows.
 
 Only where cues begin and end changes, and their line breaks: every word stays, in order, with its
 prefix, mark and capitals exactly. A cue keeps its own cut and times, and splits the re-cutting into
 runs either side of it, when it holds anything but words and plain spaces (styling tags, entities,
 symbols such as a speaker's dash, a word glued to the next), a description line ("(laughing)"),
-positioning, or times that run backwards or overlap another cue's. New cues take their words' times:
-those the document gives (VTT inline timestamps), else the heard ones passed in, else the cue's time
-spread over its words by their length, an estimate that never leaves the word's own cue.
+positioning, or times that run backwards or overlap another cue's. (A cue with VTT inline
+timestamps is styled too: re-cut, it would lose them.) New cues take their words' times: those the
+document gives (a cue of one word times its word), else the heard ones passed in, else the cue's
+time spread over its words by their length, an estimate that never leaves the word's own cue.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from dataclasses import dataclass
 
 from app.core.checks import visible_lines
 from app.core.cue_segmentation import CueRules, PlannedCue, TimedWord, ends_sentence, line_words, plan_cues
+
+# Re-breaking's own tests of which cues can be rewritten, so the two features never disagree.
 from app.core.line_breaks import _has_description_line, _word_gaps
 from app.core.model import Cue, Document, LayoutPiece, Slot
 

@@ -13,7 +13,16 @@ from hypothesis import strategies as st
 from app.core.checks import visible_lines
 from app.core.cue_segmentation import CueRules, TimedWord, ends_sentence, plan_cues
 from app.core.model import Document
-from app.core.resegment import POSITIONED, RECUT_RULES, STYLED, TIMING, cut_checks, resegment
+from app.core.resegment import (
+    DESCRIPTION,
+    DIALOGUE,
+    POSITIONED,
+    RECUT_RULES,
+    STYLED,
+    TIMING,
+    cut_checks,
+    resegment,
+)
 from app.formats import FormatError, parse_document, read_document, render_document
 from app.formats.encoding import encode
 from tests.conftest import shared_data
@@ -141,8 +150,9 @@ STYLED_SRT = (
     "3\n00:00:03,000 --> 00:00:04,500\n<i>Who's there?</i>\n\n"
     "4\n00:00:04,600 --> 00:00:05,500\n{\\an8}Up here!\n\n"
     "5\n00:00:05,600 --> 00:00:06,400\n(laughing)\n\n"
-    '6\n00:00:06,500 --> 00:00:07,500\n"Très bien", dit-il\n\n'
-    "7\n00:00:07,500 --> 00:00:09,000\nÇA VA. iPhone e.g. NASA.\n"
+    "6\n00:00:06,400 --> 00:00:06,450\n-Hi.\n-Hello.\n\n"
+    '7\n00:00:06,500 --> 00:00:07,500\n"Très bien", dit-il\n\n'
+    "8\n00:00:07,500 --> 00:00:09,000\nÇA VA. iPhone e.g. NASA.\n"
 )
 
 
@@ -151,17 +161,22 @@ def test_words_marks_capitals_and_styling_stay_exactly_as_they_were() -> None:
     result = resegment(document, None)
     written = render_document(result.document)
     assert _words(written, "srt") == _words(STYLED_SRT, "srt")
-    for styled in ("00:00:03,000 --> 00:00:04,500\n<i>Who's there?</i>\n", "{\\an8}Up here!", "(laughing)"):
+    for styled in (
+        "00:00:03,000 --> 00:00:04,500\n<i>Who's there?</i>\n",
+        "{\\an8}Up here!",
+        "(laughing)",
+        "-Hi.\n-Hello.\n",
+    ):
         assert styled in written
     # The styled cues are barriers: the plain cues either side are cut on their own.
     assert _texts(result.document)[:2] == ["so we went home.", "And then"]
     # Two frames before the styled cue, though the cue it replaces ran right up to it.
     assert result.document.cues[1].end == 3000 - RECUT_RULES.min_gap_ms
-    assert result.kept == {STYLED: 2, "description": 1}
+    assert result.kept == {STYLED: 2, DESCRIPTION: 1, DIALOGUE: 1}
     assert _texts(result.document)[-1] == '"Très bien", dit-il ÇA VA. iPhone e.g. NASA.'
     # Numbered 1..N again, as the file was.
-    assert [cue.index for cue in parse_document(written.encode(), "srt").cues] == list(range(1, 7))
-    assert "\n\n7\n" not in written
+    assert [cue.index for cue in parse_document(written.encode(), "srt").cues] == list(range(1, 8))
+    assert "\n\n8\n" not in written
 
 
 def test_positioned_cues_and_vtt_identifiers() -> None:

@@ -12,7 +12,7 @@ Only where cues begin and end changes, and their line breaks: every word stays, 
 prefix, mark and capitals exactly. A cue keeps its own cut and times, and splits the re-cutting into
 runs either side of it, when it holds anything but words and plain spaces (styling tags, entities,
 symbols such as a speaker's dash, a word glued to the next), a description line ("(laughing)"),
-positioning, or times that run backwards or overlap another cue's. (A cue with VTT inline
+a speaker's dash against a word ("-Hi."), positioning, or times that run backwards or overlap another cue's. (A cue with VTT inline
 timestamps is styled too: re-cut, it would lose them.) New cues take their words' times: those the
 document gives (a cue of one word times its word), else the heard ones passed in, else the cue's
 time spread over its words by their length, an estimate that never leaves the word's own cue.
@@ -43,6 +43,7 @@ RECUT_RULES = CueRules(max_cps=21.0, min_gap_ms=84)
 POSITIONED = "positioned"  # cue settings, which would not fit the words of other cues
 STYLED = "styled"  # tags, entities, symbols or glued words between the words
 DESCRIPTION = "description"  # a line in brackets, read apart from the speech
+DIALOGUE = "dialogue"  # a speaker's dash ("-Hi.\n-Hello."): each turn keeps its line
 TIMING = "timing"  # no duration, or overlapping another cue: new cues could not keep clear of it
 EMPTY = "empty"  # no words to move
 
@@ -157,6 +158,8 @@ def _keep_reasons(cues: Sequence[Cue]) -> list[str | None]:
             reasons.append(STYLED)
         elif _is_description(cue, between):
             reasons.append(DESCRIPTION)
+        elif any(word.prefix[:1] in _DIALOGUE_DASHES for word in cue.words if word.prefix):
+            reasons.append(DIALOGUE)
         elif not in_order:
             reasons.append(TIMING)
         else:
@@ -173,6 +176,11 @@ def _between_words(cue: Cue) -> list[str] | None:
         return [] if plain and slots == [(Slot.WORD, 0), (Slot.MARK, 0)] else None
     gaps = _word_gaps(cue)
     return None if gaps is None else [str(cue.layout[index]) for index in gaps]
+
+
+#: Dashes a speaker's turn starts with, written against its first word ("-Hi."); a dash with a
+#: space after it is a symbol of its own, and the cue is styled.
+_DIALOGUE_DASHES = "-‐–—"
 
 
 def _is_description(cue: Cue, between: list[str]) -> bool:

@@ -290,12 +290,12 @@ def _documents(draw: st.DrawFn) -> tuple[Document, list[tuple[int, int] | None] 
         words = draw(
             st.lists(st.tuples(st.sampled_from(_VOCABULARY), st.sampled_from(_MARKS)), min_size=1, max_size=9)
         )
-        duration = draw(st.integers(1, 6000))
+        duration = draw(st.sampled_from([draw(st.integers(1, 6000)), 0, -300]))  # odd times too
         text = " ".join(word + mark for word, mark in words)
         if draw(st.integers(0, 9)) == 0:
             text = f"<i>{text}</i>"
-        cues.append((clock, clock + duration, text))
-        clock += duration + draw(st.sampled_from([0, 0, 1, 40, 84, 500, 3000]))
+        cues.append((clock, max(0, clock + duration), text))
+        clock = max(0, clock + duration + draw(st.sampled_from([0, 0, 1, 40, 84, 500, 3000, -200])))
     document = _srt(cues)
     times: list[tuple[int, int] | None] | None = None
     if draw(st.booleans()):
@@ -315,15 +315,13 @@ def test_any_document_keeps_its_words_in_order_and_cues_apart(
     result = resegment(document, times)
     written = render_document(result.document)
     assert _words(written, "srt") == [(w.prefix, w.text, w.mark) for w in document.words()]
-    cues = result.document.cues
     kept = {(c.start, c.end, c.original_text) for c in document.cues}
-    for cue, later in itertools.pairwise(cues):
-        assert cue.start < cue.end and later.start >= cue.end
-        if (cue.start, cue.end, cue.original_text) not in kept and (
-            later.start,
-            later.end,
-            later.original_text,
-        ) not in kept:
+    new = [(c.start, c.end, c.original_text) not in kept for c in result.document.cues]
+    for (cue, is_new), (later, later_new) in itertools.pairwise(zip(result.document.cues, new, strict=True)):
+        if is_new or later_new:  # cues kept as they were may overlap as they did
+            assert later.start >= cue.end
+            assert (cue.start < cue.end or not is_new) and (later.start < later.end or not later_new)
+        if is_new and later_new:
             assert later.start - cue.end >= RECUT_RULES.min_gap_ms
     for index, span in enumerate(result.word_times):
         if span is not None and times is None:

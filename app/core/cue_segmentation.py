@@ -15,6 +15,9 @@ guidelines ask. With the limits of ``CueRules``:
   end or a long pause inside a cue costs something, a cue with little text or too little time to
   be read costs more, and every cue costs a little, so short sentences share a cue instead of
   flashing by one at a time, and a long sentence is split evenly rather than leaving a scrap.
+- Re-cutting captions (``core.resegment``) also asks for a reading speed (``max_cps``: the cue
+  goes on into the silence after it until its text can be read, and a cue that cannot be costs
+  more) and a gap between cues (``min_gap_ms``); transcription leaves both unset.
 - Within a cue the text stays on one line when it fits; otherwise it takes as few lines as it
   can, as balanced in length as possible (either line may be the longer), broken after
   punctuation where that costs little balance, and without a one-word line where avoidable.
@@ -157,8 +160,7 @@ def plan_cues(
     lengths = [len(_shown(word.text)) for word in words]
     kinds = [_break_kind(words[b], words[b + 1]) for b in range(count - 1)]
     end_costs, inner_costs = _boundary_costs(words, kinds, rules)
-    dangling = runs_on and count > 1
-    spans = _cue_spans(words, lengths, end_costs, inner_costs, rules, until, kinds if dangling else None)
+    spans = _cue_spans(words, lengths, end_costs, inner_costs, rules, until, kinds if runs_on else None)
 
     cues: list[PlannedCue] = []
     previous_end = -rules.min_gap_ms

@@ -15,6 +15,9 @@ guidelines ask. With the limits of ``CueRules``:
   end or a long pause inside a cue costs something, a cue with little text or too little time to
   be read costs more, and every cue costs a little, so short sentences share a cue instead of
   flashing by one at a time, and a long sentence is split evenly rather than leaving a scrap.
+- Re-cutting captions (``core.resegment``) also asks for a reading speed (``max_cps``: the cue
+  goes on into the silence after it until its text can be read, and a cue that cannot be costs
+  more) and a gap between cues (``min_gap_ms``); transcription leaves both unset.
 - Within a cue the text stays on one line when it fits; otherwise it takes as few lines as it
   can, as balanced in length as possible (either line may be the longer), broken after
   punctuation where that costs little balance, and without a one-word line where avoidable.
@@ -53,12 +56,19 @@ class CueRules:
     min_ms: int = 1000
     max_ms: int = 7000
     pause_ms: int = 500
+    #: Characters (spaces included) a viewer is given a second to read, where the words' times
+    #: leave room for it; None (transcription) leaves reading speed to the other limits.
+    max_cps: float | None = None
+    #: The least time from one cue's end to the next one's start (2 frames at 24 fps is 84 ms).
+    min_gap_ms: int = 0
 
     def __post_init__(self) -> None:
         if self.max_line_chars < 1 or self.max_lines < 1 or self.max_ms < 1:
             raise ValueError("a cue needs room for one character, one line and one millisecond")
-        if self.min_ms < 0 or self.pause_ms < 0:
+        if self.min_ms < 0 or self.pause_ms < 0 or self.min_gap_ms < 0:
             raise ValueError("durations cannot be negative")
+        if self.max_cps is not None and self.max_cps <= 0:
+            raise ValueError("a reading speed must be positive")
         if self.min_ms > self.max_ms:
             raise ValueError("a cue's shortest duration cannot exceed its longest")
 
@@ -90,6 +100,8 @@ _INNER_SENTENCE = 40.0  # a sentence end inside a cue: a new sentence reads best
 _INNER_PAUSE = 20.0  # per pause_ms of silence inside a cue: its text shows before it is said
 _SHORT_TEXT = 40.0  # a cue with a scrap of text flashes by (scaled by the missing part of a line)
 _SHORT_TIME = 30.0  # a cue with less than min_ms before the next one cannot be read
+_DANGLING = 40.0  # a cue ending with the start of a sentence that runs on past the words
+_FAST_TEXT = 100.0  # per share of max_cps a cue is over: its text goes before it can be read
 # Within a cue, in characters of imbalance between lines that a better break is worth.
 _LINE_CLAUSE_BREAK = 2.0
 _LINE_PLAIN_BREAK = 8.0
@@ -121,29 +133,52 @@ def _break_kind(word: TimedWord, following: TimedWord) -> int:
     return _NONE
 
 
-def plan_cues(words: Sequence[TimedWord], rules: CueRules = CueRules()) -> list[PlannedCue]:
-    """The words laid out in cues and lines by the rules above; [] for no words."""
+def ends_sentence(text: str, following: str | None = None) -> bool:
+    """Whether a word as written (marks included) ends a sentence when ``following`` (the next
+    word as written; None at the end) comes after it, as ``plan_cues`` reads its marks."""
+    return _break_kind(TimedWord(text, 0, 0), TimedWord(following or "", 0, 0)) == _SENTENCE
+
+
+def plan_cues(
+    words: Sequence[TimedWord],
+    rules: CueRules = CueRules(),
+    until: int | None = None,
+    runs_on: bool = False,
+) -> list[PlannedCue]:
+    """The words laid out in cues and lines by the rules above; [] for no words. ``until``: the
+    latest the last cue may end (the next caption's start), which else only its words decide.
+    ``runs_on``: the last sentence goes on after the words (in a caption kept as it is), so a last
+    cue holding a sentence end would end with the start of a sentence, which costs more.
+
+    With ``rules.max_cps`` a cue is also extended into the silence after it until it can be read,
+    and kept to where its text can be read in the time before the next cue (a cost, as the words'
+    own pace may not allow it); with ``rules.min_gap_ms`` a cue ends that long before the next.
+    """
     count = len(words)
     if count == 0:
         return []
     lengths = [len(_shown(word.text)) for word in words]
     kinds = [_break_kind(words[b], words[b + 1]) for b in range(count - 1)]
     end_costs, inner_costs = _boundary_costs(words, kinds, rules)
-    spans = _cue_spans(words, lengths, end_costs, inner_costs, rules)
+    spans = _cue_spans(words, lengths, end_costs, inner_costs, rules, until, kinds if runs_on else None)
 
     cues: list[PlannedCue] = []
-    previous_end = 0
+    previous_end = -rules.min_gap_ms
     for first, stop in spans:
         group = words[first:stop]
         # Recognisers may let a word overlap the next: a cue starts no earlier than the one before
         # it ends (nor before 0, which a caption file cannot write).
-        start = max(group[0].start, previous_end)
+        start = max(group[0].start, previous_end + rules.min_gap_ms, 0)
         end = max(start, *(word.end for word in group))
-        if end - start < rules.min_ms:
-            target = start + rules.min_ms
-            if stop < count:
-                target = min(target, words[stop].start)
+        limit = words[stop].start - rules.min_gap_ms if stop < count else until
+        wanted = max(rules.min_ms, _reading_ms(sum(lengths[first:stop]) + stop - first - 1, rules))
+        if end - start < wanted:
+            target = start + min(wanted, rules.max_ms)
+            if limit is not None:
+                target = min(target, limit)
             end = max(end, target)
+        if limit is not None and (rules.min_gap_ms or stop == count):
+            end = max(start + 1, min(end, limit))
         lines = _layout(group, lengths[first:stop], kinds[first : stop - 1], rules)
         cues.append(PlannedCue(start, end, lines))
         previous_end = end
@@ -178,6 +213,8 @@ def _cue_spans(
     end_costs: list[float],
     inner_costs: list[float],
     rules: CueRules,
+    until: int | None = None,
+    kinds_if_runs_on: list[int] | None = None,
 ) -> list[tuple[int, int]]:
     """The cheapest split of the words into cues, as (first, stop) index pairs.
 
@@ -193,6 +230,7 @@ def _cue_spans(
         front = 0  # characters on the cue's top line while filling lines from the bottom
         chars = -1
         inner = 0.0
+        sentence_inside = False
         latest = words[stop - 1].end
         for first in range(stop - 1, -1, -1):
             # Filling lines from the bottom, each as full as it goes, gives the fewest lines.
@@ -206,14 +244,24 @@ def _cue_spans(
                 if lines > rules.max_lines or latest - words[first].start > rules.max_ms:
                     break
                 inner += inner_costs[first]
+                sentence_inside = sentence_inside or (
+                    kinds_if_runs_on is not None and kinds_if_runs_on[first] == _SENTENCE
+                )
             chars += lengths[first] + 1
             cost = best[first] + _CUE + inner
             cost += _SHORT_TEXT * (max(0, width - chars) / width) ** 2
             if stop < count:
                 cost += end_costs[stop - 1]
-                room = words[stop].start - words[first].start
+                room = words[stop].start - rules.min_gap_ms - words[first].start
                 if room < rules.min_ms:
                     cost += _SHORT_TIME * (rules.min_ms - room) / rules.min_ms
+            elif sentence_inside:
+                cost += _DANGLING
+            if rules.max_cps is not None:
+                shown_until = words[stop].start - rules.min_gap_ms if stop < count else until
+                shown_until = latest if shown_until is None else max(shown_until, latest)
+                shown = min(rules.max_ms, shown_until - words[first].start)
+                cost += _FAST_TEXT * max(0.0, chars * 1000 / max(shown, 1) / rules.max_cps - 1)
             if cost < best[stop]:
                 best[stop], back[stop] = cost, first
     spans: list[tuple[int, int]] = []
@@ -222,6 +270,11 @@ def _cue_spans(
         spans.append((back[stop], stop))
         stop = back[stop]
     return spans[::-1]
+
+
+def _reading_ms(chars: int, rules: CueRules) -> int:
+    """How long ``chars`` characters take to read at ``rules.max_cps`` (0 without a limit)."""
+    return 0 if rules.max_cps is None else math.ceil(chars * 1000 / rules.max_cps)
 
 
 def _lines_needed(lengths: list[int], width: int) -> int:

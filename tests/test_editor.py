@@ -135,6 +135,27 @@ def test_review_the_sample_by_keyboard_and_export(qtbot, window: MainWindow, sam
     assert "lines re-broken" in window.statusBar().currentMessage()
     assert rebroken.read_text().split() == out.read_text().split()
     assert max(len(line) for line in rebroken.read_text().splitlines()) <= 42
+    # Settings ▸ Re-cut cues (off by default, kept): the same words, cues cut at sentence ends
+    # (timed by the cues here: no media), and the status bar says so.
+    recut = window.actions_by_name["recut"]
+    assert recut.isCheckable() and not recut.isChecked()
+    recut.trigger()
+    assert window.settings.value("export/recut") == "true"
+    recut_file = sample / "recut.srt"
+    assert window.export(recut_file)
+    said = window.statusBar().currentMessage()
+    assert "cues re-cut 24 ->" in said and "times estimated" in said
+    words = [
+        line
+        for line in recut_file.read_text().splitlines()
+        if line and "-->" not in line and not line.isdigit()
+    ]
+    assert (
+        " ".join(words).split()
+        == " ".join(
+            line for line in out.read_text().splitlines() if line and "-->" not in line and not line.isdigit()
+        ).split()
+    )
     assert (sample / "sample.srt").read_text() == (SAMPLE / "sample.srt").read_text()  # input untouched
 
 

@@ -1,4 +1,5 @@
-"""Punctum changes punctuation and capitals and nothing else.
+"""Punctum changes punctuation and capitals and nothing else (and, asked to, where lines break and
+cues are cut).
 
 For every real-world caption file of the shared data and for generated hard cases, ``punctuate
 --apply all`` must give back every timing line byte for byte, the same cues and lines, and every
@@ -16,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from app.core.line_breaks import LineChecks
-from app.formats import FormatError, read_document, render_document
+from app.core.model import Document
+from app.core.resegment import resegment
+from app.formats import FormatError, parse_document, read_document, render_document
 from app.formats.encoding import decode
 from app.services.analysis import AnalysisRequest, AudioUse
 from app.services.captions_export import rebreak_lines
@@ -118,13 +121,48 @@ def punctuated_both(
 ) -> tuple[tuple[str, str, LineChecks], tuple[str, str, LineChecks]]:
     """The file as read and as written, without and with re-breaking, each with the lines' checks
     of what was written (one analysis for both)."""
+    plain, rebroken, _ = punctuated_all(path, punctuator, language)
+    return plain, rebroken
+
+
+def punctuated_all(
+    path: Path, punctuator: Punctuator, language: str | None = None
+) -> tuple[tuple[str, str, LineChecks], tuple[str, str, LineChecks], Document]:
+    """``punctuated_both``, and the punctuated document itself (for re-cutting)."""
     request = AnalysisRequest.from_file(path, language=language, audio=AudioUse.TEXT)
     outcome = punctuate_file(request, punctuator, ApplyPolicy("all"))
     original = decode(path.read_bytes()).text
     plain = render_document(outcome.document)
     rebroken_document = copy.deepcopy(outcome.document)
     before, after = rebreak_lines(rebroken_document)
-    return (original, plain, before), (original, render_document(rebroken_document), after)
+    return (original, plain, before), (original, render_document(rebroken_document), after), outcome.document
+
+
+def recut_problems(document: Document) -> list[str]:
+    """How ``punctuate --resegment`` without media would change more than where cues are cut:
+    a word, mark, capital or styled cue changed in what it writes, or a word's estimated time
+    outside its own cue."""
+    result = resegment(document, None)
+    written = render_document(result.document)
+    again = (
+        parse_document(written.encode("utf-8"), document.format)
+        if document.format != "txt"
+        else result.document
+    )
+    problems = []
+    if [w.rendered() for w in again.words()] != [w.rendered() for w in document.words()]:
+        problems.append("re-cut: words changed")
+    shown = {(cue.start, cue.end, cue.text()) for cue in again.cues}
+    for cue in document.cues:
+        styled = cue.settings.strip() or any(isinstance(p, str) and p.strip() for p in cue.layout)
+        if styled and cue.words and (cue.start, cue.end, cue.text()) not in shown:
+            problems.append(f"re-cut: styled cue changed: {cue.text()!r}")
+    owners = [cue for cue in document.cues for _ in cue.words]
+    for owner, times in zip(owners, result.word_times, strict=True):
+        if times is not None and not owner.start <= times[0] <= times[1] <= owner.end:
+            problems.append(f"re-cut: a word timed {times} outside its cue {owner.start}-{owner.end}")
+            break
+    return problems
 
 
 def _one_cue(folder: Path, name: str, text: str) -> Path:
@@ -225,7 +263,6 @@ def test_casing_never_lands_inside_a_tag_or_a_symbol_run(
 
 
 def test_no_capital_after_a_comma_that_follows_an_ellipsis() -> None:
-    from app.core.model import Document
     from app.formats import parse_document
     from app.services.captions_export import sentence_casing
 
@@ -262,7 +299,7 @@ def test_every_real_world_file_changes_nothing_but_marks_and_capitals(marks_ever
             read_document(path)
         except FormatError:
             continue  # refused cleanly; the corpus test counts those
-        (original, written, was), (_, rebroken, now) = punctuated_both(path, marks_everywhere)
+        (original, written, was), (_, rebroken, now), document = punctuated_all(path, marks_everywhere)
         checked += 1
         before, after = before + was, after + now
         problems = differences(original, written)
@@ -270,6 +307,9 @@ def test_every_real_world_file_changes_nothing_but_marks_and_capitals(marks_ever
         problems += [f"re-broken: {p}" for p in differences(one_line_cues(original), one_line_cues(rebroken))]
         if len(original.split("\n")) != len(rebroken.split("\n")):
             problems += differences(original.split("-->")[0], rebroken.split("-->")[0])  # the header
+        # With --resegment (no media): nothing but where cues are cut, each word's time estimated
+        # within its own cue.
+        problems += recut_problems(document)
         if problems:
             found[str(path.relative_to(root))] = problems[:3]
     assert checked >= 330

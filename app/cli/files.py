@@ -11,6 +11,7 @@ from app.cli.options import (
     CAPTIONS,
     JSON,
     REBREAK_HELP,
+    RESEGMENT_HELP,
     Commands,
     add_audio_use,
     add_precision,
@@ -68,6 +69,7 @@ def add_file_commands(commands: Commands) -> None:
         "--media", metavar="FILE", help="the video or audio: its pauses and pitch are measured for review"
     )
     punctuate.add_argument("--rebreak", action="store_true", help=REBREAK_HELP)
+    punctuate.add_argument("--resegment", action="store_true", help=RESEGMENT_HELP)
     punctuate.add_argument(
         "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
     )
@@ -159,22 +161,30 @@ def _punctuate(args: argparse.Namespace) -> int:
         language=args.language,
         audio=audio,
     )
+    if args.resegment and request.format == "txt":
+        raise UsageError(f"--resegment cuts captions' cues; {args.input} is plain text, which has none")
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     # Written together or not at all: suggestions whose captions a full disk kept from being
     # written would replace an older file and describe captions that are not there.
     reports = [(Path(args.suggestions), outcome.suggestions_json())] if args.suggestions else []
+    told: list[str] = []
+    if args.resegment:
+        from app.services.captions_export import recut_captions
+
+        outcome.document, recut = recut_captions(outcome.document, outcome.measures, outcome.report.language)
+        told.append(recut.summary())
     if args.rebreak:
         from app.services.captions_export import rebreak_lines, rebreak_summary
 
         checks = rebreak_lines(outcome.document)
-        # Beside what was written, as export tells it; on stderr when stdout carries the captions.
-        told = f"lines re-broken: {rebreak_summary(*checks)}"
+        told.append(f"lines re-broken: {rebreak_summary(*checks)}")
+    for line in told:  # beside what was written, as export tells it; on stderr when stdout has the captions
         if args.output is not None:
-            print(told)
+            print(line)
         else:
-            print(f"punctum: {told}", file=sys.stderr)
+            print(f"punctum: {line}", file=sys.stderr)
     save_together(outcome.document, args.output, reports)
     if args.output is not None:
         language = f" ({outcome.report.language})" if outcome.report.language else ""

@@ -20,6 +20,11 @@ REBREAK_HELP = (
     "lay out each cue's lines again once the marks are in (at most 2 lines of 42 characters, broken"
     " after punctuation, balanced); cues with styling or positioning keep theirs"
 )
+RESEGMENT_HELP = (
+    "cut the cues again at sentence ends once the marks are in (a sentence a cue where it fits, long"
+    " ones split at a clause; 2 lines of 42 characters, 1 to 7 s), timed by the words as heard in"
+    " the media, else estimated from the cues; cues with styling or positioning keep their cut"
+)
 
 #: What an output option may be written as, by extension: the formats Punctum writes.
 CAPTIONS, JSON = (".srt", ".vtt", ".txt"), (".json",)

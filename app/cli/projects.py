@@ -11,6 +11,7 @@ from pathlib import Path
 from app.cli.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from app.cli.options import (
     REBREAK_HELP,
+    RESEGMENT_HELP,
     Commands,
     add_audio_use,
     add_precision,
@@ -53,6 +54,11 @@ def add_project_commands(commands: Commands) -> None:
         action=argparse.BooleanOptionalAction,
         help=REBREAK_HELP + "; kept in the project for every export of it (--no-rebreak: no longer)",
     )
+    batch.add_argument(
+        "--resegment",
+        action=argparse.BooleanOptionalAction,
+        help=RESEGMENT_HELP + "; kept in the project for every export of it (--no-resegment: no longer)",
+    )
     add_precision(batch)
     batch.add_argument(
         "--ray",
@@ -91,6 +97,12 @@ def add_project_commands(commands: Commands) -> None:
         "--rebreak",
         action=argparse.BooleanOptionalAction,
         help=REBREAK_HELP + "; default: as batch --rebreak kept in the project (--no-rebreak: not this time)",
+    )
+    export.add_argument(
+        "--resegment",
+        action=argparse.BooleanOptionalAction,
+        help=RESEGMENT_HELP
+        + "; default: as batch --resegment kept in the project (--no-resegment: not this time)",
     )
     export.set_defaults(run=_export)
 
@@ -131,6 +143,7 @@ def _batch(args: argparse.Namespace) -> int:
         open_project,
         record_untranscribed,
         remember_rebreak,
+        remember_resegment,
         run_batch,
     )
     from app.services.batch_scheduler import BatchSettings
@@ -163,6 +176,8 @@ def _batch(args: argparse.Namespace) -> int:
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
         if args.rebreak is not None:
             remember_rebreak(project, args.rebreak)
+        if args.resegment is not None:
+            remember_resegment(project, args.resegment)
         failed: dict[Path, str] = {}
         if args.transcribe:
             failed = _transcribe_folder(folder, language)
@@ -294,15 +309,17 @@ def _export(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
     with open_project(Path(args.project), read_only=True) as project:
-        written, checks = export_project(project, out, args.format, args.rebreak)
+        exported = export_project(project, out, args.format, args.rebreak, args.resegment)
         left_out = not_exported(project)
-    print(f"{len(written)} files written to {args.out}")
+    print(f"{len(exported.written)} files written to {args.out}")
     for stem, why in left_out.items():
         print(f"punctum: {stem}: not exported ({why})", file=sys.stderr)
-    if checks is not None:
+    if exported.recut is not None:
+        print(exported.recut.summary())
+    if exported.lines is not None:
         from app.services.captions_export import rebreak_summary
 
-        print(f"lines re-broken: {rebreak_summary(*checks)}")
+        print(f"lines re-broken: {rebreak_summary(*exported.lines)}")
     return EXIT_OK
 
 

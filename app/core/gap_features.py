@@ -25,6 +25,9 @@ class GapMeasure:
     #: Semitones the pitch moved from the first voiced frame of the word to its last (the fitted
     #: line's rise): what an ear judges, where a slope over a 0.1 s word reads as a leap.
     pitch_change: float | None = None
+    #: When the word starts in the media; with ``end_ms`` the recogniser's times where it heard
+    #: the word (the captions' own word times where they give them).
+    start_ms: int | None = None
 
 
 def restrict(vectors: GapVectors | None, names: Sequence[str] | None) -> GapVectors | None:

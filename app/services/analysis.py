@@ -189,4 +189,8 @@ def analyse(
     report.warnings += found.warnings
     stage("Done", 1.0)
     measures = evidence.measures if evidence is not None else None
+    if measures is not None and heard is not None and heard.word_times:
+        from app.services.listening import with_heard_times
+
+        measures = with_heard_times(measures, document, heard.word_times)
     return Analysis(document, [*document.suggestions, *suggestions], report, track, measures, reading)

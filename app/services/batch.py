@@ -22,6 +22,7 @@ from app.core.line_breaks import LineChecks
 from app.core.model import Status
 from app.formats import WriteError
 from app.services.batch_scheduler import BatchSettings, BatchSummary, report_warnings, run_pending
+from app.services.captions_export import Recut
 from app.services.folder_pairing import Pairing, pair_folder
 from app.services.local_pool import start_local_pool
 from app.services.projects import add_caption_file, load_document, reimport_caption_file, status_counts
@@ -191,9 +192,33 @@ def remember_rebreak(project: Project, rebreak: bool = True) -> None:
     project.set_setting(REBREAK_SETTING, "true" if rebreak else "false")
 
 
+#: The project setting ``batch --resegment`` keeps for ``export``.
+RESEGMENT_SETTING = "export.resegment"
+
+
+def remember_resegment(project: Project, resegment: bool = True) -> None:
+    """``batch --resegment``: the project's files have their cues cut again at sentence ends
+    whenever they are exported (``--no-resegment``, False: no longer)."""
+    project.set_setting(RESEGMENT_SETTING, "true" if resegment else "false")
+
+
+@dataclass(frozen=True)
+class ProjectExport:
+    """What ``export_project`` wrote, and the lines' checks and the cuts, summed over its files,
+    when it re-broke or re-cut them."""
+
+    written: list[Path]
+    lines: tuple[LineChecks, LineChecks] | None = None
+    recut: Recut | None = None
+
+
 def export_project(
-    project: Project, out: Path, format: str | None = None, rebreak: bool | None = None
-) -> tuple[list[Path], tuple[LineChecks, LineChecks] | None]:
+    project: Project,
+    out: Path,
+    format: str | None = None,
+    rebreak: bool | None = None,
+    resegment: bool | None = None,
+) -> ProjectExport:
     """Write every processed file's captions (decisions applied, sentence starts and the words the
     language always capitalises given capitals) to ``out``.
 
@@ -206,6 +231,8 @@ def export_project(
 
     if rebreak is None:  # as ``batch --rebreak`` asked, if it did
         rebreak = project.setting(REBREAK_SETTING) == "true"
+    if resegment is None:  # as ``batch --resegment`` asked, if it did
+        resegment = project.setting(RESEGMENT_SETTING) == "true"
 
     if not out.is_dir() and not out.parent.is_dir():
         raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")
@@ -235,17 +262,29 @@ def export_project(
                 f"{target}: would sit beside {paired.name}, captions of this project with its name,"
                 " and a batch of that folder would find two for one file; export to another folder"
             )
-        ready.append((document, project.language(entry.id), target, target_format))
+        measures = project.gap_measures(entry.id) if resegment else None
+        ready.append((document, project.language(entry.id), target, target_format, measures))
     before = after = LineChecks(0, 0, 0)
-    for document, language, target, target_format in ready:
+    cuts: Recut | None = None
+    for document, language, target, target_format, measures in ready:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise WriteError(f"{target.parent}: cannot make the folder ({error.strerror or error})") from None
-        _, checks = export_captions(document, target, language, format=target_format, rebreak=rebreak)
-        if checks is not None:
-            before, after = before + checks[0], after + checks[1]
-    return [target for _, _, target, _ in ready], (before, after) if rebreak else None
+        exported = export_captions(
+            document,
+            target,
+            language,
+            format=target_format,
+            rebreak=rebreak,
+            recut=resegment,
+            measures=measures,
+        )
+        if exported.lines is not None:
+            before, after = before + exported.lines[0], after + exported.lines[1]
+        if exported.recut is not None:
+            cuts = exported.recut if cuts is None else cuts + exported.recut
+    return ProjectExport([target for _, _, target, _, _ in ready], (before, after) if rebreak else None, cuts)
 
 
 def _pairs_with(target: Path, captions: list[Path]) -> Path | None:

@@ -6,12 +6,15 @@ file's own (``app.formats.write_document``)."""
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from app.core.gap_features import GapMeasure
 from app.core.history import History, Step, WordEdit
 from app.core.line_breaks import LineChecks, line_checks, rebreak_document
 from app.core.model import Document, apply_casing
+from app.core.resegment import CutChecks, Resegmented, cut_checks, resegment
 from app.formats import write_document
 from app.services.suggestions import starts_sentence, written_capital
 
@@ -61,6 +64,58 @@ def rebreak_summary(before: LineChecks, after: LineChecks) -> str:
     )
 
 
+def heard_times(measures: Sequence[GapMeasure] | None) -> list[tuple[int, int] | None] | None:
+    """Per word, when it is said (start, end in ms) as measured with the media, else None."""
+    if not measures:
+        return None
+    return [
+        (m.start_ms, m.end_ms) if m.start_ms is not None and m.end_ms is not None else None for m in measures
+    ]
+
+
+@dataclass(frozen=True)
+class Recut:
+    """What re-cutting did: the cuts' checks before and after, and whether any word's time was
+    estimated from its cue (no media heard it)."""
+
+    before: CutChecks
+    after: CutChecks
+    estimated: bool
+
+    def __add__(self, other: Recut) -> Recut:
+        return Recut(self.before + other.before, self.after + other.after, self.estimated or other.estimated)
+
+    def summary(self) -> str:
+        """One line: cues before and after, how many end at a sentence end or dangle a sentence's start."""
+        before, after = self.before, self.after
+        told = (
+            f"cues re-cut {before.cues} -> {after.cues}; ending at a sentence end {before.sentence_ends}"
+            f" -> {after.sentence_ends}; dangling a sentence's start {before.dangling_starts}"
+            f" -> {after.dangling_starts}"
+        )
+        if self.estimated:
+            told += "; times estimated from the cues (no media heard the words)"
+        return told
+
+
+def recut_captions(
+    document: Document, measures: Sequence[GapMeasure] | None, language: str | None = None
+) -> tuple[Document, Recut]:
+    """``document`` with its cues cut again at sentence ends (``core.resegment``), timed by the
+    words as heard where ``measures`` hold heard times, else by their cues' times spread over them."""
+    result: Resegmented = resegment(document, heard_times(measures), language=language)
+    return result.document, Recut(cut_checks(document), cut_checks(result.document), result.estimated)
+
+
+@dataclass(frozen=True)
+class Exported:
+    """Where captions were written, and the lines' checks and the cuts when re-broken or re-cut."""
+
+    path: Path
+    lines: tuple[LineChecks, LineChecks] | None = None
+    recut: Recut | None = None
+
+
 def export_captions(
     document: Document,
     target: Path | str,
@@ -69,11 +124,17 @@ def export_captions(
     replace_source: bool = False,
     capitalise: bool = True,
     rebreak: bool = False,
-) -> tuple[Path, tuple[LineChecks, LineChecks] | None]:
+    recut: bool = False,
+    measures: Sequence[GapMeasure] | None = None,
+) -> Exported:
     """Write ``document`` as exported to ``target`` (atomically; the source file only with
-    ``replace_source``); with ``rebreak`` each cue's lines laid out again where the cue allows it
-    (``core.line_breaks``). Returns the target and, when re-broken, the lines' checks before and after."""
+    ``replace_source``); with ``recut`` its cues cut again at sentence ends, timed by the words'
+    heard times in ``measures`` where there are any; with ``rebreak`` each cue's lines laid out
+    again where the cue allows it (``core.line_breaks``)."""
     exported = as_exported(document, language, capitalise)
+    cuts = None
+    if recut:
+        exported, cuts = recut_captions(exported, measures, language)
     checks = rebreak_lines(exported, language) if rebreak else None
     write_document(exported, target, format=format, replace_source=replace_source)
-    return Path(target), checks
+    return Exported(Path(target), checks, cuts)

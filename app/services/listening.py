@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from app.core.errors import PunctumError
+from app.core.gap_features import GapMeasure
 from app.core.model import Document
 from app.ml.combination import Combination, shipped_combination
 from app.ml.listener import Hearing, Listening
@@ -36,6 +37,8 @@ class Readings:
     heard: list[list[float] | None]
     combined: list[list[float]]
     warnings: list[str] = field(default_factory=list)
+    #: Per word: (start, end) in seconds where the recogniser heard it, else None.
+    word_times: list[tuple[float, float] | None] = field(default_factory=list)
 
     @property
     def any_heard(self) -> bool:
@@ -95,4 +98,23 @@ def listen(
         progress=progress,
         cancelled=cancelled,
     )
-    return Readings(hearing.marks, combination.combine_heard(text, hearing.marks).tolist(), hearing.warnings)
+    combined = combination.combine_heard(text, hearing.marks).tolist()
+    return Readings(hearing.marks, combined, hearing.warnings, list(hearing.word_times))
+
+
+def with_heard_times(
+    measures: list[GapMeasure], document: Document, word_times: Sequence[tuple[float, float] | None]
+) -> list[GapMeasure]:
+    """``measures`` with each word's start and end as heard, where it was heard; the captions'
+    own word times (a VTT's inline times, a timing file) win over what was heard."""
+    result = list(measures)
+    for index, (word, heard) in enumerate(zip(document.words(), word_times, strict=False)):
+        if index >= len(result):
+            break
+        if word.start is not None and word.end is not None:
+            result[index] = replace(result[index], start_ms=word.start, end_ms=word.end)
+        elif heard is not None:
+            result[index] = replace(
+                result[index], start_ms=round(heard[0] * 1000), end_ms=round(heard[1] * 1000)
+            )
+    return result

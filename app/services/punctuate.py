@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core import commands
 from app.core.commands import ApplyPolicy as ApplyPolicy  # re-exported for the command line
+from app.core.gap_features import GapMeasure
 from app.core.history import History
 from app.core.model import Document, Source, Suggestion
 from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, about_wrong
@@ -69,6 +70,8 @@ class PunctuateOutcome:
     report: AnalysisReport
     #: Of what was applied, how many the model's own may be wrong (the sum of their chances).
     may_be_wrong: float = 0.0
+    #: What was measured at each word's gap, with the words' heard times, when there was media.
+    measures: list[GapMeasure] | None = None
 
     def suggestions_json(self) -> str:
         return suggestions_json(self.document, self.report.as_json())
@@ -85,4 +88,4 @@ def punctuate_file(request: AnalysisRequest, punctuator: Punctuator, policy: App
     if policy.how != "none":
         capitalise_sentences(document, report.language)
     wrong = about_wrong(document.suggestions, applied)
-    return PunctuateOutcome(document, analysis.suggestions, len(applied), report, wrong)
+    return PunctuateOutcome(document, analysis.suggestions, len(applied), report, wrong, analysis.measures)

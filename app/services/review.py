@@ -40,7 +40,6 @@ from app.core.decisions import (
 from app.core.errors import PunctumError
 from app.core.gap_features import GapMeasure
 from app.core.history import History, Step
-from app.core.line_breaks import LineChecks
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
 from app.core.triage import (
@@ -55,6 +54,7 @@ from app.core.triage import (
 )
 from app.formats import format_of, parse_document
 from app.services.analysis import Analysis, AnalysisRequest
+from app.services.captions_export import Exported
 from app.services.projects import add_caption_file, load_document
 from app.store.project import DONE, FileEntry, Project
 
@@ -380,14 +380,29 @@ class ReviewSession:
     # --- export -----------------------------------------------------------------------------
 
     def export(
-        self, target: Path, format: str | None = None, replace_source: bool = False, rebreak: bool = False
-    ) -> tuple[Path, tuple[LineChecks, LineChecks] | None]:
+        self,
+        target: Path,
+        format: str | None = None,
+        replace_source: bool = False,
+        rebreak: bool = False,
+        recut: bool = False,
+    ) -> Exported:
         """Write the captions as reviewed: timings untouched, marks applied, sentence starts (and the
-        words the language always capitalises) capitalised; ``rebreak``: lines laid out again.
-        Returns the target and, when re-broken, the lines' checks before and after."""
+        words the language always capitalises) capitalised; ``rebreak``: lines laid out again;
+        ``recut``: cues cut again at sentence ends, timed by the words as heard."""
         from app.services.captions_export import export_captions
 
-        return export_captions(self.document, target, self.language, format, replace_source, rebreak=rebreak)
+        measures = self.project.gap_measures(self.file_id) if recut else None
+        return export_captions(
+            self.document,
+            target,
+            self.language,
+            format,
+            replace_source,
+            rebreak=rebreak,
+            recut=recut,
+            measures=measures,
+        )
 
 
 def _matching_file(project: Project, captions: Path, data: bytes) -> int | None:

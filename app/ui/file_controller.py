@@ -14,7 +14,7 @@ from app.core.errors import PunctumError
 from app.services.captions_export import rebreak_summary
 from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
-from app.ui.shortcuts import saved_rebreak
+from app.ui.shortcuts import saved_rebreak, saved_recut
 
 if TYPE_CHECKING:
     from app.services.transcribe import Transcript
@@ -262,12 +262,17 @@ class FileController:
             path = Path(chosen)
             asked_to_replace = True  # the dialog asked before replacing any file
         rebreak = saved_rebreak(self.window.settings)
+        recut = saved_recut(self.window.settings)
         try:
-            _, checks = self.window.session.export(path, replace_source=asked_to_replace, rebreak=rebreak)
+            exported = self.window.session.export(
+                path, replace_source=asked_to_replace, rebreak=rebreak, recut=recut
+            )
         except (PunctumError, OSError) as error:
             self.window.show_error("The captions cannot be exported", str(error))
             return False
-        summary = f"; lines re-broken: {rebreak_summary(*checks)}" if checks is not None else ""
+        summary = f"; {exported.recut.summary()}" if exported.recut is not None else ""
+        if exported.lines is not None:
+            summary += f"; lines re-broken: {rebreak_summary(*exported.lines)}"
         self.window.statusBar().showMessage(f"Exported {path}{summary}", 8000)
         return True
 

@@ -53,6 +53,7 @@ COMMANDS = (
     Command("triage", "&Triage policy…", "", "Settings"),
     Command("listen", "Let the recogniser listen along the &words", "", "Settings"),
     Command("rebreak", "&Re-break lines on export", "", "Settings"),
+    Command("recut", "Re-&cut cues at sentence ends on export", "", "Settings"),
     Command("help", "&Help: keys", "F1", "Help"),
     Command("about", "&About Punctum", "", "Help"),
 )
@@ -86,6 +87,11 @@ def saved_limits(settings: QSettings) -> CaptionLimits:
 def saved_rebreak(settings: QSettings) -> bool:
     """Whether export lays out each cue's lines again once the marks are in (off unless chosen)."""
     return str(settings.value("export/rebreak", "false")).lower() == "true"
+
+
+def saved_recut(settings: QSettings) -> bool:
+    """Whether export cuts the cues again at sentence ends (Settings; off until asked)."""
+    return str(settings.value("export/recut", "false")).lower() == "true"
 
 
 #: Where the editor keeps what its suggestions are read from (an ``AudioUse`` value).

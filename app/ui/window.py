@@ -48,6 +48,7 @@ from app.ui.shortcuts import (
     saved_limits,
     saved_policy,
     saved_rebreak,
+    saved_recut,
 )
 from app.ui.tasks import Worker
 
@@ -168,6 +169,7 @@ class MainWindow(QMainWindow):
             "triage": self.edit_triage_policy,
             "listen": self.set_listening,
             "rebreak": lambda on: self.settings.setValue("export/rebreak", "true" if on else "false"),
+            "recut": lambda on: self.settings.setValue("export/recut", "true" if on else "false"),
             "shortcuts": self.edit_shortcuts,
             "limits": self.edit_limits,
             "help": lambda: self.help.show_keys(saved_keys(self.settings)),
@@ -193,6 +195,8 @@ class MainWindow(QMainWindow):
         self.actions_by_name["listen"].setChecked(saved_audio_use(self.settings) is AudioUse.LISTEN)
         self.actions_by_name["rebreak"].setCheckable(True)
         self.actions_by_name["rebreak"].setChecked(saved_rebreak(self.settings))
+        self.actions_by_name["recut"].setCheckable(True)
+        self.actions_by_name["recut"].setChecked(saved_recut(self.settings))
         self.files.fill_recent()
 
     # --- opening --------------------------------------------------------------------------------

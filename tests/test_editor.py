@@ -684,3 +684,54 @@ def test_each_queue_row_reads_as_the_words_around_its_gap_with_the_proposal_in_p
     # The context column takes the room the word alone took: wider than the two proposal columns.
     header = window.gap_view.horizontalHeader()
     assert header.sectionSize(GapModel.CONTEXT) > header.sectionSize(GapModel.REFERENCE)
+
+
+def test_cues_recut_are_previewed_applied_as_one_step_undone_and_kept(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    """Edit ▸ Re-cut (Ctrl+Shift+C): today's cues beside the re-cut ones; Apply is one undoable
+    step that changes where cues begin and end and nothing else; the project keeps it."""
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    from app.ui.dialogs import RecutPreviewDialog
+
+    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    assert session is not None
+    window.accept_above(0.0)  # every gap's surest mark in: the reference's sentences
+    cuts = [(c.start, c.end) for c in session.document.cues]
+    words = [w.rendered() for w in session.document.words()]
+    press(
+        qtbot, window, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    dialog = window.findChild(RecutPreviewDialog)
+    assert dialog is not None and dialog.isVisible()
+    now, recut = dialog.findChildren(QPlainTextEdit)
+    assert now.toPlainText().count(" - ") == 24 and 0 < recut.toPlainText().count(" - ") < 24
+    assert [(c.start, c.end) for c in session.document.cues] == cuts  # a preview changes nothing
+    dialog.accept()
+    after = [(c.start, c.end) for c in session.document.cues]
+    assert len(after) == recut.toPlainText().count(" - ") and after != cuts
+    assert [w.rendered() for w in session.document.words()] == words
+    assert window.cue_model is not None and window.cue_model.rowCount() == len(after)
+    assert window.waveform.cues == after  # the waveform shows the new boundaries
+    assert "cues re-cut 24 ->" in window.statusBar().currentMessage()
+    # Cues end where sentences end (or at a clause of a long one); none leaves a sentence's start.
+    ends = [cue.words[-1].mark for cue in session.document.cues]
+    assert sum(mark in (".", "?", "!") for mark in ends) >= 0.6 * len(ends), ends
+    assert all(mark in (".", "?", "!", ",", ":", ";") for mark in ends), ends
+    press(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert [(c.start, c.end) for c in session.document.cues] == cuts and window.waveform.cues == cuts
+    press(
+        qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    assert [(c.start, c.end) for c in session.document.cues] == after
+    path = session.project.path
+    window.close()
+    reopened = ReviewSession.open_project(path)
+    try:
+        assert [(c.start, c.end) for c in reopened.document.cues] == after
+        assert [w.rendered() for w in reopened.document.words()] == words
+    finally:
+        reopened.close()

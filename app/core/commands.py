@@ -5,14 +5,15 @@ Builders only read the document; nothing changes until the history applies the s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from app.core.errors import PunctumError
-from app.core.history import Edit, History, Step, SuggestionEdit, WordEdit
+from app.core.history import CueEdit, Edit, History, Step, SuggestionEdit, WordEdit
 from app.core.marks import same_mark
 from app.core.marks import set_mark as written_with
 from app.core.model import Document, Source, Status, Suggestion, apply_casing
+from app.core.resegment import resegment
 from app.core.triage import TriagePolicy, triage
 
 
@@ -246,6 +247,15 @@ def change_mark(document: Document, suggestion_id: int, mark: str) -> Step:
 _WORD_FIELDS = ("text", "mark", "prefix", "start", "end")
 
 
+def recut(document: Document, times: Sequence[tuple[int, int] | None] | None = None) -> Step:
+    """The cues cut again at sentence ends (``core.resegment``, by the words' ``times`` as heard,
+    in ms, where known) as one step; no edit when the cut would be the same."""
+    after = resegment(document, times or None).document.cues
+    if [(c.start, c.end, c.text()) for c in after] == [(c.start, c.end, c.text()) for c in document.cues]:
+        return Step("Re-cut cues at sentence ends", ())
+    return Step("Re-cut cues at sentence ends", (CueEdit(tuple(document.cues), tuple(after)),))
+
+
 def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
     """One edit per word and per suggestion: edits built from the same starting document (a
     word's mark and its casing accepted together) each change a different part, and all the parts
@@ -265,6 +275,7 @@ def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
                     edit.suggestion_id, earlier_suggestion.before, edit.after
                 )
             continue
+        assert isinstance(edit, WordEdit), "a re-cut is a step of its own, never merged"
         earlier = words.get(edit.index)
         if earlier is None:
             words[edit.index] = edit

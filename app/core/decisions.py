@@ -68,6 +68,14 @@ class EditWord:
 
 
 @dataclass(frozen=True)
+class Recut:
+    """The cues cut again at sentence ends, by the words' times as heard then (ms; None: not
+    heard), so a reopened project cuts them as they were cut."""
+
+    times: tuple[tuple[int, int] | None, ...]
+
+
+@dataclass(frozen=True)
 class Undo:
     pass
 
@@ -77,7 +85,9 @@ class Redo:
     pass
 
 
-Decision = Accept | Reject | AcceptMany | RejectMany | Settle | SetMark | ChangeMark | EditWord | Undo | Redo
+Decision = (
+    Accept | Reject | AcceptMany | RejectMany | Settle | SetMark | ChangeMark | EditWord | Recut | Undo | Redo
+)
 
 _NAMES: dict[type[Any], str] = {
     Accept: "accept",
@@ -88,6 +98,7 @@ _NAMES: dict[type[Any], str] = {
     SetMark: "set_mark",
     ChangeMark: "change_mark",
     EditWord: "edit_word",
+    Recut: "recut",
     Undo: "undo",
     Redo: "redo",
 }
@@ -122,6 +133,8 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
             return ChangeMark(int(arguments["suggestion"]), str(arguments["mark"]))
         if kind is EditWord:
             return EditWord(int(arguments["word"]), str(arguments["text"]))
+        if kind is Recut:
+            return Recut(tuple(None if t is None else (int(t[0]), int(t[1])) for t in arguments["times"]))
     except (KeyError, TypeError, ValueError) as error:
         raise DecisionError(f"{action}: unreadable arguments ({error})") from None
     return kind()  # type: ignore[no-any-return]
@@ -140,6 +153,8 @@ def step_of(document: Document, decision: Decision) -> Step | None:
             return commands.reject_many(document, suggestions)
         case Settle(reopen, accept):
             return commands.settle(document, reopen, accept)
+        case Recut(times):
+            return commands.recut(document, times)
         case SetMark(word, mark):
             return commands.set_mark(document, word, mark)
         case ChangeMark(suggestion, mark):

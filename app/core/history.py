@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.core.model import Document, Suggestion, Word
+from app.core.model import Cue, Document, Suggestion, Word
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,16 @@ class SuggestionEdit:
     after: Suggestion | None
 
 
-Edit = WordEdit | SuggestionEdit
+@dataclass(frozen=True)
+class CueEdit:
+    """The cues cut again: the whole list before and after. The words stay the same and in order,
+    so every word index (and every suggestion's gap) means what it meant."""
+
+    before: tuple[Cue, ...]
+    after: tuple[Cue, ...]
+
+
+Edit = WordEdit | SuggestionEdit | CueEdit
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,10 @@ Listener = Callable[[Step, bool], None]
 
 
 def _apply(document: Document, edit: Edit, forward: bool) -> None:
+    if isinstance(edit, CueEdit):
+        document.cues = list(edit.after if forward else edit.before)
+        document.reindex()
+        return
     if isinstance(edit, WordEdit):
         document.put_word(edit.index, edit.after if forward else edit.before)
         return

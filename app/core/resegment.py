@@ -25,7 +25,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from app.core.checks import visible_lines
@@ -33,7 +33,8 @@ from app.core.cue_segmentation import CueRules, PlannedCue, TimedWord, ends_sent
 
 # Re-breaking's own tests of which cues can be rewritten, so the two features never disagree.
 from app.core.line_breaks import _has_description_line, _word_gaps
-from app.core.model import Cue, Document, LayoutPiece, Slot
+from app.core.model import Casing, Cue, Document, LayoutPiece, Slot, Word, apply_casing, casing_of
+from app.core.sentences import starts_sentence
 
 #: Broadcasters' and streaming services' guidelines for cues cut afresh: 2 lines of 42 characters,
 #: 1 to 7 s, at most 21 characters a second, 2 frames (at 24 fps) between one cue and the next.
@@ -86,6 +87,7 @@ def resegment(
     kept: Counter[str] = Counter()
     estimated = False
     word_times: list[tuple[int, int] | None] = [None] * firsts[-1]
+    starts = _sentence_starts(document)
     number = 0
     while number < len(cues):
         reason = reasons[number]
@@ -101,7 +103,7 @@ def resegment(
         # The last new cue may go on into the silence before the next cue, and stops two frames
         # short of it even where the cue it replaces did not.
         until = cues[stop - 1].end if stop == len(cues) else cues[stop].start - rules.min_gap_ms
-        words = _run_words(cues[number:stop], firsts[number], times)
+        words = _run_words(cues[number:stop], firsts[number], times, starts)
         runs_on = stop < len(cues) and not _ends_sentence_before(cues[stop - 1], cues, stop)
         planned = plan_cues([word for word, _ in words], rules, until, runs_on)
         if _fits(planned, cues[number].start, until, rules):
@@ -191,10 +193,28 @@ def _is_description(cue: Cue, between: list[str]) -> bool:
     return whole or _has_description_line(cue.words, between)
 
 
+def _sentence_starts(document: Document) -> set[int]:
+    """The words that start a sentence by the marks before them: export gives them their capital,
+    so the cuts are planned as it will write them (the editor's words are not capitalised yet)."""
+    words = list(document.words())
+    return {index for index in range(len(words)) if starts_sentence(words, index)}
+
+
+def _as_planned(word: Word, sentence_start: bool) -> str:
+    """A word as written, with the capital a sentence start will have."""
+    if sentence_start and casing_of(word.text) is Casing.LOWER:
+        return word.prefix + apply_casing(word.text, Casing.CAPITALISED) + word.mark
+    return word.rendered()
+
+
 def _run_words(
-    cues: Sequence[Cue], first_word: int, times: Sequence[tuple[int, int] | None] | None
+    cues: Sequence[Cue],
+    first_word: int,
+    times: Sequence[tuple[int, int] | None] | None,
+    sentence_starts: Collection[int] = (),
 ) -> list[tuple[TimedWord, bool]]:
-    """The run's words as written with their times, and whether each time is an estimate.
+    """The run's words as written (sentence starts with their capital) with their times, and
+    whether each time is an estimate.
 
     A word's own times win, then the heard ones; heard times are kept within the run and in order
     so no new cue can reach past it. A word with neither gets its share of its cue's time by its
@@ -223,7 +243,7 @@ def _run_words(
                 start = min(max(start, run_start, latest_start), run_end)
                 end = min(max(end, start), run_end)
             latest_start = max(latest_start, start)
-            result.append((TimedWord(word.rendered(), start, end), guessed))
+            result.append((TimedWord(_as_planned(word, index in sentence_starts), start, end), guessed))
             index += 1
     return result
 
@@ -359,7 +379,12 @@ class CutChecks:
 def cut_checks(document: Document, rules: CueRules = RECUT_RULES) -> CutChecks:
     """The checks of ``CutChecks`` for any document: a cue of one word is over no limit, nor is a
     line of one word over the characters a line holds."""
-    texts = [[word.rendered() for word in cue.words] for cue in document.cues]
+    starts = _sentence_starts(document)
+    texts: list[list[str]] = []
+    index = 0
+    for cue in document.cues:
+        texts.append([_as_planned(word, index + n in starts) for n, word in enumerate(cue.words)])
+        index += len(cue.words)
     counts = Counter[str]()
     for number, cue in enumerate(document.cues):
         words = texts[number]

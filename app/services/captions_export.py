@@ -15,8 +15,9 @@ from app.core.history import History, Step, WordEdit
 from app.core.line_breaks import LineChecks, line_checks, rebreak_document
 from app.core.model import Document, apply_casing
 from app.core.resegment import CutChecks, Resegmented, cut_checks, resegment
+from app.core.sentences import starts_sentence
 from app.formats import write_document
-from app.services.suggestions import starts_sentence, written_capital
+from app.services.suggestions import written_capital
 
 
 def sentence_casing(document: Document, language: str | None = None) -> Step:

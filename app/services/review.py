@@ -37,6 +37,7 @@ from app.core.decisions import (
     encode,
     step_of,
 )
+from app.core.decisions import Recut as RecutCues
 from app.core.errors import PunctumError
 from app.core.gap_features import GapMeasure
 from app.core.history import History, Step
@@ -54,7 +55,7 @@ from app.core.triage import (
 )
 from app.formats import format_of, parse_document
 from app.services.analysis import Analysis, AnalysisRequest
-from app.services.captions_export import Exported
+from app.services.captions_export import Exported, Recut, heard_times, recut_captions
 from app.services.projects import add_caption_file, load_document
 from app.store.project import DONE, FileEntry, Project
 
@@ -318,6 +319,15 @@ class ReviewSession:
 
     def accept(self, suggestion_id: int) -> Step | None:
         return self._do(Accept(suggestion_id))
+
+    def recut_preview(self) -> tuple[Document, Recut]:
+        """The document as ``recut`` would cut its cues, and what that does to the cuts' checks."""
+        return recut_captions(self.document, self.project.gap_measures(self.file_id), self.language)
+
+    def recut(self) -> Step | None:
+        """Cut the cues again at sentence ends, by the words' times as heard (estimated from the
+        cues where the media was not heard): one undoable decision."""
+        return self._do(RecutCues(tuple(heard_times(self.project.gap_measures(self.file_id)) or ())))
 
     def reject(self, suggestion_id: int) -> Step | None:
         return self._do(Reject(suggestion_id))

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, has_protected_punctuation, model_class
+from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
-from app.core.orthography import always_capitalised, is_abbreviation, one_capital_only
+from app.core.orthography import always_capitalised, one_capital_only
+from app.core.sentences import starts_sentence
 from app.ml.confidence import capital_inputs, mark_inputs, shipped_confidence
 from app.services import languages
 from app.services.typography import render_mark
@@ -266,15 +267,6 @@ def written_capital(
     if sentence_start or always_capitalised(word.text, language):
         return Casing.CAPITALISED
     return None
-
-
-def starts_sentence(words: list[Word], index: int) -> bool:
-    """Whether word ``index`` starts the text or follows a sentence mark, but not an
-    abbreviation's full stop ("e.g. apples", "the U.S. team")."""
-    if index == 0:
-        return True
-    before = words[index - 1]
-    return model_class(before.mark) in SENTENCE_END_CLASSES and not is_abbreviation(before.text + before.mark)
 
 
 def capitalised_on_export(words: list[Word], index: int, language: str | None) -> bool:

@@ -1,7 +1,10 @@
-"""The Settings dialogs (keyboard shortcuts, caption limits, triage policy) and the buttons every
-dialog of the editor uses: each with an Alt key, as a keyboard-first editor expects."""
+"""The Settings dialogs (keyboard shortcuts, caption limits, triage policy), the re-cut's preview,
+and the buttons every dialog of the editor uses: each with an Alt key, as a keyboard-first editor
+expects."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
@@ -11,10 +14,12 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QHBoxLayout,
     QInputDialog,
     QKeySequenceEdit,
     QLabel,
     QMessageBox,
+    QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QTableWidget,
@@ -24,13 +29,16 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.checks import CaptionLimits
+from app.core.model import Cue
 from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, TriagePolicy
+from app.ui.models import timestamp
 from app.ui.shortcuts import COMMANDS
 
 #: Standard buttons with their Alt keys (Qt's own texts have none on Linux).
 BUTTON_TEXTS = {
     QDialogButtonBox.StandardButton.Ok: "&OK",
     QDialogButtonBox.StandardButton.Cancel: "&Cancel",
+    QDialogButtonBox.StandardButton.Apply: "&Apply",
     QDialogButtonBox.StandardButton.Close: "C&lose",
     QDialogButtonBox.StandardButton.RestoreDefaults: "&Restore defaults",
 }
@@ -203,3 +211,37 @@ def _input_dialog(parent: QWidget, title: str, label: str) -> QInputDialog:
     dialog.setOkButtonText(BUTTON_TEXTS[QDialogButtonBox.StandardButton.Ok])
     dialog.setCancelButtonText(BUTTON_TEXTS[QDialogButtonBox.StandardButton.Cancel])
     return dialog
+
+
+class RecutPreviewDialog(QDialog):
+    """The cues cut again at sentence ends, beside today's, before they are: Apply makes it one
+    undoable step."""
+
+    def __init__(
+        self, now: Sequence[Cue], recut: Sequence[Cue], summary: str, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Re-cut the cues at sentence ends")
+        layout = QVBoxLayout(self)
+        told = QLabel(summary, self)
+        told.setWordWrap(True)
+        layout.addWidget(told)
+        sides = QHBoxLayout()
+        for title, cues in ((f"Now: {len(now)} cues", now), (f"Re-cut: {len(recut)} cues", recut)):
+            column = QVBoxLayout()
+            column.addWidget(QLabel(title, self))
+            text = QPlainTextEdit(self)
+            text.setReadOnly(True)
+            text.setPlainText(
+                "\n\n".join(f"{timestamp(c.start)} - {timestamp(c.end)}\n{c.text()}" for c in cues)
+            )
+            column.addWidget(text)
+            sides.addLayout(column)
+        layout.addLayout(sides)
+        buttons = dialog_buttons(
+            self, QDialogButtonBox.StandardButton.Apply, QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Apply).clicked.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(900, 560)

@@ -15,7 +15,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from app.core.checks import CaptionLimits, CueCheck, check_cue
-from app.core.history import Step, SuggestionEdit, WordEdit
+from app.core.history import CueEdit, Step, SuggestionEdit, WordEdit
 from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggestion, apply_casing
 from app.core.triage import ReviewRow
 from app.services.documents import format_duration
@@ -128,7 +128,10 @@ class CueModel(_Table):
         self._refresh_rows(rows)
 
     def changed(self, step: Step) -> None:
-        """Refresh the cues a step touched."""
+        """Refresh the cues a step touched (all of them when it cut them again)."""
+        if any(isinstance(edit, CueEdit) for edit in step.edits):
+            self.reload()
+            return
         self._index_suggestions()
         rows = set()
         for edit in step.edits:

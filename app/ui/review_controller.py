@@ -8,14 +8,15 @@ from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QAbstractItemView
 
 from app.core.errors import PunctumError
-from app.core.history import Step, SuggestionEdit
+from app.core.history import CueEdit, Step, SuggestionEdit
 from app.core.model import Source
 from app.core.triage import ReviewRow, TriagePolicy, about_wrong
 from app.services.typography import render_mark
-from app.ui.dialogs import ask_number, ask_text
+from app.ui.dialogs import RecutPreviewDialog, ask_number, ask_text
 from app.ui.models import ID_ROLE, CueModel
 
 if TYPE_CHECKING:
+    from app.services.captions_export import Recut
     from app.ui.shell import EditorWindow
 
 PLAY_AROUND_GAP_MS = 3000
@@ -189,6 +190,26 @@ class ReviewController:
                     self.select(suggestion.id)
                     return
 
+    def recut_cues(self) -> None:
+        """Preview the cues cut again at sentence ends beside today's; Apply makes it one undoable step."""
+        session = self.window.session
+        if session is None:
+            return
+        preview, recut = session.recut_preview()
+        dialog = RecutPreviewDialog(
+            session.document.cues, preview.cues, recut.summary(), self.window.dialog_parent()
+        )
+        dialog.accepted.connect(lambda: self._apply_recut(recut))
+        dialog.open()
+
+    def _apply_recut(self, recut: Recut) -> None:
+        session = self.window.session
+        if session is None:
+            return
+        step = self._run(session.recut)
+        told = recut.summary() if step is not None else "The cues are cut at sentence ends already"
+        self.window.statusBar().showMessage(f"{told} (Ctrl+Z undoes it)" if step else told, 8000)
+
     def _run(self, action: Any) -> Step | None:
         """Apply one decision (saved before it returns), refresh what it touched; errors to a dialog."""
         try:
@@ -200,6 +221,8 @@ class ReviewController:
             self.window.show_error("The decision could not be saved", str(error))
             return None
         if step is not None and self.window.cue_model is not None and self.window.gap_model is not None:
+            if any(isinstance(edit, CueEdit) for edit in step.edits) and self.window.session is not None:
+                self.window.waveform.set_cues([(c.start, c.end) for c in self.window.session.document.cues])
             self.window.cue_model.changed(step)
             self.window.gap_model.changed(step)
             self.window.cue_model.set_current(self.window.current_id)

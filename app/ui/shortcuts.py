@@ -31,6 +31,7 @@ COMMANDS = (
     Command("undo", "&Undo", "Ctrl+Z", "Edit"),
     Command("redo", "&Redo", "Ctrl+Shift+Z", "Edit"),
     Command("edit_word", "Edit the &word…", "F2", "Edit"),
+    Command("recut_now", "Re-cut the cues at sentence &ends…", "Ctrl+Shift+C", "Edit"),
     Command("next", "&Next suggestion", "J", "Review"),
     Command("previous", "&Previous suggestion", "K", "Review"),
     Command("accept", "&Accept", "A", "Review"),

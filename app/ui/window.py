@@ -170,6 +170,7 @@ class MainWindow(QMainWindow):
             "listen": self.set_listening,
             "rebreak": lambda on: self.settings.setValue("export/rebreak", "true" if on else "false"),
             "recut": lambda on: self.settings.setValue("export/recut", "true" if on else "false"),
+            "recut_now": self.review.recut_cues,
             "shortcuts": self.edit_shortcuts,
             "limits": self.edit_limits,
             "help": lambda: self.help.show_keys(saved_keys(self.settings)),

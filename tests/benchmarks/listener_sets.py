@@ -83,8 +83,13 @@ def _plain(word: str) -> str:
     return re.sub(r"[^\w']", "", word.lower())
 
 
-def _recognised(media: Path, audio: np.ndarray, language: str) -> list[tuple[str, float, float]]:
-    cache = cache_root() / "bench" / f"{media.stem}-{media.stat().st_size}.words.json"
+def _recognised(
+    media: Path, audio: np.ndarray, language: str, key: str | None = None
+) -> list[tuple[str, float, float]]:
+    """The recogniser's words and times for ``audio``, cached by ``key`` (the media's name and size
+    unless given)."""
+    key = key or f"{media.stem}-{media.stat().st_size}"
+    cache = cache_root() / "bench" / f"{key}.words.json"
     if cache.is_file():
         return [tuple(item) for item in json.loads(cache.read_text(encoding="utf-8"))]  # type: ignore[misc]
     from app.ml.transcriber import Transcriber
@@ -94,6 +99,40 @@ def _recognised(media: Path, audio: np.ndarray, language: str) -> list[tuple[str
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(found), encoding="utf-8")
     return found
+
+
+def _cues_of_ten(
+    words: list[str], heard: list[tuple[str, float, float]]
+) -> tuple[list[int], list[tuple[float, float]]]:
+    """Cues of ``CUE_WORDS`` words, each timed from the first to the last time the recogniser gave
+    its words (aligned to ``words`` by minimum edit distance), as an ASR's clock-cut captions are."""
+    alignment = align([w for w, _, _ in heard], [_plain(w) for w in words])
+    starts: list[float | None] = []
+    ends: list[float | None] = []
+    for position in alignment.ref_to_hyp:
+        starts.append(heard[position][1] if position >= 0 else None)
+        ends.append(heard[position][2] if position >= 0 else None)
+    cues: list[int] = []
+    times: list[tuple[float, float]] = []
+    for first in range(0, len(words), CUE_WORDS):
+        stop = min(len(words), first + CUE_WORDS)
+        known_starts = [s for s in starts[first:stop] if s is not None]
+        known_ends = [e for e in ends[first:stop] if e is not None]
+        begin = min(known_starts) if known_starts else (times[-1][1] if times else 0.0)
+        end = max(known_ends) if known_ends else begin + 0.1
+        cues += [first // CUE_WORDS] * (stop - first)
+        times += [(begin, end)] * (stop - first)
+    return cues, times
+
+
+def ljspeech_in_cues_of_ten(data: Path = SHARED_DATA) -> list[SpeechSet]:
+    """The joined LJSpeech clips as an ASR captions them: cues of ``CUE_WORDS`` words that run
+    across the clips, timed by the recogniser's words."""
+    joined = ljspeech(data)
+    for speech in joined:
+        heard = _recognised(Path("ljspeech"), speech.audio, "en", key=f"ljspeech-joined-{speech.audio.size}")
+        speech.cues, speech.times = _cues_of_ten(speech.words, heard)
+    return joined
 
 
 def real(data: Path = SHARED_DATA) -> list[SpeechSet]:
@@ -107,23 +146,7 @@ def real(data: Path = SHARED_DATA) -> list[SpeechSet]:
             media.with_suffix(".txt").read_text(encoding="utf-8"), language, "real", name
         )
         audio = decode_audio(media)
-        heard = _recognised(media, audio, language)
-        alignment = align([w for w, _, _ in heard], [_plain(w) for w in labelled.words])
-        starts: list[float | None] = []
-        ends: list[float | None] = []
-        for position in alignment.ref_to_hyp:
-            starts.append(heard[position][1] if position >= 0 else None)
-            ends.append(heard[position][2] if position >= 0 else None)
-        cues: list[int] = []
-        times: list[tuple[float, float]] = []
-        for first in range(0, len(labelled.words), CUE_WORDS):
-            stop = min(len(labelled.words), first + CUE_WORDS)
-            known_starts = [s for s in starts[first:stop] if s is not None]
-            known_ends = [e for e in ends[first:stop] if e is not None]
-            begin = min(known_starts) if known_starts else (times[-1][1] if times else 0.0)
-            end = max(known_ends) if known_ends else begin + 0.1
-            cues += [first // CUE_WORDS] * (stop - first)
-            times += [(begin, end)] * (stop - first)
+        cues, times = _cues_of_ten(labelled.words, _recognised(media, audio, language))
         sets.append(
             SpeechSet(
                 Path(name).stem,

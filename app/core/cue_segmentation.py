@@ -96,6 +96,7 @@ _CLOSERS = "\"'”’»›)]}」』）】〉》"
 _CUE = 15.0  # every cue: fewer, fuller cues read better than many small ones
 _CLAUSE_BREAK = 30.0  # ending a cue after , ; : rather than at a sentence end
 _PLAIN_BREAK = 80.0  # ending a cue mid-clause
+_WEAK_END = 40.0  # ending a cue on an article or a preposition, read with the word after it
 _INNER_SENTENCE = 40.0  # a sentence end inside a cue: a new sentence reads best from a new cue
 _INNER_PAUSE = 20.0  # per pause_ms of silence inside a cue: its text shows before it is said
 _SHORT_TEXT = 40.0  # a cue with a scrap of text flashes by (scaled by the missing part of a line)
@@ -144,6 +145,7 @@ def plan_cues(
     rules: CueRules = CueRules(),
     until: int | None = None,
     runs_on: bool = False,
+    weak: Collection[str] = (),
 ) -> list[PlannedCue]:
     """The words laid out in cues and lines by the rules above; [] for no words. ``until``: the
     latest the last cue may end (the next caption's start), which else only its words decide.
@@ -153,13 +155,14 @@ def plan_cues(
     With ``rules.max_cps`` a cue is also extended into the silence after it until it can be read,
     and kept to where its text can be read in the time before the next cue (a cost, as the words'
     own pace may not allow it); with ``rules.min_gap_ms`` a cue ends that long before the next.
+    ``weak``: words a cue should not end on either (``core.weak_words``: "by / a similar process").
     """
     count = len(words)
     if count == 0:
         return []
     lengths = [len(_shown(word.text)) for word in words]
     kinds = [_break_kind(words[b], words[b + 1]) for b in range(count - 1)]
-    end_costs, inner_costs = _boundary_costs(words, kinds, rules)
+    end_costs, inner_costs = _boundary_costs(words, kinds, rules, weak)
     spans = _cue_spans(words, lengths, end_costs, inner_costs, rules, until, kinds if runs_on else None)
 
     cues: list[PlannedCue] = []
@@ -186,9 +189,10 @@ def plan_cues(
 
 
 def _boundary_costs(
-    words: Sequence[TimedWord], kinds: list[int], rules: CueRules
+    words: Sequence[TimedWord], kinds: list[int], rules: CueRules, weak: Collection[str] = ()
 ) -> tuple[list[float], list[float]]:
-    """For each gap between two words: the cost of ending a cue there, and of a cue spanning it."""
+    """For each gap between two words: the cost of ending a cue there, and of a cue spanning it
+    (more after a ``weak`` word, which a viewer reads with the next)."""
     pause = max(rules.pause_ms, 1)
     end_costs: list[float] = []
     inner_costs: list[float] = []
@@ -199,6 +203,8 @@ def _boundary_costs(
             end_costs.append(0.0)
         else:
             base = _CLAUSE_BREAK if kind == _CLAUSE else _PLAIN_BREAK
+            if kind == _NONE and _shown(words[b].text).lower() in weak:
+                base += _WEAK_END
             end_costs.append(base * (1 - gap / pause))
         inner = _INNER_SENTENCE if kind == _SENTENCE else 0.0
         if is_pause:

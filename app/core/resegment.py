@@ -35,6 +35,7 @@ from app.core.cue_segmentation import CueRules, PlannedCue, TimedWord, ends_sent
 from app.core.line_breaks import _has_description_line, _word_gaps
 from app.core.model import Casing, Cue, Document, LayoutPiece, Slot, Word, apply_casing, casing_of
 from app.core.sentences import starts_sentence
+from app.core.weak_words import weak_words
 
 #: Broadcasters' and streaming services' guidelines for cues cut afresh: 2 lines of 42 characters,
 #: 1 to 7 s, at most 21 characters a second, 2 frames (at 24 fps) between one cue and the next.
@@ -105,7 +106,7 @@ def resegment(
         until = cues[stop - 1].end if stop == len(cues) else cues[stop].start - rules.min_gap_ms
         words = _run_words(cues[number:stop], firsts[number], times, starts)
         runs_on = stop < len(cues) and not _ends_sentence_before(cues[stop - 1], cues, stop)
-        planned = plan_cues([word for word, _ in words], rules, until, runs_on)
+        planned = plan_cues([word for word, _ in words], rules, until, runs_on, weak_words(language))
         if _fits(planned, cues[number].start, until, rules):
             new_cues += _new_cues(cues[number:stop], planned, rules, language, timing_line)
             estimated = estimated or any(guessed for _, guessed in words)
@@ -376,9 +377,12 @@ class CutChecks:
         return self.sentence_ends / self.cues if self.cues else 0.0
 
 
-def cut_checks(document: Document, rules: CueRules = RECUT_RULES) -> CutChecks:
+def cut_checks(
+    document: Document, rules: CueRules = RECUT_RULES, among: Collection[int] | None = None
+) -> CutChecks:
     """The checks of ``CutChecks`` for any document: a cue of one word is over no limit, nor is a
-    line of one word over the characters a line holds."""
+    line of one word over the characters a line holds. ``among``: the cues (by number) whose
+    limits are checked, all unless given (the cues a re-cut made, not those that kept their cut)."""
     starts = _sentence_starts(document)
     texts: list[list[str]] = []
     index = 0
@@ -397,6 +401,8 @@ def cut_checks(document: Document, rules: CueRules = RECUT_RULES) -> CutChecks:
         counts["sentence_ends"] += ends[-1]
         counts["dangling_starts"] += following is not None and not ends[-1] and any(ends[:-1])
         later = document.cues[number + 1] if number + 1 < len(document.cues) else None
+        if among is not None and number not in among:
+            continue
         counts["short_gaps"] += later is not None and later.start - cue.end < rules.min_gap_ms
         if len(words) == 1:
             continue

@@ -257,6 +257,7 @@ def test_every_decision_round_trips_through_its_project_row_and_unreadable_ones_
         ChangeMark,
         DecisionError,
         EditWord,
+        Recut,
         Redo,
         Reject,
         RejectMany,
@@ -269,7 +270,8 @@ def test_every_decision_round_trips_through_its_project_row_and_unreadable_ones_
 
     decisions = [
         Accept(3), Reject(4), AcceptMany((1, 2)), RejectMany((5,)), Settle((1,), (2, 3)),
-        SetMark(7, "."), ChangeMark(2, "?"), EditWord(1, "word"), Undo(), Redo(),
+        SetMark(7, "."), ChangeMark(2, "?"), EditWord(1, "word"), Recut(((0, 480), None, (520, 900))),
+        Undo(), Redo(),
     ]  # fmt: skip
     assert sorted(encode(d)[0] for d in decisions) == sorted(ACTIONS)
     for decision in decisions:

@@ -199,6 +199,11 @@ def test_media_gives_a_waveform_with_pauses_and_is_listened_to(
     assert window.media.path is not None
     model = [s for s in window.session.document.suggestions if s.source is Source.MODEL and s.casing is None]
     assert model and {s.evidence for s in model} == {"heard"}
+    # Where each word is said is ticked on the waveform, every word in order: here as the
+    # recogniser's timing file beside the captions (sample.words.json) gives it, since given word
+    # times win over heard ones.
+    given = json.loads((sample / "sample.words.json").read_text(encoding="utf-8"))
+    assert window.waveform.words == [(word["start"], word["end"]) for word in given]
     # The evidence panel shows what each reader chose at a gap the model proposed a mark for.
     document = window.session.document
     for _ in range(len(document.suggestions)):

@@ -124,3 +124,19 @@ def test_batch_resegment_is_kept_for_export_and_no_resegment_turns_it_off(
     said, after = export("off")
     assert "cues re-cut" not in said and after.read_bytes() == plain.read_bytes()
     assert (folder / "talk.srt").read_bytes() == (SAMPLE / "sample.srt").read_bytes()  # input untouched
+
+
+@pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
+def test_a_project_keeps_the_words_heard_times_for_export_to_cut_by(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("sample.srt", "sample.mp4"):  # no timing file: the words' times are heard
+        shutil.copy(SAMPLE / name, folder / name)
+    project = tmp_path / "p.punctum"
+    batch = run_punctum_here("batch", str(folder), "--project", str(project), "--apply", "all", "--resegment")
+    assert batch.returncode == 0, batch.stderr
+    exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"))
+    assert exported.returncode == 0, exported.stderr
+    assert "cues re-cut 24 ->" in exported.stdout and "estimated" not in exported.stdout
+    first = read_document(tmp_path / "out" / "sample.srt").cues[0]
+    assert 480 <= first.start <= 580  # where "Hello" is heard, after half a second of lead-in

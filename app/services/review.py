@@ -252,6 +252,14 @@ class ReviewSession:
             self._measures = self.project.gap_measures(self.file_id) or []
         return self._measures[word] if word < len(self._measures) else None
 
+    def word_times(self) -> list[tuple[int, int]]:
+        """When each word is said (ms), where the analysis heard it or the captions give it."""
+        if self._measures is None:
+            self._measures = self.project.gap_measures(self.file_id) or []
+        return [
+            (m.start_ms, m.end_ms) for m in self._measures if m.start_ms is not None and m.end_ms is not None
+        ]
+
     def review_order(self) -> list[Suggestion]:
         """The reference's and the model's suggestions in reading order."""
         suggestions = [s for s in self.document.suggestions if s.source is not Source.EDITOR]

@@ -14,7 +14,7 @@ from app.core.model import Casing, Source, Suggestion
 def measures_json(measures: Sequence[GapMeasure] | None) -> str | None:
     if measures is None:
         return None
-    return json.dumps([[m.pause_ms, m.pitch_slope, m.end_ms, m.pitch_change] for m in measures])
+    return json.dumps([[m.pause_ms, m.pitch_slope, m.end_ms, m.pitch_change, m.start_ms] for m in measures])
 
 
 def suggestion_row(suggestion: Suggestion) -> dict[str, Any]:

@@ -55,7 +55,8 @@ class RichTextDelegate(QStyledItemDelegate):
 
 class WaveformView(QWidget):
     """The audio's loudness over a stretch of time around the current cue, cue regions shaded,
-    pauses marked, the play position drawn; a click asks to seek there, the wheel zooms."""
+    pauses marked, where each word starts as heard ticked along the top, the play position drawn;
+    a click asks to seek there, the wheel zooms."""
 
     seek_requested = Signal(int)  # milliseconds
 
@@ -64,6 +65,7 @@ class WaveformView(QWidget):
         self.setMinimumHeight(90)
         self.waveform: Waveform | None = None
         self.cues: list[tuple[int, int]] = []
+        self.words: list[tuple[int, int]] = []  # when each word is said (ms), where known
         self.current_cue: int | None = None
         self.position = 0.0
         self.span = 20_000.0  # milliseconds shown
@@ -78,6 +80,10 @@ class WaveformView(QWidget):
 
     def set_cues(self, cues: list[tuple[int, int]]) -> None:
         self.cues = cues
+        self.update()
+
+    def set_words(self, words: list[tuple[int, int]]) -> None:
+        self.words = words
         self.update()
 
     def show_cue(self, number: int | None) -> None:
@@ -140,6 +146,10 @@ class WaveformView(QWidget):
         for x, level in enumerate(levels):
             half = float(level) * (middle - 4)
             painter.drawLine(int(x), int(middle - half), int(x), int(middle + half))
+        painter.setPen(QColor("#c8d2dc"))
+        for start, _ in self.words:
+            if self.view_start <= start <= end:
+                painter.drawLine(int(self._x(start)), 0, int(self._x(start)), 7)
         if self.gap is not None:
             gap_x = int(self._x(self.gap))
             painter.setPen(QPen(QColor("#ff5a5a"), 2, Qt.PenStyle.DashLine))

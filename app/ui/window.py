@@ -292,6 +292,8 @@ class MainWindow(QMainWindow):
         if self.cue_model is not None and self.gap_model is not None:
             self.cue_model.reload()
             self.gap_model.reload()
+        if self.session is not None:
+            self.waveform.set_words(self.session.word_times())
         self.show_counts()
 
     def show_counts(self) -> None:

@@ -16,7 +16,13 @@ from PySide6.QtCore import QPoint, QRect, QSettings, Qt
 from PySide6.QtWidgets import QAbstractButton, QDialog, QLabel, QMenu, QTableView, QWidget
 
 from app.core.model import Status
-from app.ui.dialogs import LimitsDialog, ShortcutDialog, TriagePolicyDialog, dialog_buttons
+from app.ui.dialogs import (
+    LimitsDialog,
+    RecutPreviewDialog,
+    ShortcutDialog,
+    TriagePolicyDialog,
+    dialog_buttons,
+)
 from app.ui.models import GapModel
 from app.ui.shortcuts import COMMANDS, MENUS, saved_keys, saved_limits, saved_policy
 from app.ui.window import MainWindow
@@ -101,6 +107,7 @@ def test_every_dialog_button_and_field_has_an_alt_key(qtbot, window: MainWindow)
         ShortcutDialog(saved_keys(window.settings), window),
         LimitsDialog(saved_limits(window.settings), window),
         TriagePolicyDialog(saved_policy(window.settings), window),
+        RecutPreviewDialog([], [], "cues re-cut 0 -> 0", window),
     ]
     for dialog in dialogs:
         qtbot.addWidget(dialog)

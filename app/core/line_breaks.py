@@ -71,11 +71,11 @@ def rebreak_document(document: Document, rules: CueRules = GUIDELINES, language:
 
 def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES, language: str | None = None) -> bool:
     """Lay out ``cue``'s lines again if it may be (see the module's text); whether it changed."""
-    gaps = _word_gaps(cue)
+    gaps = word_gaps(cue)
     if gaps is None or cue.settings.strip():
         return False
     between = [str(cue.layout[index]) for index in gaps]
-    if _has_description_line(cue.words, between):
+    if has_description_line(cue.words, between):
         return False
     breaks = [text for text in between if "\n" in text]
     newline = "\r\n" if any("\r\n" in text for text in breaks) else "\n"
@@ -105,7 +105,7 @@ def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES, language: str | None = N
 _DESCRIPTION_BRACKETS = ("(", ")"), ("[", "]")
 
 
-def _has_description_line(words: list[Word], between: list[str]) -> bool:
+def has_description_line(words: list[Word], between: list[str]) -> bool:
     """Whether a line of the cue (words split by the line breaks ``between`` them) is all in
     brackets: a description a viewer reads apart from the speech, never joined onto it."""
     first = 0
@@ -118,7 +118,7 @@ def _has_description_line(words: list[Word], between: list[str]) -> bool:
     return False
 
 
-def _word_gaps(cue: Cue) -> list[int] | None:
+def word_gaps(cue: Cue) -> list[int] | None:
     """The layout index of the whitespace between each word and the next, or None when the cue
     holds anything else (tags, entities, symbols) or a word glued to the next."""
     if len(cue.words) < 2 or any(isinstance(piece, str) and piece.strip() for piece in cue.layout):

@@ -32,7 +32,7 @@ from app.core.checks import visible_lines
 from app.core.cue_segmentation import CueRules, PlannedCue, TimedWord, ends_sentence, line_words, plan_cues
 
 # Re-breaking's own tests of which cues can be rewritten, so the two features never disagree.
-from app.core.line_breaks import _has_description_line, _word_gaps
+from app.core.line_breaks import has_description_line, word_gaps
 from app.core.model import Casing, Cue, Document, LayoutPiece, Slot, Word, apply_casing, casing_of
 from app.core.sentences import starts_sentence
 from app.core.weak_words import weak_words
@@ -172,12 +172,12 @@ def _keep_reasons(cues: Sequence[Cue]) -> list[str | None]:
 
 def _between_words(cue: Cue) -> list[str] | None:
     """The whitespace between each word and the next, or None when the layout holds anything but
-    words and whitespace (``line_breaks._word_gaps``, which also takes a cue of one word)."""
+    words and whitespace (``line_breaks.word_gaps``, which also takes a cue of one word)."""
     if len(cue.words) == 1:
         slots = [piece for piece in cue.layout if not isinstance(piece, str)]
         plain = all(piece.isspace() for piece in cue.layout if isinstance(piece, str))
         return [] if plain and slots == [(Slot.WORD, 0), (Slot.MARK, 0)] else None
-    gaps = _word_gaps(cue)
+    gaps = word_gaps(cue)
     return None if gaps is None else [str(cue.layout[index]) for index in gaps]
 
 
@@ -191,7 +191,7 @@ def _is_description(cue: Cue, between: list[str]) -> bool:
     melody)"): a description a viewer reads apart from the speech."""
     opening, closing = cue.words[0].prefix, cue.words[-1].mark
     whole = any(opening.startswith(o) and c in closing for o, c in (("(", ")"), ("[", "]")))
-    return whole or _has_description_line(cue.words, between)
+    return whole or has_description_line(cue.words, between)
 
 
 def _sentence_starts(document: Document) -> set[int]:

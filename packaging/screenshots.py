@@ -36,7 +36,7 @@ def main() -> int:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-    from app.ui.dialogs import LimitsDialog, ShortcutDialog, TriagePolicyDialog
+    from app.ui.dialogs import LimitsDialog, RecutPreviewDialog, ShortcutDialog, TriagePolicyDialog
     from app.ui.shortcuts import saved_keys, saved_limits, saved_policy
     from app.ui.window import MainWindow
 
@@ -105,6 +105,10 @@ def main() -> int:
         shot_dialog("7-settings-keys", ShortcutDialog(saved_keys(window.settings), window))
         shot_dialog("8-settings-limits", LimitsDialog(saved_limits(window.settings), window))
         shot_dialog("9-settings-triage", TriagePolicyDialog(saved_policy(window.settings), window))
+        if window.session is not None:  # Edit ▸ Re-cut the cues at sentence ends: the preview
+            preview, recut = window.session.recut_preview()
+            cues = window.session.document.cues
+            shot_dialog("9-recut-preview", RecutPreviewDialog(cues, preview.cues, recut.summary(), window))
         window.show_about()
         shot("10-about")
         close_messages()

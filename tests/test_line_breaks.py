@@ -133,3 +133,16 @@ def test_an_abbreviations_full_stop_is_no_place_for_a_break() -> None:
     assert line_checks(
         parse_document(_srt("we cheered for the U.S.\nteam at the stadium"), "srt")
     ) == LineChecks(0, 1, 0)
+
+
+def test_a_name_is_not_split_across_lines_or_cues() -> None:
+    from app.core.cue_segmentation import CueRules, TimedWord, plan_cues
+
+    # Without the rule, "Maple / Street": the balance of 31 and 19 characters beats 18 and 32.
+    lines = _rebroken("Hello, and welcome to the Maple Street Repair Cafe.", "en")
+    assert lines == ["Hello, and welcome", "to the Maple Street Repair Cafe."], lines
+    # Cues of one short line: without the rule, "landed in New / York on a rainy".
+    words = ["at", "last", "we", "all", "landed", "in", "New", "York", "on", "a", "rainy", "night", "in", "May"]
+    timed = [TimedWord(word, 300 * n, 300 * n + 250) for n, word in enumerate(words)]
+    cues = plan_cues(timed, CueRules(max_line_chars=20, max_lines=1))
+    assert all(cue.words[-1].text != "New" for cue in cues), [[w.text for w in c.words] for c in cues]

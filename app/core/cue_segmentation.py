@@ -134,6 +134,13 @@ def _break_kind(word: TimedWord, following: TimedWord) -> int:
     return _NONE
 
 
+def _inside_a_name(word: TimedWord, following: TimedWord) -> bool:
+    """Whether the break after ``word`` would split a name ("Maple / Street", "New / York"): two
+    words with capitals and nothing between them."""
+    text, after = _shown(word.text), _shown(following.text)
+    return text[:1].isupper() and after[:1].isupper() and text[-1:].isalnum() and after != "I"
+
+
 def ends_sentence(text: str, following: str | None = None) -> bool:
     """Whether a word as written (marks included) ends a sentence when ``following`` (the next
     word as written; None at the end) comes after it, as ``plan_cues`` reads its marks."""
@@ -155,7 +162,8 @@ def plan_cues(
     With ``rules.max_cps`` a cue is also extended into the silence after it until it can be read,
     and kept to where its text can be read in the time before the next cue (a cost, as the words'
     own pace may not allow it); with ``rules.min_gap_ms`` a cue ends that long before the next.
-    ``weak``: words a cue should not end on either (``core.weak_words``: "by / a similar process").
+    ``weak``: words a cue should not end on either (``core.weak_words``: "by / a similar process"),
+    nor, then, in the middle of a name ("Maple / Street").
     """
     count = len(words)
     if count == 0:
@@ -203,7 +211,9 @@ def _boundary_costs(
             end_costs.append(0.0)
         else:
             base = _CLAUSE_BREAK if kind == _CLAUSE else _PLAIN_BREAK
-            if kind == _NONE and _shown(words[b].text).lower() in weak:
+            if kind == _NONE and (
+                _shown(words[b].text).lower() in weak or _inside_a_name(words[b], words[b + 1])
+            ):
                 base += _WEAK_END
             end_costs.append(base * (1 - gap / pause))
         inner = _INNER_SENTENCE if kind == _SENTENCE else 0.0
@@ -303,13 +313,15 @@ def line_words(
     """How many of a cue's words (as written, marks included) go on each line, laid out as
     ``plan_cues`` lays out a cue: as few lines as they need (but ``at_least``), balanced, broken
     after punctuation, not after an article or a preposition of ``language``
-    (``core.weak_words``), without a one-word line where avoidable. ``breaks``: the words the
+    (``core.weak_words``) nor inside a name, without a one-word line where avoidable. ``breaks``: the words the
     cue's lines now end after, kept unless another break reads better by more than a little."""
     words = [TimedWord(text, 0, 0) for text in texts]
     lengths = [len(_shown(text)) for text in texts]
     weak = weak_words(language)
     kinds = [
-        _WEAK if _shown(word.text).lower() in weak else _break_kind(word, following)
+        _WEAK
+        if _shown(word.text).lower() in weak or _inside_a_name(word, following)
+        else _break_kind(word, following)
         for word, following in itertools.pairwise(words)
     ]
     moved = None if breaks is None else [0.0 if b in breaks else _MOVED_BREAK for b in range(len(kinds))]

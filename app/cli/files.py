@@ -160,6 +160,7 @@ def _punctuate(args: argparse.Namespace) -> int:
         timings=Path(args.timings) if args.timings else None,
         language=args.language,
         audio=audio,
+        word_times=args.resegment,  # heard only to cut cues by
     )
     if args.resegment and request.format == "txt":
         raise UsageError(f"--resegment cuts captions' cues; {args.input} is plain text, which has none")

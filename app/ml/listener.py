@@ -204,8 +204,10 @@ class Listener:
         audio: np.ndarray,
         progress: Callable[[float], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
+        with_times: bool | None = None,
     ) -> Hearing:
-        """The marks heard at each gap of ``listening.words`` in ``audio`` (16 kHz mono)."""
+        """The marks heard at each gap of ``listening.words`` in ``audio`` (16 kHz mono), and where
+        each word is said unless ``with_times`` is False (the listener's own setting unless given)."""
         count = len(listening.words)
         marks: list[list[float] | None] = [None] * count
         word_times: list[tuple[float, float] | None] = [None] * count
@@ -234,6 +236,7 @@ class Listener:
                 f"{counted(plan.too_long, 'word')} longer than the recogniser can follow: not listened to"
             )
         session = _FileListening(self, listening, audio, plan.windows, times, tokens, base)
+        session.word_times = self.word_times if with_times is None else with_times
         heard: list[_Heard] = []
         with ThreadPoolExecutor(self.parallel, thread_name_prefix="listener") as pool:
             # Windows start in order, at most one per worker, so the file's verdict comes early.
@@ -358,6 +361,7 @@ class _FileListening:
     ) -> None:
         self.listener, self.listening, self.audio = listener, listening, audio
         self.windows, self.times, self.tokens = windows, times, tokens  # tokens: each word as forced
+        self.word_times = listener.word_times  # whether each window also places its words
         self.start = [
             listener._token(t)
             for t in ("<|startoftranscript|>", f"<|{base}|>", "<|transcribe|>", "<|notimestamps|>")
@@ -397,7 +401,7 @@ class _FileListening:
     ) -> dict[int, tuple[float, float]]:
         """Where the window's words are said, aligned along the forced text (``spans``: each word's
         own tokens in it); none if the aligner fails: the marks heard still hold."""
-        if not self.listener.word_times:
+        if not self.word_times:
             return {}
         first, last = window_samples(window, len(self.audio), SAMPLE_RATE)
         try:

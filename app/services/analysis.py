@@ -42,6 +42,9 @@ class AnalysisRequest:
     timings: Path | None = None  # a recogniser's word times (.ctm, .words.json)
     language: str | None = None  # detected from the text when None
     audio: AudioUse = DEFAULT_AUDIO_USE  # what of the media and word timings is used
+    #: Whether listening also hears where each word is said (for re-cutting, the waveform, P);
+    #: ``punctuate`` asks only with ``--resegment``, as it costs an eighth of the listening.
+    word_times: bool = True
 
     @classmethod
     def from_file(cls, path: Path, **known: Any) -> AnalysisRequest:
@@ -181,6 +184,7 @@ def analyse(
             None,
             lambda f: stage("Listening along the words", f),
             cancelled,
+            request.word_times,
         )
     suggestions, found = suggestions_from(document, reading, evidence, heard)
     report.language, report.evidence = found.language, found.evidence

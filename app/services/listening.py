@@ -56,10 +56,12 @@ def listen(
     combination: Combination | None = None,
     progress: Callable[[float], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    word_times: bool = True,
 ) -> Readings:
     """The listener's reading of ``document`` (``words`` as the model reads them) against the
     media's ``track`` (``AudioTrack`` with its samples), combined with the text model's ``read``.
-    ``listener`` gives the loaded recogniser: it is loaded only when there is something to hear."""
+    ``listener`` gives the loaded recogniser: it is loaded only when there is something to hear.
+    ``word_times``: whether it also places each word in the audio (an eighth more time)."""
     combination = combination or shipped_combination()
     text = [list(row) for row in read]
     unheard = Readings([None] * len(text), text)
@@ -97,6 +99,7 @@ def listen(
         np.asarray(track.samples),
         progress=progress,
         cancelled=cancelled,
+        with_times=word_times,
     )
     combined = combination.combine_heard(text, hearing.marks).tolist()
     return Readings(hearing.marks, combined, hearing.warnings, list(hearing.word_times))

@@ -142,7 +142,7 @@ def test_a_name_is_not_split_across_lines_or_cues() -> None:
     lines = _rebroken("Hello, and welcome to the Maple Street Repair Cafe.", "en")
     assert lines == ["Hello, and welcome", "to the Maple Street Repair Cafe."], lines
     # Cues of one short line: without the rule, "landed in New / York on a rainy".
-    words = ["at", "last", "we", "all", "landed", "in", "New", "York", "on", "a", "rainy", "night", "in", "May"]
+    words = ["at", "last", "we", "all", "landed", "in", "New", "York", "on", "a", "rainy", "night", "in", "May"]  # fmt: skip
     timed = [TimedWord(word, 300 * n, 300 * n + 250) for n, word in enumerate(words)]
     cues = plan_cues(timed, CueRules(max_line_chars=20, max_lines=1))
     assert all(cue.words[-1].text != "New" for cue in cues), [[w.text for w in c.words] for c in cues]

@@ -13,7 +13,7 @@ from sqlite_utils import Database
 
 from app.store.errors import ProjectError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: The statements that take a project from the version before each key to that version.
 MIGRATIONS: dict[int, str] = {
@@ -111,6 +111,12 @@ MIGRATIONS: dict[int, str] = {
     # A project's own choices, kept for the commands run on it later (export's --rebreak).
     7: """
     CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
+    # No table changes: each word's measures may hold where it is heard to start (a fifth value in
+    # gap_measures), and decisions may cut the cues again ("recut"). A Punctum of schema 7 would
+    # misread both, so it is made to refuse the project in one line instead.
+    8: """
+    SELECT 1;
     """,
 }
 

@@ -3,6 +3,7 @@ suggestions table (its probabilities as JSON), a file's gap measures one JSON li
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -12,9 +13,10 @@ from app.core.model import Casing, Source, Suggestion
 
 
 def measures_json(measures: Sequence[GapMeasure] | None) -> str | None:
+    """Each measure's values in its fields' order, as ``Project.gap_measures`` reads them back."""
     if measures is None:
         return None
-    return json.dumps([[m.pause_ms, m.pitch_slope, m.end_ms, m.pitch_change, m.start_ms] for m in measures])
+    return json.dumps([dataclasses.astuple(m) for m in measures])
 
 
 def suggestion_row(suggestion: Suggestion) -> dict[str, Any]:

@@ -250,10 +250,10 @@ _WORD_FIELDS = ("text", "mark", "prefix", "start", "end")
 def recut(document: Document, times: Sequence[tuple[int, int] | None] | None = None) -> Step:
     """The cues cut again at sentence ends (``core.resegment``, by the words' ``times`` as heard,
     in ms, where known) as one step; no edit when the cut would be the same."""
-    after = resegment(document, times or None).document.cues
-    if [(c.start, c.end, c.text()) for c in after] == [(c.start, c.end, c.text()) for c in document.cues]:
+    result = resegment(document, times or None)
+    if not result.changed:
         return Step("Re-cut cues at sentence ends", ())
-    return Step("Re-cut cues at sentence ends", (CueEdit(tuple(document.cues), tuple(after)),))
+    return Step("Re-cut cues at sentence ends", (CueEdit(tuple(document.cues), tuple(result.document.cues)),))
 
 
 def _merged(edits: list[Edit]) -> tuple[Edit, ...]:

@@ -62,6 +62,7 @@ class Resegmented:
     cues_after: int
     kept: dict[str, int]
     word_times: list[tuple[int, int] | None]
+    changed: bool  # whether any cue begins, ends or breaks its lines elsewhere than before
 
     @property
     def kept_cues(self) -> int:
@@ -125,7 +126,7 @@ def resegment(
         suggestions=list(document.suggestions),
         changes_since_save=document.changes_since_save + changed,
     )
-    return Resegmented(result, estimated, len(cues), len(new_cues), dict(kept), word_times)
+    return Resegmented(result, estimated, len(cues), len(new_cues), dict(kept), word_times, changed)
 
 
 def _ends_sentence_before(cue: Cue, cues: Sequence[Cue], later: int) -> bool:

@@ -246,19 +246,20 @@ class ReviewSession:
                 return gap
         raise ReviewError(f"no suggestion {suggestion_id}")
 
-    def gap_measure(self, word: int) -> GapMeasure | None:
-        """What the analysis measured at the gap after ``word``, if it did."""
+    def measures(self) -> list[GapMeasure]:
+        """What the last analysis measured at each word's gap (read from the project once)."""
         if self._measures is None:
             self._measures = self.project.gap_measures(self.file_id) or []
-        return self._measures[word] if word < len(self._measures) else None
+        return self._measures
+
+    def gap_measure(self, word: int) -> GapMeasure | None:
+        """What the analysis measured at the gap after ``word``, if it did."""
+        measures = self.measures()
+        return measures[word] if word < len(measures) else None
 
     def word_times(self) -> list[tuple[int, int]]:
         """When each word is said (ms), where the analysis heard it or the captions give it."""
-        if self._measures is None:
-            self._measures = self.project.gap_measures(self.file_id) or []
-        return [
-            (m.start_ms, m.end_ms) for m in self._measures if m.start_ms is not None and m.end_ms is not None
-        ]
+        return [times for times in heard_times(self.measures()) or [] if times is not None]
 
     def review_order(self) -> list[Suggestion]:
         """The reference's and the model's suggestions in reading order."""
@@ -330,12 +331,12 @@ class ReviewSession:
 
     def recut_preview(self) -> tuple[Document, Recut]:
         """The document as ``recut`` would cut its cues, and what that does to the cuts' checks."""
-        return recut_captions(self.document, self.project.gap_measures(self.file_id), self.language)
+        return recut_captions(self.document, self.measures(), self.language)
 
     def recut(self) -> Step | None:
         """Cut the cues again at sentence ends, by the words' times as heard (estimated from the
         cues where the media was not heard): one undoable decision."""
-        return self._do(RecutCues(tuple(heard_times(self.project.gap_measures(self.file_id)) or ())))
+        return self._do(RecutCues(tuple(heard_times(self.measures()) or ())))
 
     def reject(self, suggestion_id: int) -> Step | None:
         return self._do(Reject(suggestion_id))
@@ -410,7 +411,6 @@ class ReviewSession:
         ``recut``: cues cut again at sentence ends, timed by the words as heard."""
         from app.services.captions_export import export_captions
 
-        measures = self.project.gap_measures(self.file_id) if recut else None
         return export_captions(
             self.document,
             target,
@@ -419,7 +419,7 @@ class ReviewSession:
             replace_source,
             rebreak=rebreak,
             recut=recut,
-            measures=measures,
+            measures=self.measures() if recut else None,
         )
 
 

@@ -138,12 +138,13 @@ def project_status(project: Project) -> list[FileStatus]:
     writing = project.writer() is not None
     for entry in project.files():
         state, reason = entry.state, None
-        counts: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        may_be_wrong = None
         if entry.state == RUNNING and not writing:
             state = INTERRUPTED
         warnings = None
         if entry.state == DONE:
-            counts = status_counts(project, entry.id)
+            counts, may_be_wrong = status_counts(project, entry.id)
             warnings = report_warnings(project.report(entry.id)) or None
         elif entry.state == FAILED:
             reason = entry.reason
@@ -151,18 +152,16 @@ def project_status(project: Project) -> list[FileStatus]:
             state = "stale"
             if entry.state != FAILED:
                 reason = f"{entry.captions_path.name} changed on disk since it was imported"
-        number = {key: int(value) for key, value in counts.items() if key != "may_be_wrong"}
-        gaps = number.get("gaps")
-        may_be_wrong = counts.get("may_be_wrong")
+        gaps = counts.get("gaps")
         rows.append(
             FileStatus(
                 entry.stem,
                 state,
                 gaps,
-                number.get(Status.PENDING.value),
-                number.get(Status.ACCEPTED.value),
-                number.get(Status.REJECTED.value),
-                number.get("settled"),
+                counts.get(Status.PENDING.value),
+                counts.get(Status.ACCEPTED.value),
+                counts.get(Status.REJECTED.value),
+                counts.get("settled"),
                 round(may_be_wrong, 1) if may_be_wrong is not None else None,
                 round(gaps * SECONDS_PER_GAP / 60, 1) if gaps is not None else None,
                 reason,

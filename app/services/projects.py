@@ -212,16 +212,15 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     return document, history
 
 
-def status_counts(project: Project, file_id: int) -> dict[str, float]:
+def status_counts(project: Project, file_id: int) -> tuple[dict[str, int], float]:
     """Suggestions of a file by status, as the decisions leave them, and the gaps still to review
-    (``"gaps"``: a gap's candidates, from the reference and the model, count once); ``"settled"``:
-    the gaps the triage rule settled that still stand, and ``"may_be_wrong"``: about how many of
-    them may be wrong."""
+    (``"gaps"``: a gap's candidates, from the reference and the model, count once) and those the
+    triage rule settled that still stand (``"settled"``); with about how many of these may be wrong."""
     document, history = load_document(project, file_id)
     standing = settled_by_rule(document, history)
-    return {
+    counts = {
         **document.status_counts(),
         "gaps": gaps_to_review(document.suggestions),
         "settled": len(gaps_of(s for s in document.suggestions if s.id in standing)),
-        "may_be_wrong": about_wrong(document.suggestions, standing),
     }
+    return counts, about_wrong(document.suggestions, standing)

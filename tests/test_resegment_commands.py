@@ -95,37 +95,6 @@ def test_resegment_of_plain_text_is_refused_in_one_line(tiny_model: Path, tmp_pa
     )
 
 
-def test_batch_resegment_is_kept_for_export_and_no_resegment_turns_it_off(
-    tiny_model: Path, tmp_path: Path
-) -> None:
-    folder = tmp_path / "in"
-    folder.mkdir()
-    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
-    project = tmp_path / "p.punctum"
-    batch = ("batch", str(folder), "--project", str(project), "--model", str(tiny_model), "--no-audio")
-    batch = (*batch, "--apply", "all")
-
-    def export(name: str, *asked: str) -> tuple[str, Path]:
-        exported = run_punctum_here("export", str(project), "--out", str(tmp_path / name), *asked)
-        assert exported.returncode == 0, exported.stderr
-        return exported.stdout, tmp_path / name / "talk.srt"
-
-    assert run_punctum_here(*batch).returncode == 0
-    said, plain = export("plain")
-    assert "cues re-cut" not in said
-    assert run_punctum_here(*batch, "--resegment").returncode == 0
-    said, recut = export("kept")
-    assert "cues re-cut 24 ->" in said and "times estimated" in said
-    assert _words(recut) == _words(plain) and recut.read_bytes() != plain.read_bytes()
-    said, once = export("once", "--no-resegment")  # this once, without; the project still asks
-    assert "cues re-cut" not in said and once.read_bytes() == plain.read_bytes()
-    assert export("again")[1].read_bytes() == recut.read_bytes()
-    assert run_punctum_here(*batch, "--no-resegment").returncode == 0
-    said, after = export("off")
-    assert "cues re-cut" not in said and after.read_bytes() == plain.read_bytes()
-    assert (folder / "talk.srt").read_bytes() == (SAMPLE / "sample.srt").read_bytes()  # input untouched
-
-
 @pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
 def test_a_project_keeps_the_words_heard_times_for_export_to_cut_by(tmp_path: Path) -> None:
     folder = tmp_path / "in"

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.core.model import Document
+
 # Editor tests run without a display; set before Qt is first imported.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Under pytest-xdist each worker has a core of its own; a second torch thread per worker would only
@@ -112,6 +114,18 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not present: {path}")
     return path
+
+
+def cue_words(document: Document) -> tuple[list[str], list[tuple[float, float]], list[int]]:
+    """A caption document's words as the listener reads them: each word's text, its cue's times in
+    seconds, and its cue's number."""
+    words, times, cues = [], [], []
+    for number, cue in enumerate(document.cues):
+        for word in cue.words:
+            words.append(word.text)
+            times.append((cue.start / 1000, cue.end / 1000))
+            cues.append(number)
+    return words, times, cues
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 
 from app.formats import read_document
 from app.ml.word_alignment import across_the_pauses, monotonic, pauses, silent_frames, to_the_sound
-from tests.conftest import SAMPLE, decoded_audio
+from tests.conftest import SAMPLE, cue_words, decoded_audio
 
 #: Where the sample's speaker starts a sentence after a pause in its first 23 s, seconds: the end of
 #: each silence of 0.25 s or more, read from the audio's energy in 10 ms frames (as
@@ -31,12 +31,7 @@ def opening():  # type: ignore[no-untyped-def]
 
     document = read_document(SAMPLE / "sample.srt")
     document.cues = document.cues[:8]
-    words, times, cues = [], [], []
-    for number, cue in enumerate(document.cues):
-        for word in cue.words:
-            words.append(word.text)
-            times.append((cue.start / 1000, cue.end / 1000))
-            cues.append(number)
+    words, times, cues = cue_words(document)
     marks = [0] * len(words)
     for sentence_end in ("cafe", "together", "warm", "radio"):
         marks[words.index(sentence_end)] = 2

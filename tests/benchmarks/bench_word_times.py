@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import re
 import sys
 import time
 from dataclasses import dataclass
@@ -45,7 +44,8 @@ from app.formats import read_document
 from app.ml.listener import Hearing, Listener, Listening
 from app.training.data import from_punctuated_text
 from tests.benchmarks import add_recogniser_options, cpu_flags
-from tests.conftest import SAMPLE, SHARED_DATA
+from tests.benchmarks.listener_sets import plain_word
+from tests.conftest import SAMPLE, SHARED_DATA, cue_words
 
 FRAME = int(0.01 * SAMPLE_RATE)
 CLIP_GAP_SECONDS = 1.0
@@ -119,27 +119,17 @@ def ljspeech(data: Path) -> Known | None:
     return Known("ljspeech", listening, np.concatenate(pieces), boundaries)
 
 
-def _plain(word: str) -> str:
-    return re.sub(r"[^\w']", "", word.lower())
-
-
 def sample() -> Known:
-    document = read_document(SAMPLE / "sample.srt")
-    words, times, cues = [], [], []
-    for number, cue in enumerate(document.cues):
-        for word in cue.words:
-            words.append(word.text)
-            times.append((cue.start / 1000, cue.end / 1000))
-            cues.append(number)
+    words, times, cues = cue_words(read_document(SAMPLE / "sample.srt"))
     asr = json.loads((SAMPLE / "sample.words.json").read_text(encoding="utf-8"))
     asr_times = [(item["start"] / 1000, item["end"] / 1000) for item in asr]
-    if [_plain(item["word"]) for item in asr] != [_plain(w) for w in words]:
+    if [plain_word(item["word"]) for item in asr] != [plain_word(w) for w in words]:
         raise SystemExit("bench_word_times: sample.words.json does not follow sample.srt")
     # The sentences' last words, by their counts in the reference (whose "12" the captions spell out).
     reference = (SAMPLE / "reference.txt").read_text(encoding="utf-8").split()
     reference_ends = [i for i, token in enumerate(reference) if token[-1] in ".?!"]
     matcher = difflib.SequenceMatcher(
-        None, [_plain(t) for t in reference], [_plain(w) for w in words], autojunk=False
+        None, [plain_word(t) for t in reference], [plain_word(w) for w in words], autojunk=False
     )
     to_caption: dict[int, int] = {}
     for block in matcher.get_matching_blocks():

@@ -79,7 +79,8 @@ def ljspeech(data: Path = SHARED_DATA) -> list[SpeechSet]:
     return [SpeechSet("ljspeech", "en", words, gold, cues, times, np.concatenate(pieces), casing)]
 
 
-def _plain(word: str) -> str:
+def plain_word(word: str) -> str:
+    """A word as compared across transcripts: lowercase, letters, digits and apostrophes only."""
     return re.sub(r"[^\w']", "", word.lower())
 
 
@@ -95,7 +96,7 @@ def _recognised(
     from app.ml.transcriber import Transcriber
 
     recognition = Transcriber().transcribe(audio, language)
-    found = [(_plain(w.text), w.start, w.end) for w in recognition.words]
+    found = [(plain_word(w.text), w.start, w.end) for w in recognition.words]
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(found), encoding="utf-8")
     return found
@@ -106,7 +107,7 @@ def _cues_of_ten(
 ) -> tuple[list[int], list[tuple[float, float]]]:
     """Cues of ``CUE_WORDS`` words, each timed from the first to the last time the recogniser gave
     its words (aligned to ``words`` by minimum edit distance), as an ASR's clock-cut captions are."""
-    alignment = align([w for w, _, _ in heard], [_plain(w) for w in words])
+    alignment = align([w for w, _, _ in heard], [plain_word(w) for w in words])
     starts: list[float | None] = []
     ends: list[float | None] = []
     for position in alignment.ref_to_hyp:

@@ -31,7 +31,6 @@ Run: `.venv/bin/python -m tests.benchmarks.bench_resegment` (writes only to a te
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import sys
@@ -44,16 +43,18 @@ import soundfile
 
 from app.audio.decode import SAMPLE_RATE
 from app.core.marks import SENTENCE_END_CLASSES
-from app.core.model import Document
+from app.core.model import Cue, Document
 from app.core.resegment import RECUT_RULES, CutChecks, cut_checks
 from app.core.sentences import starts_sentence
-from app.formats import parse_document
+from app.formats import parse_document, write_document
 from app.services.analysis import AnalysisRequest, AudioUse
 from app.services.captions_export import recut_captions
 from app.services.documents import render
 from app.services.model import Punctuator
 from app.services.punctuate import ApplyPolicy, PunctuateOutcome, punctuate_file
+from app.training.speech_corpus import bare_cue
 from tests.benchmarks import cpu_flags, listener_sets
+from tests.benchmarks.dev_readings import caption_document
 from tests.conftest import SAMPLE, SHARED_DATA
 
 ROUNDS = 2
@@ -61,25 +62,6 @@ CUE_WORDS = listener_sets.CUE_WORDS
 #: Earnings-22 calls whose aligner placed fewer of their words than this are left out: cues of
 #: 10 words with one time in 50 say nothing of where sentences are said.
 MIN_TIMED = 0.9
-
-
-def _srt(speech: listener_sets.SpeechSet) -> str:
-    """The speech set's captions as SRT: one cue per cue number, timed by its cue, the words alone."""
-    blocks = []
-    groups = itertools.groupby(range(len(speech.words)), key=lambda i: speech.cues[i])
-    for number, (_, group) in enumerate(groups, start=1):
-        members = list(group)
-        start, end = speech.times[members[0]]
-        text = " ".join(speech.words[i] for i in members)
-        blocks.append(f"{number}\n{_clock(start)} --> {_clock(end)}\n{text}\n")
-    return "\n".join(blocks)
-
-
-def _clock(seconds: float) -> str:
-    millis = round(seconds * 1000)
-    return (
-        f"{millis // 3_600_000:02d}:{millis // 60_000 % 60:02d}:{millis // 1000 % 60:02d},{millis % 1000:03d}"
-    )
 
 
 def _punctuate(
@@ -188,7 +170,7 @@ def speech_set(
     speech: listener_sets.SpeechSet, folder: Path, readers: tuple[Punctuator, Punctuator]
 ) -> dict[str, Any]:
     captions, media = folder / f"{speech.name}.srt", folder / f"{speech.name}.wav"
-    captions.write_text(_srt(speech), encoding="utf-8")
+    write_document(caption_document(speech), captions)
     soundfile.write(media, speech.audio, SAMPLE_RATE)
     return with_media(speech.name, captions, media, speech.language, list(speech.gold), readers)
 
@@ -208,9 +190,9 @@ def earnings_call(recording: Any, folder: Path, punctuator: Punctuator) -> dict[
     timed = sum(start is not None for start in starts) / max(1, len(rev.words))
     if timed < MIN_TIMED:
         return {"skipped": f"only {100 * timed:.0f}% of its words have times"}
-    blocks: list[str] = []
+    cues: list[Cue] = []
     entries: list[dict[str, Any]] = []
-    for number, first in enumerate(range(0, len(rev.words), CUE_WORDS), start=1):
+    for first in range(0, len(rev.words), CUE_WORDS):
         stop = min(len(rev.words), first + CUE_WORDS)
         known = [
             (s, e)
@@ -220,12 +202,12 @@ def earnings_call(recording: Any, folder: Path, punctuator: Punctuator) -> dict[
         begin = known[0][0] if known else (entries[-1]["end"] / 1000 if entries else 0.0)
         end = max(e for _, e in known) if known else begin + 0.1
         words = [w.lower().strip(".,?!") for w in rev.words[first:stop]]
-        blocks.append(f"{number}\n{_clock(begin)} --> {_clock(max(end, begin + 0.001))}\n{' '.join(words)}\n")
+        cues.append(bare_cue(len(cues) + 1, begin, max(end, begin + 0.001), words))
         for word, s, e in zip(words, starts[first:stop], ends[first:stop], strict=True):
             if s is not None and e is not None:
                 entries.append({"word": word, "start": round(s * 1000), "end": round(e * 1000)})
     captions, timings = folder / f"{recording.name}.srt", folder / f"{recording.name}.words.json"
-    captions.write_text("\n".join(blocks), encoding="utf-8")
+    write_document(Document(cues, "srt"), captions)
     timings.write_text(json.dumps(entries), encoding="utf-8")
     outcome, seconds = _punctuate(captions, None, "en", punctuator, timings)
     return {

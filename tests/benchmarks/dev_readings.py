@@ -52,10 +52,11 @@ import numpy as np
 
 from app.audio.gap_features import timed_gaps
 from app.core.marks import MODEL_MARKS
-from app.core.model import Casing, Cue, Document, Word, casing_of
+from app.core.model import Casing, Document, casing_of
 from app.ml.base_encoder import cache_root
 from app.services.gap_evidence import GapEvidence, gap_evidence
 from app.training import data as corpora
+from app.training.speech_corpus import bare_cue
 from tests.benchmarks import cpu_flags, listener_sets
 from tests.conftest import ROOT, SHARED_DATA
 
@@ -88,22 +89,21 @@ class Recording:
     speech: listener_sets.SpeechSet | None = field(default=None, repr=False)
 
 
-def _document(speech: listener_sets.SpeechSet) -> Document:
-    """Captions of a speech set: one cue per cue number, timed by its cue, the words alone."""
+def caption_document(speech: listener_sets.SpeechSet) -> Document:
+    """Captions of a speech set: one cue per cue number, timed by its cue, the words alone (as
+    ``formats.write_document`` writes them)."""
     cues = []
     for _, group in itertools.groupby(range(len(speech.words)), key=lambda i: speech.cues[i]):
         members = list(group)
         start, end = speech.times[members[0]]
-        words = [Word(speech.words[i]) for i in members]
-        text = " ".join(w.text for w in words)
-        cues.append(Cue(len(cues) + 1, round(start * 1000), round(end * 1000), words, text))
+        cues.append(bare_cue(len(cues) + 1, start, end, [speech.words[i] for i in members]))
     return Document(cues, "srt")
 
 
 def speech_recordings(set_name: str, sets: list[listener_sets.SpeechSet]) -> list[Recording]:
     recordings = []
     for speech in sets:
-        evidence = gap_evidence(_document(speech))
+        evidence = gap_evidence(caption_document(speech))
         pauses = [None if m.pause_ms is None else m.pause_ms / 1000 for m in evidence.measures or []]
         recordings.append(
             Recording(

@@ -142,8 +142,7 @@ def _batch(args: argparse.Namespace) -> int:
         import_folder,
         open_project,
         record_untranscribed,
-        remember_rebreak,
-        remember_resegment,
+        remember_for_export,
         run_batch,
     )
     from app.services.batch_scheduler import BatchSettings
@@ -175,9 +174,9 @@ def _batch(args: argparse.Namespace) -> int:
     # transcribe the same media and replace the captions the first one imported.
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
         if args.rebreak is not None:
-            remember_rebreak(project, args.rebreak)
+            remember_for_export(project, "rebreak", args.rebreak)
         if args.resegment is not None:
-            remember_resegment(project, args.resegment)
+            remember_for_export(project, "resegment", args.resegment)
         failed: dict[Path, str] = {}
         if args.transcribe:
             failed = _transcribe_folder(folder, language)

@@ -181,24 +181,19 @@ class ExportFolderError(PunctumError):
     exit_code = 2
 
 
-#: The project setting ``batch --rebreak`` keeps for ``export``.
-REBREAK_SETTING = "export.rebreak"
+#: What ``batch`` keeps in a project for every ``export`` of it, by option: ``--rebreak`` (lines
+#: laid out again) and ``--resegment`` (cues cut again at sentence ends).
+EXPORT_OPTIONS = {"rebreak": "export.rebreak", "resegment": "export.resegment"}
 
 
-def remember_rebreak(project: Project, rebreak: bool = True) -> None:
-    """``batch --rebreak``: the project's files are re-broken whenever they are exported
-    (``--no-rebreak``, False: no longer)."""
-    project.set_setting(REBREAK_SETTING, "true" if rebreak else "false")
+def remember_for_export(project: Project, option: str, on: bool = True) -> None:
+    """``batch --rebreak`` or ``--resegment`` (``option``): every export of the project does it
+    (``--no-…``, False: no longer)."""
+    project.set_setting(EXPORT_OPTIONS[option], "true" if on else "false")
 
 
-#: The project setting ``batch --resegment`` keeps for ``export``.
-RESEGMENT_SETTING = "export.resegment"
-
-
-def remember_resegment(project: Project, resegment: bool = True) -> None:
-    """``batch --resegment``: the project's files have their cues cut again at sentence ends
-    whenever they are exported (``--no-resegment``, False: no longer)."""
-    project.set_setting(RESEGMENT_SETTING, "true" if resegment else "false")
+def _kept_for_export(project: Project, option: str) -> bool:
+    return project.setting(EXPORT_OPTIONS[option]) == "true"
 
 
 @dataclass(frozen=True)
@@ -228,10 +223,9 @@ def export_project(
     """
     from app.services.captions_export import export_captions
 
-    if rebreak is None:  # as ``batch --rebreak`` asked, if it did
-        rebreak = project.setting(REBREAK_SETTING) == "true"
-    if resegment is None:  # as ``batch --resegment`` asked, if it did
-        resegment = project.setting(RESEGMENT_SETTING) == "true"
+    # As ``batch --rebreak`` and ``--resegment`` asked, unless told this time.
+    rebreak = _kept_for_export(project, "rebreak") if rebreak is None else rebreak
+    resegment = _kept_for_export(project, "resegment") if resegment is None else resegment
 
     if not out.is_dir() and not out.parent.is_dir():
         raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")

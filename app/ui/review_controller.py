@@ -222,7 +222,7 @@ class ReviewController:
             return None
         if step is not None and self.window.cue_model is not None and self.window.gap_model is not None:
             if any(isinstance(edit, CueEdit) for edit in step.edits) and self.window.session is not None:
-                self.window.waveform.set_cues([(c.start, c.end) for c in self.window.session.document.cues])
+                self.window.waveform.set_cues(self.window.session.document.cues)
             self.window.cue_model.changed(step)
             self.window.gap_model.changed(step)
             self.window.cue_model.set_current(self.window.current_id)

@@ -85,14 +85,19 @@ def saved_limits(settings: QSettings) -> CaptionLimits:
     )
 
 
+def _saved_flag(settings: QSettings, key: str, default: bool = False) -> bool:
+    """An on/off setting as QSettings keeps it: the text "true" or "false"."""
+    return str(settings.value(key, "true" if default else "false")).lower() == "true"
+
+
 def saved_rebreak(settings: QSettings) -> bool:
     """Whether export lays out each cue's lines again once the marks are in (off unless chosen)."""
-    return str(settings.value("export/rebreak", "false")).lower() == "true"
+    return _saved_flag(settings, "export/rebreak")
 
 
 def saved_recut(settings: QSettings) -> bool:
     """Whether export cuts the cues again at sentence ends (Settings; off until asked)."""
-    return str(settings.value("export/recut", "false")).lower() == "true"
+    return _saved_flag(settings, "export/recut")
 
 
 #: Where the editor keeps what its suggestions are read from (an ``AudioUse`` value).
@@ -122,7 +127,7 @@ def save_audio_use(settings: QSettings, audio: AudioUse) -> None:
 
 def saved_policy(settings: QSettings) -> TriagePolicy:
     """The triage policy kept in the user's settings; the measured operating point by default."""
-    agreement = str(settings.value("triage/agreement", "true")).lower() == "true"
+    agreement = _saved_flag(settings, "triage/agreement", default=True)
     threshold = str(settings.value("triage/model_threshold", OPERATING_THRESHOLD))
     try:
         value = None if threshold in ("", "none") else min(1.0, max(0.0, float(threshold)))

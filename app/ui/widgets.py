@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.model import Cue
 from app.services.waveform import Waveform
 
 
@@ -78,8 +80,8 @@ class WaveformView(QWidget):
         self.message = message
         self.update()
 
-    def set_cues(self, cues: list[tuple[int, int]]) -> None:
-        self.cues = cues
+    def set_cues(self, cues: Sequence[Cue]) -> None:
+        self.cues = [(cue.start, cue.end) for cue in cues]
         self.update()
 
     def set_words(self, words: list[tuple[int, int]]) -> None:

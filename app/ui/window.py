@@ -212,7 +212,7 @@ class MainWindow(QMainWindow):
         self.gap_model = GapModel(session, self.cue_model.cue_of_word)
         self.gap_model.set_view(self.review.queue_only, self.review.lowest_first, self.review.settled_only)
         self.editor_page.show_models(self.cue_model, self.gap_model)
-        self.waveform.set_cues([(cue.start, cue.end) for cue in session.document.cues])
+        self.waveform.set_cues(session.document.cues)
         self._cue_starts = [cue.start for cue in session.document.cues]
         self.waveform.set_waveform(None, "No media" if not session.entry.media_path else "Reading the audio…")
         self.current_id = None

@@ -261,6 +261,7 @@ def test_every_decision_round_trips_through_its_project_row_and_unreadable_ones_
         Redo,
         Reject,
         RejectMany,
+        Restyle,
         SetMark,
         Settle,
         Undo,
@@ -268,12 +269,17 @@ def test_every_decision_round_trips_through_its_project_row_and_unreadable_ones_
         encode,
     )
 
+    restyled = Suggestion(
+        9, 4, ".", 0.81, Source.MODEL, {"": 0.1, ".": 0.9}, evidence="heard",
+        readings={"read": (",", 0.5), "heard": (".", 0.7)},
+    )  # fmt: skip
     decisions = [
         Accept(3), Reject(4), AcceptMany((1, 2)), RejectMany((5,)), Settle((1,), (2, 3)),
+        Restyle((1,), (restyled,), (6,), (9,)), Restyle((), (), (2,), (), joins=False),
         SetMark(7, "."), ChangeMark(2, "?"), EditWord(1, "word"), Recut(((0, 480), None, (520, 900))),
         Undo(), Redo(),
     ]  # fmt: skip
-    assert sorted(encode(d)[0] for d in decisions) == sorted(ACTIONS)
+    assert sorted({encode(d)[0] for d in decisions}) == sorted(ACTIONS)
     for decision in decisions:
         action, arguments = encode(decision)
         assert decode(action, json.loads(json.dumps(arguments))) == decision

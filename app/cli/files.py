@@ -60,7 +60,7 @@ def add_file_commands(commands: Commands) -> None:
         "--min-confidence",
         type=float,
         metavar="P",
-        help="confident: the chance of being right a suggestion needs (0.7 unless given); triage: the share of what settles that must be right, 0.90 to 0.99 (0.97)",
+        help="confident: the chance of being right a suggestion needs (0.5, more likely right than wrong, unless given); triage: the share of what settles that must be right, 0.90 to 0.99 (0.97)",
     )
     punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
     punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
@@ -134,9 +134,9 @@ def _punctuate(args: argparse.Namespace) -> int:
     from app.services.analysis import AnalysisRequest, AudioUse
     from app.services.documents import render, save_together
     from app.services.model import Punctuator
-    from app.services.punctuate import ApplyPolicy, punctuate_file
+    from app.services.punctuate import MORE_LIKELY_RIGHT, ApplyPolicy, punctuate_file
 
-    args.min_confidence = threshold(args, 0.7)
+    args.min_confidence = threshold(args, MORE_LIKELY_RIGHT)
     audio = audio_use(args)
     for option, given in (("--media", args.media), ("--timings", args.timings)):
         if given and "://" in given:  # as a path, "http://host/x.mp4" would be "http:/host/x.mp4"

@@ -139,6 +139,40 @@ def settle(document: Document, reopen: Iterable[int], accept: Iterable[int]) -> 
     return Step("Settle by triage", _merged(reopened + accepted), by_rule=True)
 
 
+def restyle(
+    document: Document,
+    reopen: Iterable[int],
+    put: Iterable[Suggestion],
+    drop: Iterable[int],
+    accept: Iterable[int],
+    joins: bool = True,
+) -> Step:
+    """The gaps nobody has decided, read again with the house style, as one step of the rule that
+    undoes with the person's decision it follows: ``reopen`` goes back to pending (as ``settle``),
+    then each of ``put`` replaces the suggestion of its id (or is added), ``drop`` is taken out, and
+    ``accept`` is accepted as the triage rule settles it. ``joins``: undone with the step before."""
+    reopened: list[Edit] = []
+    for suggestion_id in dict.fromkeys(reopen):
+        reopened.extend(_decide(document, suggestion_id, Status.PENDING))
+    trial = History(document)
+    trial.do(Step("reopen", _merged(reopened)))
+    try:
+        known = {s.id for s in document.suggestions}
+        changed: list[Edit] = [
+            SuggestionEdit(s.id, document.suggestion(s.id) if s.id in known else None, s) for s in put
+        ]
+        changed += [SuggestionEdit(i, document.suggestion(i), None) for i in dict.fromkeys(drop)]
+        trial.do(Step("re-read", tuple(changed)))
+        accepted = list(accept_many(document, accept).edits)
+    finally:
+        while trial.undo() is not None:
+            pass
+    edits = _merged(reopened + changed + accepted)
+    # On its own (a policy, a style given or reset) it is the rule's settlement, and named so.
+    description = "Re-read with the house style" if joins else "Settle by triage"
+    return Step(description, edits, by_rule=True, joins_previous=joins)
+
+
 def surest_per_gap(
     suggestions: Iterable[Suggestion], min_confidence: float = 0.0, reference_first: bool = False
 ) -> list[int]:
@@ -159,6 +193,9 @@ def surest_per_gap(
 #: triage (where the reference and the model agree, or the model alone is confident enough;
 #: ``app.core.triage``).
 APPLY_CHOICES = ("all", "confident", "none", "triage")
+#: ``confident``'s bar unless another is given: a mark more likely right than wrong (confidences are
+#: calibrated chances of being right), so a file nobody reviews gets its likeliest reading.
+MORE_LIKELY_RIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -166,7 +203,7 @@ class ApplyPolicy:
     """Which suggestions are accepted without review (``accept_confident``)."""
 
     how: str = "confident"  # one of APPLY_CHOICES
-    min_confidence: float = 0.7  # for "confident"
+    min_confidence: float = MORE_LIKELY_RIGHT  # for "confident"
 
     def __post_init__(self) -> None:
         if self.how not in APPLY_CHOICES:

@@ -14,7 +14,7 @@ from typing import Any
 from app.core import commands
 from app.core.errors import PunctumError
 from app.core.history import History, Step
-from app.core.model import Document
+from app.core.model import Document, Source, Suggestion
 
 
 class DecisionError(PunctumError):
@@ -76,6 +76,22 @@ class Recut:
 
 
 @dataclass(frozen=True)
+class Restyle:
+    """The gaps nobody had decided, read again with the house style after a person's decision
+    (``commands.restyle``): the model's mark suggestions ``put`` in place (or added), those
+    ``drop``ped, and the triage rule's settlement after it. Kept as what it did, not how, so a
+    reopened project shows what the person saw whatever the style's rules are by then."""
+
+    reopen: tuple[int, ...]
+    put: tuple[Suggestion, ...]
+    drop: tuple[int, ...]
+    accept: tuple[int, ...]
+    #: Part of the person's decision before it (undone with it), rather than a step of its own
+    #: (a style given or reset, a policy changed).
+    joins: bool = True
+
+
+@dataclass(frozen=True)
 class Undo:
     pass
 
@@ -86,7 +102,18 @@ class Redo:
 
 
 Decision = (
-    Accept | Reject | AcceptMany | RejectMany | Settle | SetMark | ChangeMark | EditWord | Recut | Undo | Redo
+    Accept
+    | Reject
+    | AcceptMany
+    | RejectMany
+    | Settle
+    | Restyle
+    | SetMark
+    | ChangeMark
+    | EditWord
+    | Recut
+    | Undo
+    | Redo
 )
 
 _NAMES: dict[type[Any], str] = {
@@ -95,6 +122,7 @@ _NAMES: dict[type[Any], str] = {
     AcceptMany: "accept_many",
     RejectMany: "reject_many",
     Settle: "settle",
+    Restyle: "restyle",
     SetMark: "set_mark",
     ChangeMark: "change_mark",
     EditWord: "edit_word",
@@ -107,8 +135,45 @@ _TYPES = {name: kind for kind, name in _NAMES.items()}
 ACTIONS = tuple(_NAMES.values())
 
 
+def _suggestion_json(suggestion: Suggestion) -> dict[str, Any]:
+    return {
+        "id": suggestion.id,
+        "gap": suggestion.gap,
+        "mark": suggestion.mark,
+        "confidence": suggestion.confidence,
+        "probabilities": suggestion.probabilities,
+        "evidence": suggestion.evidence,
+        "readings": {k: list(v) for k, v in suggestion.readings.items()},
+    }
+
+
+def _suggestion_of(data: dict[str, Any]) -> Suggestion:
+    """A model mark suggestion as ``_suggestion_json`` wrote it."""
+    confidence = float(data["confidence"])
+    if not 0.0 <= confidence <= 1.0:
+        raise ValueError(f"confidence {confidence}")
+    return Suggestion(
+        int(data["id"]),
+        int(data["gap"]),
+        str(data["mark"]),
+        confidence,
+        Source.MODEL,
+        {str(k): float(v) for k, v in dict(data["probabilities"]).items()},
+        evidence=str(data["evidence"]),
+        readings={str(k): (str(v[0]), float(v[1])) for k, v in dict(data["readings"]).items()},
+    )
+
+
 def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
     """A decision as a project row stores it: its action name and JSON-ready arguments."""
+    if isinstance(decision, Restyle):
+        return _NAMES[Restyle], {
+            "reopen": list(decision.reopen),
+            "put": [_suggestion_json(s) for s in decision.put],
+            "drop": list(decision.drop),
+            "accept": list(decision.accept),
+            "joins": decision.joins,
+        }
     arguments = {
         name: list(value) if isinstance(value, tuple) else value for name, value in vars(decision).items()
     }
@@ -125,6 +190,12 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
             return kind(tuple(int(i) for i in arguments["suggestions"]))  # type: ignore[no-any-return]
         if kind is Settle:
             return Settle(*(tuple(int(i) for i in arguments[key]) for key in ("reopen", "accept")))
+        if kind is Restyle:
+            reopen, drop, accept = (
+                tuple(int(i) for i in arguments[key]) for key in ("reopen", "drop", "accept")
+            )
+            put = tuple(_suggestion_of(s) for s in arguments["put"])
+            return Restyle(reopen, put, drop, accept, bool(arguments.get("joins", True)))
         if kind in (Accept, Reject):
             return kind(int(arguments["suggestion"]))  # type: ignore[no-any-return]
         if kind is SetMark:
@@ -135,7 +206,7 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
             return EditWord(int(arguments["word"]), str(arguments["text"]))
         if kind is Recut:
             return Recut(tuple(None if t is None else (int(t[0]), int(t[1])) for t in arguments["times"]))
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         raise DecisionError(f"{action}: unreadable arguments ({error})") from None
     return kind()  # type: ignore[no-any-return]
 
@@ -153,6 +224,8 @@ def step_of(document: Document, decision: Decision) -> Step | None:
             return commands.reject_many(document, suggestions)
         case Settle(reopen, accept):
             return commands.settle(document, reopen, accept)
+        case Restyle(reopen, put, drop, accept, joins):
+            return commands.restyle(document, reopen, put, drop, accept, joins)
         case Recut(times):
             return commands.recut(document, times)
         case SetMark(word, mark):

@@ -46,6 +46,9 @@ class Step:
     description: str
     edits: tuple[Edit, ...]
     by_rule: bool = False  # taken by the triage rule, not by a person
+    #: Undone and redone with the step before it: the rule's re-reading after a person's decision
+    #: is part of that decision.
+    joins_previous: bool = False
 
 
 Listener = Callable[[Step, bool], None]
@@ -94,6 +97,20 @@ class History:
         return True
 
     def undo(self) -> Step | None:
+        """Undo the last step (and the step it joins); returns the person's step undone."""
+        step = self._undo_one()
+        while step is not None and step.joins_previous and self._done:
+            step = self._undo_one()
+        return step
+
+    def redo(self) -> Step | None:
+        """Redo the last undone step and the steps that join it; returns the first."""
+        step = self._redo_one()
+        while step is not None and self._undone and self._undone[-1].joins_previous:
+            self._redo_one()
+        return step
+
+    def _undo_one(self) -> Step | None:
         if not self._done:
             return None
         step = self._done.pop()
@@ -104,7 +121,7 @@ class History:
         self._notify(step, undone=True)
         return step
 
-    def redo(self) -> Step | None:
+    def _redo_one(self) -> Step | None:
         if not self._undone:
             return None
         step = self._undone.pop()
@@ -130,6 +147,10 @@ class History:
 
     @property
     def undo_description(self) -> str | None:
+        """What undo takes back: the person's step, not the rule's re-reading that joins it."""
+        for step in reversed(self._done):
+            if not step.joins_previous:
+                return step.description
         return self._done[-1].description if self._done else None
 
     @property

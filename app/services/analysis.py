@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from app.core.audio_use import DEFAULT_AUDIO_USE as DEFAULT_AUDIO_USE  # re-exported for the command line
 from app.core.audio_use import AudioUse as AudioUse  # re-exported for the command line
 from app.core.gap_features import GapMeasure
+from app.core.gap_readings import GapReading
 from app.core.model import Document, Suggestion
 from app.formats import format_of, parse_document
 from app.services.gap_evidence import gap_evidence
@@ -96,6 +97,8 @@ class Analysis:
     track: Any = None  # app.audio.analysis.AudioTrack when there was media
     measures: list[GapMeasure] | None = None  # per word: pause and pitch at its gap, when measured
     reading: TextReading | None = None  # the text model's, before listening: a later pass reuses it
+    #: Per word: what the readers said at its gap, kept for the house style (``services.restyle``).
+    readings: list[GapReading] | None = None
 
 
 #: Why the media of a text without timings (plain text, no timing file) goes unused.
@@ -197,4 +200,6 @@ def analyse(
         from app.services.listening import with_heard_times
 
         measures = with_heard_times(measures, document, heard.word_times)
-    return Analysis(document, [*document.suggestions, *suggestions], report, track, measures, reading)
+    return Analysis(
+        document, [*document.suggestions, *suggestions], report, track, measures, reading, found.readings
+    )

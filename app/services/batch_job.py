@@ -11,7 +11,9 @@ from typing import Any
 
 from app.core.errors import file_failure
 from app.core.gap_features import GapMeasure
+from app.core.gap_readings import GapReading
 from app.core.model import Suggestion
+from app.ml.house_style import HouseStyle
 from app.services.analysis import AnalysisRequest
 from app.services.model import Punctuator
 
@@ -22,6 +24,8 @@ class BatchJob:
 
     file_id: int
     request: AnalysisRequest
+    #: The project's house style, which a new file's gaps are read with (None: the model's own).
+    style: HouseStyle | None = None
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class FileOutcome:
     report: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     measures: list[GapMeasure] | None = None  # what was measured at each gap, for the review
+    readings: list[GapReading] | None = None  # what the readers said at each gap, for the house style
 
 
 def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutcome:
@@ -47,5 +52,12 @@ def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutc
         if reason is None:
             raise  # a bug: the worker reports it as one (``bug_report``)
         return FileOutcome(error=reason)
+    suggestions = analysis.suggestions
+    if job.style is not None:
+        from app.services.restyle import styled
+
+        suggestions = styled(analysis.document, suggestions, analysis.readings, job.style)
     # Reference suggestions first; the model's ids follow theirs.
-    return FileOutcome(analysis.suggestions, analysis.report.as_json(), measures=analysis.measures)
+    return FileOutcome(
+        suggestions, analysis.report.as_json(), measures=analysis.measures, readings=analysis.readings
+    )

@@ -102,6 +102,11 @@ def run_pending(
     # once, rather than in every worker at the same time.
     prepare_model(settings.model, settings.int8)
     running: dict[int, tuple[int, str]] = {}  # by file id: its job id and stem
+    # New files are read with the house style the project's decisions taught (and the style it was
+    # given): a batch's own decisions are the rule's, so the style stays the same all run.
+    from app.services.restyle import project_style
+
+    style = project_style(project)
     with start_workers(len(queue)) as workers:
         try:
             while queue or running:
@@ -109,7 +114,7 @@ def run_pending(
                     entry = queue.pop(0)
                     running[entry.id] = (project.start_job(entry.id), entry.stem)
                     request = AnalysisRequest.from_project(project, entry.id, settings.audio)
-                    workers.submit(BatchJob(entry.id, request), entry.stem)
+                    workers.submit(BatchJob(entry.id, request, None if style.neutral else style), entry.stem)
                     if on_progress:
                         on_progress(entry.stem, "started")
                 file_id, outcome = workers.next_finished()
@@ -174,6 +179,7 @@ def _record_outcome(
         [encode(d) for d in carried],
         outcome.measures,
         by,
+        outcome.readings,
     )
     summary.done += 1
     warnings = report_warnings(outcome.report)

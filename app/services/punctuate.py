@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.core import commands
-from app.core.commands import ApplyPolicy as ApplyPolicy  # re-exported for the command line
+from app.core.commands import MORE_LIKELY_RIGHT as MORE_LIKELY_RIGHT  # re-exported for the command line
+from app.core.commands import ApplyPolicy as ApplyPolicy
 from app.core.gap_features import GapMeasure
 from app.core.history import History
 from app.core.model import Document, Source, Suggestion

@@ -40,6 +40,7 @@ from app.core.decisions import (
 from app.core.decisions import Recut as RecutCues
 from app.core.errors import PunctumError
 from app.core.gap_features import GapMeasure
+from app.core.gap_readings import GapReading
 from app.core.history import History, Step
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
@@ -54,15 +55,19 @@ from app.core.triage import (
     triage,
 )
 from app.formats import format_of, parse_document
+from app.ml.house_style import HouseStyle, StyleExample
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.captions_export import Exported, Recut, heard_times, recut_captions
 from app.services.projects import add_caption_file, load_document
+from app.services.restyle import file_examples, give_style, project_style, reset_style, restyle
 from app.store.project import DONE, FileEntry, Project
 
 
 def store_results(project: Project, file_id: int, analysis: Analysis) -> None:
     """An analysis's suggestions and report into the project, replacing earlier ones."""
-    project.store_results(file_id, analysis.suggestions, analysis.report.as_json(), analysis.measures)
+    project.store_results(
+        file_id, analysis.suggestions, analysis.report.as_json(), analysis.measures, analysis.readings
+    )
 
 
 #: What a project open in the editor says of its holder to another writer (a batch, say).
@@ -96,6 +101,13 @@ class ReviewSession:
         self.project = project
         self.file_id = file_id
         self._measures: list[GapMeasure] | None = None
+        #: The triage policy the rule last settled by: after each decision the rest is re-read
+        #: with the house style and settled by it again (None: nothing settles by itself).
+        self.policy: TriagePolicy | None = None
+        #: Whether decisions teach the house style and re-read the rest (``learns``).
+        self.learns = True
+        self._readings: list[GapReading] | None = None
+        self._other_examples: list[StyleExample] | None = None
         if fresh is not None:
             self.document, self.history = fresh, History(fresh)
             self.restored_decisions = 0
@@ -227,6 +239,9 @@ class ReviewSession:
             dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s
             for s in self.document.suggestions
         ]
+        self.policy = policy
+        if self.learns and not (style := self.style()).neutral:
+            return self._reread(joins=False, style=style)
         accept = sorted(triage(trial, policy, self.has_reference).accepted)
         return self._do(Settle(tuple(reopen), tuple(accept)), by="rule")
 
@@ -266,6 +281,49 @@ class ReviewSession:
         suggestions = [s for s in self.document.suggestions if s.source is not Source.EDITOR]
         return sorted(suggestions, key=lambda s: (s.gap, s.casing is not None, s.id))
 
+    # --- the house style --------------------------------------------------------------------
+
+    def readings(self) -> list[GapReading]:
+        """What the model's readers said at each gap at the last analysis (read once)."""
+        if self._readings is None:
+            self._readings = self.project.gap_readings(self.file_id) or []
+        return self._readings
+
+    def style(self) -> HouseStyle:
+        """The project's house style as this file's decisions and its other files' leave it."""
+        if self._other_examples is None:
+            self._other_examples = [
+                example
+                for entry in self.project.files()
+                if entry.id != self.file_id and entry.state == DONE
+                for example in file_examples(self.project, entry.id)
+            ]
+        mine = file_examples(self.project, self.file_id, self.document, self.history)
+        return project_style(self.project, [*self._other_examples, *mine])
+
+    def reset_style(self) -> Step | None:
+        """Forget what the decisions so far taught (and any style the project was given), and
+        read the undecided gaps again as the model does."""
+        reset_style(self.project)
+        self._other_examples = None
+        return self._reread(joins=False)
+
+    def give_style(self, style: HouseStyle | None) -> Step | None:
+        """Start the project's style from ``style`` (a team's style file) and read the rest again."""
+        give_style(self.project, style)
+        return self._reread(joins=False)
+
+    def _reread(self, joins: bool = True, style: HouseStyle | None = None) -> Step | None:
+        """The undecided gaps read again with the style as it stands (``style`` when the caller
+        has it), as a step of the rule; ``joins``: undone with the person's decision before it."""
+        if not self.learns:
+            return None
+        style = style or self.style()
+        change = restyle(
+            self.document, self.history, self.readings(), style, self.policy, self.has_reference, joins
+        )
+        return self._do(change, by="rule") if change is not None else None
+
     # --- analysis ---------------------------------------------------------------------------
 
     def analysis_request(self, audio: AudioUse = DEFAULT_AUDIO_USE) -> AnalysisRequest:
@@ -284,6 +342,7 @@ class ReviewSession:
         """
         store_results(self.project, self.file_id, analysis)
         self._measures = None
+        self._readings = None
         decided = next(self.project.decisions(self.file_id), None) is not None
         if not self.document.suggestions and not decided:
             self.document.add_suggestions(list(analysis.suggestions))
@@ -324,6 +383,8 @@ class ReviewSession:
             return None
         self.project.record(self.file_id, *encode(decision), by)
         self.history.do(step)
+        if by == "editor" and not isinstance(decision, RecutCues):
+            self._reread()  # every answer says what is right in this file: read the rest again
         return step
 
     def accept(self, suggestion_id: int) -> Step | None:

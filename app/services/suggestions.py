@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from app.core.gap_readings import GapReading
 from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
 from app.core.orthography import always_capitalised, one_capital_only
@@ -84,6 +85,8 @@ class Findings:
     language: str | None = None
     evidence: str = "text"
     warnings: list[str] = field(default_factory=list)
+    #: Per word: what the readers said at its gap, for the house style to read again later.
+    readings: list[GapReading] = field(default_factory=list)
 
 
 def text_reading(
@@ -161,12 +164,21 @@ def suggestions_from(
     sure = shipped_confidence()
     ends = _cue_ends(document, len(words))
     for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
+        heard_here = heard_marks[index]
+        vector = evidence.vectors[index] if evidence is not None and kinds[index] == "timing" else None
+        found.readings.append(
+            GapReading(
+                tuple(float(p) for p in probs),
+                tuple(float(p) for p in reading.marks[index]),
+                None if heard_here is None else tuple(float(p) for p in heard_here),
+                float(vector[0]) if vector else None,
+                ends[index],
+            )
+        )
         best, mark = model_mark(probs, language)
         if best == model_class(word.mark) or not _open_gap(words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
-        heard_here = heard_marks[index]
-        vector = evidence.vectors[index] if evidence is not None and kinds[index] == "timing" else None
         inputs = mark_inputs(
             best,
             probs,

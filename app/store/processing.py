@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.core.gap_features import GapMeasure
+from app.core.gap_readings import GapReading, GapReadingsError, parse_readings, readings_json
 from app.core.model import Suggestion
 from app.store.decisions import DecisionLog
+from app.store.errors import ProjectError
 from app.store.files import DONE, FAILED, PENDING, RUNNING
 from app.store.suggestions import measures_json, suggestion_row
 
@@ -43,11 +45,13 @@ class Processing(DecisionLog):
         carried: Sequence[tuple[str, dict[str, Any]]] = (),
         measures: Sequence[GapMeasure] | None = None,
         decided_by: str = "batch",
+        readings: Sequence[GapReading] | None = None,
     ) -> None:
         """Store a file's results in one transaction: all of them, or (after a crash) none.
         ``carried``: the previous version's decisions as replayed on these suggestions, recorded
         (by "rule", before the batch's own ``decisions``, which are ``decided_by``) in place of
-        those still to replay. ``measures``: what was measured at each gap, if anything."""
+        those still to replay. ``measures``: what was measured at each gap, if anything; ``readings``:
+        what the model's readers said there."""
         with self.db.atomic():
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
             self.db.table("suggestions").insert_all(
@@ -59,8 +63,15 @@ class Processing(DecisionLog):
                 self._insert_decision(file_id, action, arguments, decided_by)
             self.db.execute(
                 "UPDATE files SET state = ?, reason = NULL, report = ?, processed_at = ?, carried = NULL,"
-                " gap_measures = ? WHERE id = ?",
-                [DONE, json.dumps(report, ensure_ascii=False), time.time(), measures_json(measures), file_id],
+                " gap_measures = ?, gap_readings = ? WHERE id = ?",
+                [
+                    DONE,
+                    json.dumps(report, ensure_ascii=False),
+                    time.time(),
+                    measures_json(measures),
+                    readings_json(readings),
+                    file_id,
+                ],
             )
             self.db.execute(
                 "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?", [DONE, time.time(), job_id]
@@ -72,9 +83,12 @@ class Processing(DecisionLog):
         suggestions: list[Suggestion],
         report: dict[str, Any],
         measures: Sequence[GapMeasure] | None = None,
+        readings: Sequence[GapReading] | None = None,
     ) -> None:
         """A file processed on the spot (not through the batch queue): its job and results at once."""
-        self.finish(file_id, self.start_job(file_id), suggestions, report, measures=measures)
+        self.finish(
+            file_id, self.start_job(file_id), suggestions, report, measures=measures, readings=readings
+        )
 
     def gap_measures(self, file_id: int) -> list[GapMeasure] | None:
         """What the last analysis measured at each gap, or None (not measured, or an older project)."""
@@ -84,6 +98,19 @@ class Processing(DecisionLog):
         if row is None or row[0] is None:
             return None
         return [GapMeasure(*entry) for entry in json.loads(row[0])]
+
+    def gap_readings(self, file_id: int) -> list[GapReading] | None:
+        """What the model's readers said at each gap at the last analysis, or None (an older
+        project); ``ProjectError`` when the stored readings are damaged."""
+        if "gap_readings" not in self._columns:
+            return None
+        row = self.db.execute("SELECT gap_readings FROM files WHERE id = ?", [file_id]).fetchone()
+        if row is None or row[0] is None:
+            return None
+        try:
+            return parse_readings(row[0])
+        except GapReadingsError as error:
+            raise ProjectError(f"{self.path}: file {file_id}: {error}") from None
 
     def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
         """Add suggestions beside those there (a reference opened later); decisions stay valid."""

@@ -13,7 +13,7 @@ from sqlite_utils import Database
 
 from app.store.errors import ProjectError
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: The statements that take a project from the version before each key to that version.
 MIGRATIONS: dict[int, str] = {
@@ -117,6 +117,12 @@ MIGRATIONS: dict[int, str] = {
     # misread both, so it is made to refuse the project in one line instead.
     8: """
     SELECT 1;
+    """,
+    # What the model's readers said at every gap (``core.gap_readings``), so that a person's
+    # decisions can teach the house style and the rest be read again with it; decisions may hold
+    # that re-reading ("restyle"), which a Punctum of schema 8 would not know.
+    9: """
+    ALTER TABLE files ADD COLUMN gap_readings TEXT;
     """,
 }
 

@@ -1,0 +1,283 @@
+"""Learning the house style from a person's decisions, and reading the rest of a file again with it.
+
+Every gap a person decided (accepted, turned down, another mark, a mark set by hand) is an example
+for ``app.ml.house_style``; the style of a project is fitted on the examples of all its files,
+starting from the style file it was given (if any). After each decision the gaps nobody has decided
+are read again (``restyle``): a mark may stop or start being proposed, confidences move, and the
+triage rule settles whatever now meets its target. A gap a person decided is never touched, and the
+re-reading is one step with the decision, so undoing the decision undoes both.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections.abc import Sequence
+
+from app.core.decisions import Restyle
+from app.core.gap_readings import GapReading
+from app.core.history import History, SuggestionEdit, WordEdit
+from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
+from app.core.model import Document, Source, Status, Suggestion, Word
+from app.core.triage import TriagePolicy, settled_by_rule, triage
+from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample, fit_style
+from app.services.suggestions import model_word
+from app.services.typography import render_mark
+from app.store.errors import ProjectError
+from app.store.project import DONE, Project
+
+#: A confidence moved by less than this is not worth a change in the review list.
+_CONFIDENCE_STEP = 0.005
+
+
+def original_marks(document: Document, history: History) -> list[int]:
+    """Per word, the class of the mark the captions had before any decision."""
+    marks = [model_class(word.mark) for word in document.words()]
+    seen: set[int] = set()
+    for step in history.done:
+        for edit in step.edits:
+            if isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(marks):
+                seen.add(edit.index)
+                marks[edit.index] = model_class(edit.before.mark)
+    return marks
+
+
+def decided_gaps(document: Document, history: History) -> set[int]:
+    """The gaps whose mark a person decided: a proposal there a person accepted or turned down
+    (not the rule), or a mark they set themselves."""
+    by_person: dict[int, bool] = {}
+    for step in history.done:
+        for edit in step.edits:
+            if isinstance(edit, SuggestionEdit):
+                by_person[edit.suggestion_id] = not step.by_rule
+    return {
+        s.gap
+        for s in document.suggestions
+        if s.casing is None
+        and (
+            (s.source is Source.EDITOR and s.status is Status.ACCEPTED)
+            or (by_person.get(s.id) and s.status is not Status.PENDING)
+        )
+    }
+
+
+def _next_words(words: Sequence[Word]) -> list[str]:
+    return [model_word(words[i + 1]) if i + 1 < len(words) else "" for i in range(len(words))]
+
+
+def style_examples(
+    document: Document, history: History, readings: Sequence[GapReading] | None
+) -> list[tuple[int, StyleExample]]:
+    """The examples a file's decisions give: one per gap a person decided, in reading order, each
+    with its gap."""
+    words = list(document.words())
+    if not readings or len(readings) != len(words):
+        return []
+    original = original_marks(document, history)
+    following = _next_words(words)
+    return [
+        (
+            gap,
+            StyleExample(
+                readings[gap], following[gap], original[gap], model_class(words[gap].mark), document.language
+            ),
+        )
+        for gap in sorted(decided_gaps(document, history))
+    ]
+
+
+def proposed_suggestion(
+    proposal: Proposal, identity: int, gap: int, reading: GapReading, language: str
+) -> Suggestion:
+    """A model suggestion as ``suggestions_from`` makes one, from a style's proposal."""
+    heard = reading.heard
+    return Suggestion(
+        identity,
+        gap,
+        render_mark(MODEL_MARKS[proposal.mark], language),
+        round(proposal.confidence, 4),
+        Source.MODEL,
+        {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(proposal.distribution)},
+        evidence="heard" if heard is not None else ("timing" if reading.pause is not None else "text"),
+        readings={}
+        if heard is None
+        else {"read": _choice(reading.read, language), "heard": _choice(heard, language)},
+    )
+
+
+def _choice(distribution: Sequence[float], language: str) -> tuple[str, float]:
+    best = max(range(len(distribution)), key=distribution.__getitem__)
+    return render_mark(MODEL_MARKS[best], language), round(float(distribution[best]), 4)
+
+
+def open_gap(words: Sequence[Word], index: int) -> bool:
+    """Whether the model may propose a mark after word ``index`` (as ``suggestions_from``)."""
+    if index + 1 < len(words) and words[index + 1].glued:
+        return False
+    return not has_protected_punctuation(words[index].mark)
+
+
+def restyle(
+    document: Document,
+    history: History,
+    readings: Sequence[GapReading] | None,
+    style: HouseStyle,
+    policy: TriagePolicy | None,
+    has_reference: bool,
+    joins: bool = True,
+) -> Restyle | None:
+    """The gaps no person decided, read again with ``style``, and the triage rule's settlement by
+    ``policy`` (None: nothing settles) after it; None when that changes nothing."""
+    words = list(document.words())
+    language = document.language or "en"
+    if not readings or len(readings) != len(words):
+        return None
+    decided = decided_gaps(document, history)
+    settled = settled_by_rule(document, history)
+    slots = {(s.gap, s.casing is not None) for s in document.suggestions if s.id in settled}
+    reopen = sorted(
+        s.id
+        for s in document.suggestions
+        if (s.gap, s.casing is not None) in slots and s.source is not Source.EDITOR
+    )
+    reopened = set(reopen)
+    original = original_marks(document, history)
+    following = _next_words(words)
+    referenced = {s.gap for s in document.suggestions if s.source is Source.REFERENCE and s.casing is None}
+    current: dict[int, Suggestion] = {}
+    for s in document.suggestions:
+        pending = s.status is Status.PENDING or s.id in reopened
+        if s.source is Source.MODEL and s.casing is None and pending:
+            current.setdefault(s.gap, s)
+    put: list[Suggestion] = []
+    drop: list[int] = []
+    next_id = document.next_suggestion_id()
+    for gap, reading in enumerate(readings):
+        if gap in decided or gap in referenced or not open_gap(words, gap):
+            continue
+        proposal = style.proposal(reading, following[gap], original[gap], language)
+        existing = current.get(gap)
+        if proposal is None:
+            if existing is not None:
+                drop.append(existing.id)
+            continue
+        if existing is None:
+            put.append(proposed_suggestion(proposal, next_id, gap, reading, language))
+            next_id += 1
+            continue
+        wanted = proposed_suggestion(proposal, existing.id, gap, reading, language)
+        if wanted.mark != existing.mark or abs(wanted.confidence - existing.confidence) >= _CONFIDENCE_STEP:
+            put.append(wanted)
+    accept: list[int] = []
+    if policy is not None:
+        changed = {s.id: s for s in put}
+        dropped = set(drop)
+        trial = [
+            changed.get(s.id, dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s)
+            for s in document.suggestions
+            if s.id not in dropped
+        ]
+        trial += [s for s in put if s.id >= document.next_suggestion_id()]
+        accept = sorted(triage(trial, policy, has_reference).accepted)
+    if not put and not drop and set(accept) == settled:
+        return None
+    return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins)
+
+
+def styled(
+    document: Document,
+    suggestions: list[Suggestion],
+    readings: Sequence[GapReading] | None,
+    style: HouseStyle,
+) -> list[Suggestion]:
+    """A fresh analysis's ``suggestions`` of ``document`` (which holds none of the model's yet) as
+    ``style`` reads its gaps: what batch and ``punctuate --style`` start a file with."""
+    if style.neutral or not readings:
+        return suggestions
+    trial = Document(copy.deepcopy(document.cues), document.format, language=document.language)
+    trial.add_suggestions(list(suggestions))
+    history = History(trial)
+    change = restyle(trial, history, readings, style, None, False, joins=False)
+    if change is None:
+        return suggestions
+    from app.core.decisions import step_of
+
+    step = step_of(trial, change)
+    if step is not None:
+        history.do(step)
+    return list(trial.suggestions)
+
+
+#: Where a project keeps the style it was given (``--style FILE``): the start its decisions move.
+STYLE_SETTING = "house_style"
+
+
+def given_style(project: Project) -> HouseStyle | None:
+    """The style a project was given to start from, if any."""
+    text = project.setting(STYLE_SETTING)
+    if text is None or text == "null":
+        return None
+    try:
+        return HouseStyle.from_json(json.loads(text))
+    except (ValueError, StyleError) as error:
+        raise ProjectError(f"{project.path}: its house style is damaged ({error})") from None
+
+
+def give_style(project: Project, style: HouseStyle | None) -> None:
+    """Start the project's style from ``style`` (None: from the model's own, forgetting the one
+    given). Its decisions still teach it."""
+    project.set_setting(STYLE_SETTING, json.dumps(style.as_json()) if style is not None else "null")
+
+
+#: Gaps whose decisions a reset of the style forgot, by file id: JSON ``{"3": [12, 40]}``.
+FORGOTTEN_SETTING = "house_style.forgotten"
+
+
+def forgotten_gaps(project: Project) -> dict[int, set[int]]:
+    text = project.setting(FORGOTTEN_SETTING)
+    try:
+        return {int(k): {int(g) for g in v} for k, v in json.loads(text).items()} if text else {}
+    except (ValueError, TypeError, AttributeError):
+        raise ProjectError(f"{project.path}: its house style's reset is damaged") from None
+
+
+def file_examples(
+    project: Project, file_id: int, document: Document | None = None, history: History | None = None
+) -> list[StyleExample]:
+    """The examples one file of a project gives, as its decisions stand (from ``document`` and
+    ``history`` when the caller has them open), less those a reset forgot."""
+    readings = project.gap_readings(file_id)
+    if not readings:
+        return []
+    if document is None or history is None:
+        from app.services.projects import load_document
+
+        document, history = load_document(project, file_id)
+    forgotten = forgotten_gaps(project).get(file_id, set())
+    return [e for gap, e in style_examples(document, history, readings) if gap not in forgotten]
+
+
+def reset_style(project: Project) -> None:
+    """Start the project's style again from the model's own: the style it was given and what its
+    decisions so far taught are forgotten; decisions from now on teach it again."""
+    forgotten = forgotten_gaps(project)
+    for entry in project.files():
+        if entry.state != DONE or not project.gap_readings(entry.id):
+            continue
+        from app.services.projects import load_document
+
+        document, history = load_document(project, entry.id)
+        forgotten.setdefault(entry.id, set()).update(decided_gaps(document, history))
+    project.set_setting(FORGOTTEN_SETTING, json.dumps({str(k): sorted(v) for k, v in forgotten.items()}))
+    give_style(project, None)
+
+
+def project_style(project: Project, examples: Sequence[StyleExample] | None = None) -> HouseStyle:
+    """The project's house style: the style it was given, moved by the decisions on all its files
+    (``examples``, when the caller has them already)."""
+    if examples is None:
+        examples = [
+            e for entry in project.files() if entry.state == DONE for e in file_examples(project, entry.id)
+        ]
+    return fit_style(examples, given_style(project))

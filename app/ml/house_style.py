@@ -28,7 +28,13 @@ import numpy as np
 from app.core.errors import PunctumError
 from app.core.gap_readings import GapReading
 from app.core.marks import MODEL_MARKS
-from app.ml.confidence import Confidence, mark_inputs, shipped_confidence
+from app.ml.confidence import (
+    READERS_DISAGREE_CAP,
+    Confidence,
+    mark_inputs,
+    readers_disagree,
+    shipped_confidence,
+)
 
 CLASSES = len(MODEL_MARKS)
 #: What a style's calibration shift reads of a proposal: its class, whether the recogniser heard
@@ -43,9 +49,12 @@ CALIBRATION_INPUTS = (
     "logit",
 )
 #: Prior standard deviations (logits): how far the decisions may move each part.
-CLASS_SPREAD = 0.5
-WORD_SPREAD = 0.5
-CALIBRATION_SPREAD = 0.5
+CLASS_SPREAD = 1.0
+WORD_SPREAD = 1.0
+CALIBRATION_SPREAD = 1.0
+#: Standard deviations of the calibration shift's posterior taken off a shift that raises a
+#: confidence.
+CAUTION = 1.0
 #: A style file's format, written in it.
 FORMAT = "punctum-style"
 VERSION = 1
@@ -99,6 +108,8 @@ class HouseStyle:
     calibration: tuple[float, ...] = (0.0,) * len(CALIBRATION_INPUTS)
     decisions: int = 0
     inherited: int = 0
+    #: The calibration's posterior covariance (row by row), how uncertain the shift still is.
+    calibration_spread: tuple[float, ...] = ()
 
     @property
     def neutral(self) -> bool:
@@ -145,7 +156,16 @@ class HouseStyle:
         )
         if any(self.calibration):
             inputs = calibration_inputs(best, reading, sure)
-            sure = _sigmoid(inputs[-1] + sum(w * x for w, x in zip(self.calibration, inputs, strict=True)))
+            shift = sum(w * x for w, x in zip(self.calibration, inputs, strict=True))
+            if shift > 0 and self.calibration_spread:
+                # Raised only by what the decisions make certain: the shift less one standard
+                # deviation of its posterior, so that thin evidence never lifts a mark over a target.
+                spread = np.array(self.calibration_spread).reshape(len(inputs), len(inputs))
+                x = np.array(inputs)
+                shift = max(0.0, shift - CAUTION * math.sqrt(max(0.0, float(x @ spread @ x))))
+            sure = _sigmoid(inputs[-1] + shift)
+        if readers_disagree(reading.read, reading.heard):
+            sure = min(sure, READERS_DISAGREE_CAP)
         return Proposal(best, sure, distribution)
 
     # --- what it has learnt --------------------------------------------------------------------
@@ -197,6 +217,7 @@ class HouseStyle:
             "calibration": {
                 name: round(w, 4) for name, w in zip(CALIBRATION_INPUTS, self.calibration, strict=True)
             },
+            "calibration_spread": [round(v, 6) for v in self.calibration_spread],
         }
 
     @classmethod
@@ -221,6 +242,9 @@ class HouseStyle:
             if unknown:
                 raise StyleError(f"unknown calibration inputs {sorted(unknown)}")
             calibration = tuple(_finite(given.get(name, 0.0)) for name in CALIBRATION_INPUTS)
+            spread = tuple(_finite(v) for v in data.get("calibration_spread", []))
+            if spread and len(spread) != len(CALIBRATION_INPUTS) ** 2:
+                raise StyleError("a calibration spread of the wrong size")
             decisions = int(data.get("decisions", 0))
             if decisions < 0:
                 raise StyleError("a negative count of decisions")
@@ -228,7 +252,7 @@ class HouseStyle:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise StyleError(f"a malformed style file ({error})") from None
-        return cls(tuple(bias), words, calibration, 0, decisions)
+        return cls(tuple(bias), words, calibration, 0, decisions, spread)
 
 
 def _finite(value: object) -> float:
@@ -319,8 +343,10 @@ def fit_style(
     }
     words = {**{key: v for key, v in base.word_bias.items() if key[0] not in vocabulary}, **words}
     biased = HouseStyle(tuple(float(b - class_bias[0]) for b in class_bias), words, base.calibration)
-    calibration = _fit_calibration(examples, biased, base, strength, confidence)
-    return HouseStyle(biased.class_bias, words, calibration, len(examples), base.decisions + base.inherited)
+    calibration, spread = _fit_calibration(examples, biased, base, strength, confidence)
+    return HouseStyle(
+        biased.class_bias, words, calibration, len(examples), base.decisions + base.inherited, spread
+    )
 
 
 def _newton_bias(
@@ -359,8 +385,9 @@ def _fit_calibration(
     base: HouseStyle,
     strength: float,
     confidence: Confidence,
-) -> tuple[float, ...]:
-    """The calibration shift, fitted on whether each decided gap kept what ``biased`` proposes."""
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The calibration shift, fitted on whether each decided gap kept what ``biased`` proposes,
+    and its posterior covariance (flattened)."""
     rows: list[list[float]] = []
     right: list[float] = []
     neutral_calibration = HouseStyle(biased.class_bias, biased.word_bias)
@@ -374,7 +401,7 @@ def _fit_calibration(
         right.append(float(example.chosen == proposal.mark))
     centre = np.array(base.calibration, dtype=float)
     if not rows:
-        return tuple(float(w) for w in centre)
+        return tuple(float(w) for w in centre), base.calibration_spread
     x = np.array(rows)
     y = np.array(right)
     offset = x[:, -1]
@@ -391,4 +418,6 @@ def _fit_calibration(
         weights -= step
         if norm < 1e-6:
             break
-    return tuple(float(w) for w in weights)
+    p = 1 / (1 + np.exp(-np.clip(offset + x @ weights, -40, 40)))
+    covariance = np.linalg.inv((x.T * (p * (1 - p))) @ x + precision * np.eye(len(weights)))
+    return tuple(float(w) for w in weights), tuple(float(v) for v in covariance.ravel())

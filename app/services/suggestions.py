@@ -13,7 +13,7 @@ from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
 from app.core.orthography import always_capitalised, one_capital_only
 from app.core.sentences import starts_sentence
-from app.ml.confidence import capital_inputs, mark_inputs, shipped_confidence
+from app.ml.confidence import capital_inputs, shipped_confidence
 from app.services import languages
 from app.services.typography import render_mark
 
@@ -179,7 +179,7 @@ def suggestions_from(
         if best == model_class(word.mark) or not _open_gap(words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
-        inputs = mark_inputs(
+        promise = sure.mark_promise(
             best,
             probs,
             reading.marks[index],
@@ -193,7 +193,7 @@ def suggestions_from(
                 next_id,
                 index,
                 mark,
-                round(sure.mark_right(inputs), 4),
+                round(promise, 4),
                 Source.MODEL,
                 distribution,
                 evidence=kinds[index] if heard_here is None else "heard",

@@ -243,11 +243,15 @@ def forgotten_gaps(project: Project) -> dict[int, set[int]]:
 
 
 def file_examples(
-    project: Project, file_id: int, document: Document | None = None, history: History | None = None
+    project: Project,
+    file_id: int,
+    document: Document | None = None,
+    history: History | None = None,
+    readings: Sequence[GapReading] | None = None,
 ) -> list[StyleExample]:
-    """The examples one file of a project gives, as its decisions stand (from ``document`` and
-    ``history`` when the caller has them open), less those a reset forgot."""
-    readings = project.gap_readings(file_id)
+    """The examples one file of a project gives, as its decisions stand (from ``document``,
+    ``history`` and ``readings`` when the caller has them open), less those a reset forgot."""
+    readings = readings if readings is not None else project.gap_readings(file_id)
     if not readings:
         return []
     if document is None or history is None:

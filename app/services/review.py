@@ -298,7 +298,7 @@ class ReviewSession:
                 if entry.id != self.file_id and entry.state == DONE
                 for example in file_examples(self.project, entry.id)
             ]
-        mine = file_examples(self.project, self.file_id, self.document, self.history)
+        mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings())
         return project_style(self.project, [*self._other_examples, *mine])
 
     def reset_style(self) -> Step | None:

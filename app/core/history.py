@@ -65,7 +65,13 @@ def _apply(document: Document, edit: Edit, forward: bool) -> None:
     new = edit.after if forward else edit.before
     old = edit.before if forward else edit.after
     if old is None and new is not None:
-        document.suggestions.append(new)
+        # In id order, as suggestions are made: a suggestion taken out (the house style's re-reading
+        # drops one) comes back by undo where it was, not at the end.
+        suggestions = document.suggestions
+        place = len(suggestions)
+        while place and suggestions[place - 1].id > new.id:
+            place -= 1
+        suggestions.insert(place, new)
     elif new is None:
         document.suggestions.remove(document.suggestion(edit.suggestion_id))
     else:
@@ -75,7 +81,9 @@ def _apply(document: Document, edit: Edit, forward: bool) -> None:
 class History:
     """The undo and redo stacks of one document."""
 
-    def __init__(self, document: Document, limit: int = 1000) -> None:
+    # Every step in effect is kept by default: the triage rule and the house style read from them
+    # which gaps a person decided, so a long review must not forget its first decisions.
+    def __init__(self, document: Document, limit: int = 100_000) -> None:
         self.document = document
         self.limit = limit
         self._done: list[Step] = []

@@ -133,23 +133,30 @@ def about_wrong(suggestions: Iterable[Suggestion], accepted: Iterable[int]) -> f
     )
 
 
-def settled_by_rule(document: Document, history: History) -> set[int]:
-    """Suggestions the triage rule accepted that still stand: not undone, and on a gap no person
-    has touched since (a person's decision there is theirs, whatever the rule did)."""
-    last_by_rule: dict[int, bool] = {}
+def last_by_rule(history: History) -> dict[int, bool]:
+    """Per suggestion id: whether the last step in effect that changed it was the rule's."""
+    last: dict[int, bool] = {}
     for step in history.done:
         for edit in step.edits:
             if isinstance(edit, SuggestionEdit):
-                last_by_rule[edit.suggestion_id] = step.by_rule
+                last[edit.suggestion_id] = step.by_rule
+    return last
+
+
+def settled_by_rule(document: Document, history: History, last: dict[int, bool] | None = None) -> set[int]:
+    """Suggestions the triage rule accepted that still stand: not undone, and on a gap no person
+    has touched since (a person's decision there is theirs, whatever the rule did). ``last``:
+    ``last_by_rule(history)`` when the caller has it."""
+    last_by_rule_ = last_by_rule(history) if last is None else last
     touched = {
         (s.gap, s.casing is not None)
         for s in document.suggestions
-        if s.source is Source.EDITOR or last_by_rule.get(s.id) is False
+        if s.source is Source.EDITOR or last_by_rule_.get(s.id) is False
     }
     return {
         s.id
         for s in document.suggestions
-        if last_by_rule.get(s.id)
+        if last_by_rule_.get(s.id)
         and s.status is Status.ACCEPTED
         and (s.gap, s.casing is not None) not in touched
     }

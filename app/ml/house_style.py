@@ -149,6 +149,47 @@ class HouseStyle:
         best = max(range(CLASSES), key=distribution.__getitem__)
         if best == original:
             return None
+        return self._proposed(best, distribution, reading, language, confidence)
+
+    def proposals(
+        self,
+        readings: Sequence[GapReading],
+        next_words: Sequence[str],
+        originals: Sequence[int],
+        language: str | None,
+    ) -> list[Proposal | None]:
+        """``proposal`` of many gaps at once (the biases applied to all of them together)."""
+        if not readings:
+            return []
+        scores = np.log(np.clip(np.array([r.combined for r in readings], dtype=float), 1e-9, 1.0))
+        scores += np.array(self.class_bias)
+        if self.word_bias:
+            for row, word in enumerate(next_words):
+                for k in range(1, CLASSES):
+                    scores[row, k] += self.word_bias.get((word, k), 0.0)
+        scores -= scores.max(axis=1, keepdims=True)
+        weights = np.exp(scores)
+        weights /= weights.sum(axis=1, keepdims=True)
+        best = weights.argmax(axis=1)
+        confidence = shipped_confidence()
+        found: list[Proposal | None] = []
+        for row, reading in enumerate(readings):
+            mark = int(best[row])
+            if mark == originals[row]:
+                found.append(None)
+                continue
+            distribution = reading.combined if self.neutral else tuple(float(w) for w in weights[row])
+            found.append(self._proposed(mark, distribution, reading, language, confidence))
+        return found
+
+    def _proposed(
+        self,
+        best: int,
+        distribution: tuple[float, ...],
+        reading: GapReading,
+        language: str | None,
+        confidence: Confidence | None,
+    ) -> Proposal:
         sure = (confidence or shipped_confidence()).mark_right(
             mark_inputs(
                 best, distribution, reading.read, reading.heard, reading.pause, reading.cue_end, language

@@ -14,13 +14,14 @@ import copy
 import dataclasses
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from app.core.decisions import Restyle
 from app.core.gap_readings import GapReading
-from app.core.history import History, SuggestionEdit, WordEdit
+from app.core.history import History, WordEdit
 from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
 from app.core.model import Document, Source, Status, Suggestion, Word
-from app.core.triage import TriagePolicy, settled_by_rule, triage
+from app.core.triage import TriagePolicy, last_by_rule, settled_by_rule, triage
 from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample, fit_style
 from app.services.suggestions import model_word
 from app.services.typography import render_mark
@@ -31,39 +32,47 @@ from app.store.project import DONE, Project
 _CONFIDENCE_STEP = 0.005
 
 
-def original_marks(document: Document, history: History) -> list[int]:
-    """Per word, the class of the mark the captions had before any decision."""
-    marks = [model_class(word.mark) for word in document.words()]
+@dataclass(frozen=True)
+class Decided:
+    """What the steps in effect say of a file's gaps, read in one pass: the class of mark each word
+    had before any decision, the gaps whose mark a person decided, and the suggestions the triage
+    rule settled that still stand."""
+
+    original: list[int]
+    by_person: set[int]
+    settled: set[int]
+
+
+def decided(document: Document, history: History) -> Decided:
+    original = [model_class(word.mark) if word.mark else 0 for word in document.words()]
     seen: set[int] = set()
     for step in history.done:
         for edit in step.edits:
-            if isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(marks):
+            if isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(original):
                 seen.add(edit.index)
-                marks[edit.index] = model_class(edit.before.mark)
-    return marks
-
-
-def decided_gaps(document: Document, history: History) -> set[int]:
-    """The gaps whose mark a person decided: a proposal there a person accepted or turned down
-    (not the rule), or a mark they set themselves."""
-    by_person: dict[int, bool] = {}
-    for step in history.done:
-        for edit in step.edits:
-            if isinstance(edit, SuggestionEdit):
-                by_person[edit.suggestion_id] = not step.by_rule
-    return {
+                original[edit.index] = model_class(edit.before.mark)
+    last = last_by_rule(history)
+    by_person = {
         s.gap
         for s in document.suggestions
         if s.casing is None
         and (
             (s.source is Source.EDITOR and s.status is Status.ACCEPTED)
-            or (by_person.get(s.id) and s.status is not Status.PENDING)
+            or (last.get(s.id) is False and s.status is not Status.PENDING)
         )
     }
+    return Decided(original, by_person, settled_by_rule(document, history, last))
 
 
-def _next_words(words: Sequence[Word]) -> list[str]:
-    return [model_word(words[i + 1]) if i + 1 < len(words) else "" for i in range(len(words))]
+def decided_gaps(document: Document, history: History) -> set[int]:
+    """The gaps whose mark a person decided: a proposal there a person accepted or turned down
+    (not the rule), or a mark they set themselves."""
+    return decided(document, history).by_person
+
+
+def _next_word(words: Sequence[Word], index: int) -> str:
+    """The word after ``index`` as the model reads it ("" after the last)."""
+    return model_word(words[index + 1]) if index + 1 < len(words) else ""
 
 
 def style_examples(
@@ -74,16 +83,20 @@ def style_examples(
     words = list(document.words())
     if not readings or len(readings) != len(words):
         return []
-    original = original_marks(document, history)
-    following = _next_words(words)
+    state = decided(document, history)
+    original = state.original
     return [
         (
             gap,
             StyleExample(
-                readings[gap], following[gap], original[gap], model_class(words[gap].mark), document.language
+                readings[gap],
+                _next_word(words, gap),
+                original[gap],
+                model_class(words[gap].mark),
+                document.language,
             ),
         )
-        for gap in sorted(decided_gaps(document, history))
+        for gap in sorted(state.by_person)
     ]
 
 
@@ -133,8 +146,8 @@ def restyle(
     language = document.language or "en"
     if not readings or len(readings) != len(words):
         return None
-    decided = decided_gaps(document, history)
-    settled = settled_by_rule(document, history)
+    state = decided(document, history)
+    settled = state.settled
     slots = {(s.gap, s.casing is not None) for s in document.suggestions if s.id in settled}
     reopen = sorted(
         s.id
@@ -142,8 +155,7 @@ def restyle(
         if (s.gap, s.casing is not None) in slots and s.source is not Source.EDITOR
     )
     reopened = set(reopen)
-    original = original_marks(document, history)
-    following = _next_words(words)
+    original = state.original
     referenced = {s.gap for s in document.suggestions if s.source is Source.REFERENCE and s.casing is None}
     current: dict[int, Suggestion] = {}
     for s in document.suggestions:
@@ -152,11 +164,17 @@ def restyle(
             current.setdefault(s.gap, s)
     put: list[Suggestion] = []
     drop: list[int] = []
-    next_id = document.next_suggestion_id()
-    for gap, reading in enumerate(readings):
-        if gap in decided or gap in referenced or not open_gap(words, gap):
-            continue
-        proposal = style.proposal(reading, following[gap], original[gap], language)
+    first_new = next_id = document.next_suggestion_id()
+    gaps = [
+        gap
+        for gap in range(len(readings))
+        if gap not in state.by_person and gap not in referenced and open_gap(words, gap)
+    ]
+    # The next word matters only to a style that has learnt something of words.
+    following = [_next_word(words, gap) for gap in gaps] if style.word_bias else [""] * len(gaps)
+    proposals = style.proposals([readings[g] for g in gaps], following, [original[g] for g in gaps], language)
+    for gap, proposal in zip(gaps, proposals, strict=True):
+        reading = readings[gap]
         existing = current.get(gap)
         if proposal is None:
             if existing is not None:
@@ -178,7 +196,7 @@ def restyle(
             for s in document.suggestions
             if s.id not in dropped
         ]
-        trial += [s for s in put if s.id >= document.next_suggestion_id()]
+        trial += [s for s in put if s.id >= first_new]
         accept = sorted(triage(trial, policy, has_reference).accepted)
     if not put and not drop and set(accept) == settled:
         return None

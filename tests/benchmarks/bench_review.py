@@ -232,15 +232,16 @@ def gold_of(captions: Path, reference: Path, language: str) -> tuple[list[int], 
 
 
 def answer(session: ReviewSession, row: ReviewRow, gold: list[int], capitals: list[int]) -> None:
-    """What a person who knows the reference does with one gap."""
+    """What a person who knows the reference does with one gap: its mark first, else the capital
+    still pending there."""
     language = session.document.language or "en"
-    pending = [s for s in (row.marks or row.capitals) if s.status is Status.PENDING]
-    if not row.marks:
-        lead = max(pending, key=lambda s: s.confidence)
-        if capitals[row.index] == 1:
-            session.accept(lead.id)
+    pending = [s for s in row.marks if s.status is Status.PENDING]
+    if not pending:
+        capital = max((s for s in row.capitals if s.status is Status.PENDING), key=lambda s: s.confidence)
+        if capitals[capital.gap] == 1:
+            session.accept(capital.id)
         else:
-            session.reject(lead.id)
+            session.reject(capital.id)
         return
     wanted = gold[row.index]
     matching = [s for s in pending if model_class(s.mark) == wanted]

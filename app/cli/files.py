@@ -12,12 +12,14 @@ from app.cli.options import (
     JSON,
     REBREAK_HELP,
     RESEGMENT_HELP,
+    STYLE_HELP,
     Commands,
     add_audio_use,
     add_precision,
     audio_use,
     check_outputs,
     checked_language,
+    checked_style,
     threshold,
 )
 from app.core.errors import PunctumError
@@ -72,6 +74,9 @@ def add_file_commands(commands: Commands) -> None:
     punctuate.add_argument("--resegment", action="store_true", help=RESEGMENT_HELP)
     punctuate.add_argument(
         "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
+    )
+    punctuate.add_argument(
+        "--style", metavar="FILE.json", help=STYLE_HELP + ", before --apply settles anything"
     )
     add_audio_use(punctuate)
     add_precision(punctuate)
@@ -147,11 +152,12 @@ def _punctuate(args: argparse.Namespace) -> int:
     if args.audio is AudioUse.LISTEN and not args.media:  # asked for, not the default
         raise UsageError(f"{args.audio_asked} needs --media: there is nothing to listen to")
     check_outputs(
-        [args.input, args.media, args.timings],
+        [args.input, args.media, args.timings, args.style],
         [("-o", args.output, CAPTIONS), ("--suggestions", args.suggestions, JSON)],
     )
     if args.language is not None:
         args.language = checked_language(args.language)
+    style = checked_style(args.style)
     punctuator = Punctuator(args.model, quantize=args.int8)
     punctuator.check()  # a malformed model is refused before the input is read or analysed
     request = AnalysisRequest.from_file(
@@ -164,7 +170,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     )
     if args.resegment and request.format == "txt":
         raise UsageError(f"--resegment cuts captions' cues; {args.input} is plain text, which has none")
-    outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence))
+    outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence), style)
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     # Written together or not at all: suggestions whose captions a full disk kept from being

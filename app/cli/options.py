@@ -13,6 +13,7 @@ from app.core.errors import PunctumError
 
 if TYPE_CHECKING:
     from app.services.analysis import AudioUse
+    from app.services.style_files import HouseStyle
 
 Commands = Any  # argparse's sub-parser collection (a private type)
 
@@ -28,6 +29,11 @@ RESEGMENT_HELP = (
 
 #: What an output option may be written as, by extension: the formats Punctum writes.
 CAPTIONS, JSON = (".srt", ".vtt", ".txt"), (".json",)
+
+STYLE_HELP = (
+    "a house style file (punctum style --write): the model's suggestions are read with it, as a"
+    " project's decisions taught it"
+)
 
 
 def add_precision(command: argparse.ArgumentParser) -> None:
@@ -145,6 +151,16 @@ def recogniser_language(code: str) -> str:
         return language_code(code)
     except LanguageError as error:
         raise PunctumError(f"--language {error}") from None
+
+
+def checked_style(path: str | None) -> HouseStyle | None:
+    """``--style FILE`` read, before any work: the ``HouseStyle`` in it, or None when not given. A
+    missing, malformed or foreign file is one line and exit 2."""
+    if path is None:
+        return None
+    from app.services.style_files import read_style_file
+
+    return read_style_file(Path(path), "--style")
 
 
 def checked_model(name: str | None) -> str | None:

@@ -1,5 +1,5 @@
-"""Commands on folders and projects: ``batch`` (here or on a Ray cluster), ``status``, ``export``
-and ``relink``."""
+"""Commands on folders and projects: ``batch`` (here or on a Ray cluster), ``status``, ``style``,
+``export`` and ``relink``."""
 
 from __future__ import annotations
 
@@ -10,20 +10,24 @@ from pathlib import Path
 
 from app.cli.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from app.cli.options import (
+    JSON,
     REBREAK_HELP,
     RESEGMENT_HELP,
+    STYLE_HELP,
     Commands,
     add_audio_use,
     add_precision,
     audio_use,
+    check_outputs,
     checked_model,
+    checked_style,
     recogniser_language,
     threshold,
 )
 
 
 def add_project_commands(commands: Commands) -> None:
-    """Commands on folders and projects: batch, status, export, relink."""
+    """Commands on folders and projects: batch, status, style, export, relink."""
     batch = commands.add_parser("batch", help="process a folder of captions, media and references")
     batch.add_argument(
         "folder", metavar="FOLDER", help="captions, with media, references and timings of the same name"
@@ -80,12 +84,32 @@ def add_project_commands(commands: Commands) -> None:
         help="first recognise the speech of media without captions into <name>.vtt beside it",
     )
     batch.add_argument("--language", metavar="CODE", help="with --transcribe: the speech's language")
+    batch.add_argument(
+        "--style",
+        metavar="FILE.json",
+        help=STYLE_HELP + "; kept in the project, so its new files and later reviews start from it",
+    )
     batch.set_defaults(run=_batch)
 
     status = commands.add_parser("status", help="per file: state, pending/accepted/rejected, review time")
     status.add_argument("project", metavar="P.punctum", help="the project file")
     status.add_argument("--json", action="store_true", help="print the rows as JSON")
     status.set_defaults(run=_status)
+
+    style = commands.add_parser(
+        "style",
+        help="a project's house style: what the decisions in it taught; write it to a file or reset it",
+    )
+    style.add_argument("project", metavar="P.punctum", help="the project file")
+    style.add_argument(
+        "--write", metavar="FILE.json", help="write the style to a file, for --style on punctuate and batch"
+    )
+    style.add_argument(
+        "--reset",
+        action="store_true",
+        help="forget what the decisions so far taught and the style the project was given (after --write)",
+    )
+    style.set_defaults(run=_style)
 
     export = commands.add_parser("export", help="write every processed file of a project")
     export.add_argument("project", metavar="P.punctum", help="the project file")
@@ -170,9 +194,14 @@ def _batch(args: argparse.Namespace) -> int:
         raise UsageError("--language is for --transcribe: captions' language is detected")
     language = recogniser_language(args.language) if args.language is not None else None
     checked_model(args.model)
+    style = checked_style(args.style)  # before the project is touched
     # The project is this run's before any work: a second run on it stops at once, rather than
     # transcribe the same media and replace the captions the first one imported.
     with open_project(Path(args.project), create=True, command="punctum batch") as project:
+        if style is not None:
+            from app.services.restyle import give_style
+
+            give_style(project, style)  # new files are read with it; decisions move it on
         if args.rebreak is not None:
             remember_for_export(project, "rebreak", args.rebreak)
         if args.resegment is not None:
@@ -275,9 +304,12 @@ def _status(args: argparse.Namespace) -> int:
     from app.services.batch import open_project, project_status
 
     with open_project(Path(args.project), read_only=True) as project:
-        rows = project_status(project)
+        status = project_status(project)
+    rows, style = status.files, status.house_style
     if args.json:
-        print(json.dumps([row.as_json() for row in rows], indent=2, ensure_ascii=False))
+        # One row per file, as ever; each carries the project's house style, which all share.
+        listed = [{**row.as_json(), "house_style": style.as_json()} for row in rows]
+        print(json.dumps(listed, indent=2, ensure_ascii=False))
         return EXIT_OK
     print(
         f"{'file':40} {'state':11} {'gaps':>6} {'pending':>8} {'accepted':>8} {'rejected':>8} {'review':>8}"
@@ -296,6 +328,36 @@ def _status(args: argparse.Namespace) -> int:
             print(f"{row.file[:40]:40} {row.state:11} {row.reason or ''}")
         for warning in row.warnings or []:
             print(f"    warning: {warning}")
+    print(style.summary)
+    return EXIT_OK
+
+
+def _style(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.services.batch import open_project
+    from app.services.restyle import project_style, reset_style
+    from app.services.style_files import write_style_file
+
+    # Before the project is opened: a style file never replaces the project (nor anything but JSON).
+    check_outputs([args.project], [("--write", args.write, JSON)])
+    path = Path(args.project)
+    if args.reset:
+        project = open_project(path, command="punctum style --reset")
+    else:
+        project = open_project(path, read_only=True)
+    with project:
+        style = project_style(project)
+        print(style.summary())
+        if args.write is not None:
+            write_style_file(style, Path(args.write))
+            print(f"{args.write}: written")
+        if args.reset:
+            reset_style(project)
+            print(
+                "house style reset: new files and the next decisions start from the model's own"
+                " (the decisions themselves stay)"
+            )
     return EXIT_OK
 
 

@@ -26,6 +26,7 @@ from app.services.captions_export import Recut
 from app.services.folder_pairing import Pairing, pair_folder
 from app.services.local_pool import start_local_pool
 from app.services.projects import add_caption_file, load_document, reimport_caption_file, status_counts
+from app.services.style_files import StyleStatus
 from app.store.project import DONE, FAILED, INTERRUPTED, RUNNING, Project
 
 #: A person's time per gap left to review (its candidates from the reference and the model are
@@ -130,11 +131,23 @@ class FileStatus:
         return {key: value for key, value in asdict(self).items() if value is not None}
 
 
-def project_status(project: Project) -> list[FileStatus]:
+@dataclass(frozen=True)
+class ProjectStatus:
+    """A project as ``punctum status`` shows it: each file, and the project's house style."""
+
+    files: list[FileStatus]
+    house_style: StyleStatus
+
+
+def project_status(project: Project) -> ProjectStatus:
     """Each file's state (files left running by a process that died are "interrupted"; captions
     changed on disk since they were imported are "stale"), its suggestions by status and the
-    review time they need."""
+    review time they need; and the house style the decisions on all of them have taught (each
+    file read once, for both)."""
+    from app.services.restyle import file_examples, project_style
+
     rows = []
+    examples = []
     writing = project.writer() is not None
     for entry in project.files():
         state, reason = entry.state, None
@@ -144,7 +157,9 @@ def project_status(project: Project) -> list[FileStatus]:
             state = INTERRUPTED
         warnings = None
         if entry.state == DONE:
-            counts, may_be_wrong = status_counts(project, entry.id)
+            loaded = load_document(project, entry.id)
+            counts, may_be_wrong = status_counts(project, entry.id, loaded)
+            examples += file_examples(project, entry.id, *loaded)
             warnings = report_warnings(project.report(entry.id)) or None
         elif entry.state == FAILED:
             reason = entry.reason
@@ -168,7 +183,7 @@ def project_status(project: Project) -> list[FileStatus]:
                 warnings,
             )
         )
-    return rows
+    return ProjectStatus(rows, StyleStatus.of(project_style(project, examples)))
 
 
 class StaleCaptionsError(PunctumError):

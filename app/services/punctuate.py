@@ -18,6 +18,7 @@ from app.services.analysis import AnalysisReport, AnalysisRequest, analyse
 from app.services.captions_export import capitalise_sentences
 
 if TYPE_CHECKING:
+    from app.ml.house_style import HouseStyle
     from app.services.model import Punctuator
 
 
@@ -78,15 +79,26 @@ class PunctuateOutcome:
         return suggestions_json(self.document, self.report.as_json())
 
 
-def punctuate_file(request: AnalysisRequest, punctuator: Punctuator, policy: ApplyPolicy) -> PunctuateOutcome:
-    """Analyse one file, then accept what ``policy`` settles and capitalise sentence starts."""
+def punctuate_file(
+    request: AnalysisRequest,
+    punctuator: Punctuator,
+    policy: ApplyPolicy,
+    style: HouseStyle | None = None,
+) -> PunctuateOutcome:
+    """Analyse one file, then accept what ``policy`` settles and capitalise sentence starts.
+    ``style``: a house style the model's suggestions are read with first (``restyle.styled``)."""
     analysis = analyse(request, punctuator)
     document, report = analysis.document, analysis.report
+    suggestions = analysis.suggestions
+    if style is not None:
+        from app.services.restyle import styled
+
+        suggestions = styled(document, suggestions, analysis.readings, style)
     known = {s.id for s in document.suggestions}  # the reference's, there already
-    document.add_suggestions([s for s in analysis.suggestions if s.id not in known])
+    document.add_suggestions([s for s in suggestions if s.id not in known])
     history = History(document)
     applied = apply_suggestions(document, history, policy)
     if policy.how != "none":
         capitalise_sentences(document, report.language)
     wrong = about_wrong(document.suggestions, applied)
-    return PunctuateOutcome(document, analysis.suggestions, len(applied), report, wrong, analysis.measures)
+    return PunctuateOutcome(document, suggestions, len(applied), report, wrong, analysis.measures)

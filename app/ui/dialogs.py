@@ -4,7 +4,7 @@ expects."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
@@ -58,6 +58,20 @@ def message_box(parent: QWidget, title: str, text: str, icon: QMessageBox.Icon) 
     ok: QPushButton = box.addButton(QMessageBox.StandardButton.Ok)
     ok.setText(BUTTON_TEXTS[QDialogButtonBox.StandardButton.Ok])
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    return box
+
+
+def confirm(parent: QWidget, title: str, text: str, action: str, on_yes: Callable[[], None]) -> QMessageBox:
+    """Ask before an action that cannot be taken back: ``action`` (a button text with its Alt key)
+    runs ``on_yes``; "&Cancel" does nothing. It does not block; the box is returned, open."""
+    box = QMessageBox(QMessageBox.Icon.Question, title, text, QMessageBox.StandardButton.NoButton, parent)
+    yes = box.addButton(action, QMessageBox.ButtonRole.AcceptRole)
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    cancel.setText(BUTTON_TEXTS[QDialogButtonBox.StandardButton.Cancel])
+    box.setDefaultButton(cancel)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.buttonClicked.connect(lambda button: on_yes() if button is yes else None)
+    box.open()
     return box
 
 

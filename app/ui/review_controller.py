@@ -12,7 +12,7 @@ from app.core.history import CueEdit, Step, SuggestionEdit
 from app.core.model import Source
 from app.core.triage import ReviewRow, TriagePolicy, about_wrong
 from app.services.typography import render_mark
-from app.ui.dialogs import RecutPreviewDialog, ask_number, ask_text
+from app.ui.dialogs import RecutPreviewDialog, ask_number, ask_text, confirm
 from app.ui.models import ID_ROLE, CueModel
 
 if TYPE_CHECKING:
@@ -31,6 +31,9 @@ class ReviewController:
         self.lowest_first = False
         self.queue_only = True
         self.settled_only = False  # the gaps triage settled by itself, to check
+        #: What the house style had learnt when last looked at (None: not known), so that the
+        #: status bar tells the style only when a decision changed what it has learnt.
+        self._learnt: list[str] | None = None
 
     def _rows(self) -> list[ReviewRow]:
         model = self.window.gap_model
@@ -212,6 +215,8 @@ class ReviewController:
 
     def _run(self, action: Any) -> Step | None:
         """Apply one decision (saved before it returns), refresh what it touched; errors to a dialog."""
+        session = self.window.session
+        before = session.history.done if session is not None else ()
         try:
             step: Step | None = action()
         except PunctumError as error:  # what the user asked cannot be done; a bug goes on up
@@ -221,9 +226,16 @@ class ReviewController:
             self.window.show_error("The decision could not be saved", str(error))
             return None
         if step is not None and self.window.cue_model is not None and self.window.gap_model is not None:
-            if any(isinstance(edit, CueEdit) for edit in step.edits) and self.window.session is not None:
+            # The decision and what came with it: the rule's re-reading of the other gaps with the
+            # house style is a step of its own, done, undone and redone with the person's.
+            touched = [step]
+            if session is not None and session is self.window.session:
+                touched = _steps_between(before, session.history.done) or touched
+            cut = any(isinstance(edit, CueEdit) for each in touched for edit in each.edits)
+            if cut and self.window.session is not None:
                 self.window.waveform.set_cues(self.window.session.document.cues)
-            self.window.cue_model.changed(step)
+            for each in touched:
+                self.window.cue_model.changed(each)
             self.window.gap_model.changed(step)
             self.window.cue_model.set_current(self.window.current_id)
             self.window.show_evidence(
@@ -232,7 +244,75 @@ class ReviewController:
                 else None
             )
         self.window.show_counts()
+        if step is not None:
+            self._tell_style()
         return step
+
+    # --- the house style ------------------------------------------------------------------------
+
+    def _style_now(self) -> tuple[list[str], str] | None:
+        """What the open file's house style has learnt, and its one-line summary (None: no file,
+        a session that does not learn, or a project whose style cannot be read)."""
+        session = self.window.session
+        if session is None or not session.learns:
+            return None
+        try:
+            style = session.style()
+        except PunctumError:  # a damaged style in the project: the review goes on without a word
+            return None
+        return style.describe(), style.summary()
+
+    def note_style(self) -> None:
+        """Remember what the style has learnt as it stands (a file just opened), saying nothing."""
+        now = self._style_now()
+        self._learnt = now[0] if now is not None else None
+
+    def _tell_style(self) -> None:
+        """After a decision: the style's summary in the status bar for a while, when what it has
+        learnt changed with it (compared with the last look; the count alone says nothing new)."""
+        now = self._style_now()
+        if now is None:
+            return
+        learnt, summary = now
+        if self._learnt is not None and learnt != self._learnt:
+            self.window.statusBar().showMessage(summary[:1].upper() + summary[1:], 6000)
+        self._learnt = learnt
+
+    def ask_reset_style(self) -> None:
+        """Review ▸ Reset the house style: asked first, as what it learnt cannot be had back."""
+        session = self.window.session
+        if session is None:
+            return
+        now = self._style_now()
+        learnt = f" ({now[1]})" if now is not None else ""
+        confirm(
+            self.window.dialog_parent(),
+            "Reset the house style",
+            f"Forget what the house style has learnt{learnt}, and any style file the project was"
+            " given? Your decisions stay as they are; the gaps not yet decided are read again as the"
+            " model reads them, and your decisions from now on teach the style afresh.",
+            "&Reset",
+            self.reset_style,
+        )
+
+    def reset_style(self) -> None:
+        """Forget what the house style learnt, read the undecided gaps again as the model does (the
+        rule settling what it may by its policy) and start again at the head of the list."""
+        session = self.window.session
+        if session is None:
+            return
+        self._run(session.reset_style)  # an error is told in a dialog; the list shows what stands
+        if self.window.gap_model is not None:
+            self.window.gap_model.reload()
+        self.note_style()
+        queue = sum(gap.pending for gap in session.queue())
+        self.window.statusBar().showMessage(
+            f"House style reset: the gaps not yet decided are read as the model reads them; {queue} gaps"
+            " left to you",
+            8000,
+        )
+        self.window.current_id = None
+        self.next_suggestion()
 
     def toggle_order(self) -> None:
         self.lowest_first = not self.lowest_first
@@ -342,3 +422,10 @@ class ReviewController:
             if gap.index in words and gap.pending:
                 self.select(gap.lead.id)
                 return
+
+
+def _steps_between(before: tuple[Step, ...], after: tuple[Step, ...]) -> list[Step]:
+    """The steps done since ``before`` (a decision, a redo) or undone since (an undo): those in one
+    of the two histories and not in the other."""
+    then, now = {id(step) for step in before}, {id(step) for step in after}
+    return [step for step in after if id(step) not in then] + [step for step in before if id(step) not in now]

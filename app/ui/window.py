@@ -161,6 +161,7 @@ class MainWindow(QMainWindow):
             "reject": self.review.reject_current,
             "accept_above": lambda: self.review.accept_above(),
             "suggest": self.analysis.make_suggestions,
+            "reset_style": self.review.ask_reset_style,
             "lowest_first": self.review.toggle_order,
             "show_settled": self.review.toggle_settled,
             "show_all": self.review.toggle_queue,
@@ -222,6 +223,11 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{entry.captions_path.name} — Punctum")
         if session.restored_decisions:
             self.statusBar().showMessage(f"Restored {session.restored_decisions} decisions", 8000)
+        if session.analysed and session.policy is None:
+            # Reopened after its analysis: the re-reading after each decision settles by the policy
+            # of Settings, as the analysis did, rather than take back what triage settled.
+            session.policy = self.triage_policy()
+        self.review.note_style()
         media = entry.media_path
         if media is not None and not media.is_file():
             self.show_error(
@@ -312,7 +318,15 @@ class MainWindow(QMainWindow):
         redo.setEnabled(bool(history and history.can_redo))
         undo.setText(f"&Undo {history.undo_description}" if history and history.can_undo else "&Undo")
         redo.setText(f"&Redo {history.redo_description}" if history and history.can_redo else "&Redo")
-        for name in ("export", "save_project", "open_media", "open_reference", "accept_above", "edit_word"):
+        for name in (
+            "export",
+            "save_project",
+            "open_media",
+            "open_reference",
+            "accept_above",
+            "edit_word",
+            "reset_style",
+        ):
             self.actions_by_name[name].setEnabled(self.session is not None)
 
     def _follow_up_failed(self, name: str, reason: str) -> None:

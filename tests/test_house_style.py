@@ -1,0 +1,419 @@
+"""The house style: learnt from a person's decisions, re-reading the gaps nobody decided, kept in the
+project, shared by its files, carried in a style file (``--style``, ``punctum style``), reset.
+
+The real model on the bundled sample (its text: the model reads it in under a second). The style's
+figures move with the model's probabilities, which differ a little from CPU to CPU, so the tests
+assert directions and invariants, never a probability."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.core.marks import MODEL_MARKS
+from app.core.model import Source, Status, Suggestion
+from app.core.triage import TriagePolicy
+from app.services.analysis import AudioUse, analyse
+from app.services.model import Punctuator
+from app.services.restyle import project_style
+from app.services.review import ReviewSession
+from app.store.project import Project
+from tests.conftest import SAMPLE, run_punctum_here
+
+punctum = run_punctum_here
+COMMA = MODEL_MARKS.index(",")
+
+
+def analysed(captions: Path) -> ReviewSession:
+    """``captions`` opened for review, read by the model (text only) and triaged by the default
+    policy, as the editor does when its suggestions arrive."""
+    session = ReviewSession.open(captions)
+    session.store_analysis(analyse(session.analysis_request(AudioUse.TEXT), Punctuator()))
+    session.settle(TriagePolicy())
+    return session
+
+
+def pending_commas(session: ReviewSession) -> dict[int, Suggestion]:
+    """The model's comma suggestions still waiting for a person, by gap."""
+    return {
+        s.gap: s
+        for s in session.document.suggestions
+        if s.source is Source.MODEL and s.casing is None and s.mark == "," and s.status is Status.PENDING
+    }
+
+
+def reject_commas(session: ReviewSession, count: int) -> list[int]:
+    """Turn down the first pending comma ``count`` times (the style may take later ones away
+    meanwhile); the gaps turned down."""
+    rejected = []
+    for _ in range(count):
+        commas = pending_commas(session)
+        assert commas, "no comma left to turn down"
+        first = commas[min(commas)]
+        assert session.reject_gap(first.id) is not None
+        rejected.append(first.gap)
+    return rejected
+
+
+def model_commas(suggestions: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [s for s in suggestions if s["source"] == "model" and s["casing"] is None and s["mark"] == ","]
+
+
+def test_decisions_teach_the_style_and_re_read_later_gaps_but_never_a_decided_one(sample: Path) -> None:
+    session = analysed(sample / "sample.srt")
+    try:
+        neutral = session.style()
+        assert neutral.neutral and neutral.decisions == 0
+        assert neutral.summary() == "house style: nothing learnt yet (no decisions)"
+        # A person accepts the surest full stop, then turns down commas one after another.
+        stop = max(
+            (
+                s
+                for s in session.document.suggestions
+                if s.source is Source.MODEL and s.mark == "." and s.status is Status.PENDING
+            ),
+            key=lambda s: s.confidence,
+        )
+        session.accept(stop.id)
+        decided = {stop.id: session.document.suggestion(stop.id)}
+        before = pending_commas(session)
+        rejected = []
+        for _ in range(5):
+            (gap,) = reject_commas(session, 1)
+            rejected.append(gap)
+            (turned_down,) = [s for s in session.document.suggestions if s.gap == gap and s.mark == ","]
+            decided[turned_down.id] = turned_down
+        assert rejected == sorted(rejected)
+
+        style = session.style()
+        assert style.decisions == 6
+        assert style.class_bias[COMMA] < 0  # fewer commas than the model's own reading
+        assert style.summary().startswith("house style from 6 decisions: ")
+        assert "fewer commas" in style.summary()
+        # The commas after those turned down went, or are less sure than they were.
+        later = {gap: s for gap, s in before.items() if gap > rejected[-1]}
+        now = pending_commas(session)
+        assert later
+        for gap, comma in later.items():
+            assert gap not in now or now[gap].confidence < comma.confidence, (gap, comma, now.get(gap))
+        # No re-reading touched what the person decided, nor the marks they left.
+        for suggestion_id, as_decided in decided.items():
+            assert session.document.suggestion(suggestion_id) == as_decided
+        assert session.document.word(stop.gap).mark == "."
+        assert all(session.document.word(gap).mark == "" for gap in rejected)
+        # Each re-reading is the rule's step, joined to the person's decision before it.
+        last = session.history.done[-1]
+        assert last.by_rule and last.joins_previous
+        assert (session.history.undo_description or "").startswith("Reject")
+    finally:
+        session.close()
+
+
+def test_undo_of_a_decision_takes_back_what_it_taught_and_redo_brings_it_again(sample: Path) -> None:
+    session = analysed(sample / "sample.srt")
+    try:
+        reject_commas(session, 3)
+        state, style = session.document.state(), session.style()
+        reject_commas(session, 1)
+        after, taught = session.document.state(), session.style()
+        assert taught.decisions == style.decisions + 1 and taught != style
+        assert after != state  # the later gaps were read again
+        assert session.undo() is not None
+        assert session.document.state() == state  # the decision and its re-reading, both undone
+        assert session.style() == style and session.style().summary() == style.summary()
+        assert session.redo() is not None
+        assert session.document.state() == after
+        assert session.style() == taught
+    finally:
+        session.close()
+
+
+def test_the_style_survives_closing_and_reopening_the_project(sample: Path) -> None:
+    session = analysed(sample / "sample.srt")
+    reject_commas(session, 4)
+    state, style = session.document.state(), session.style()
+    session.close()
+
+    again = ReviewSession.open(sample / "sample.srt")
+    try:
+        assert again.document.state() == state
+        reopened = again.style()
+        assert reopened.decisions == style.decisions == 4
+        assert (reopened.class_bias, reopened.word_bias) == (style.class_bias, style.word_bias)
+        # The project's style, read by another process while the editor has the project open.
+        with Project(again.project.path, read_only=True) as reader:
+            assert project_style(reader) == reopened
+        assert (again.history.undo_description or "").startswith("Reject")
+        again.undo()  # undo goes on where it was, the style with it
+        assert again.style().decisions == 3
+    finally:
+        again.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a file's first analysis leaves the session's document without its language (None), which"
+    " a reopened project gives it ('en'): the calibration part of the style, fitted with the language,"
+    " differs until the file is opened again",
+)
+def test_the_style_reopened_is_the_style_the_session_had_to_the_last_digit(sample: Path) -> None:
+    session = analysed(sample / "sample.srt")
+    try:
+        reject_commas(session, 4)
+        with Project(session.project.path, read_only=True) as reader:
+            assert project_style(reader) == session.style()
+    finally:
+        session.close()
+
+
+def test_a_batch_s_files_share_one_style_and_later_files_start_from_it(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a", "b"):
+        shutil.copy(SAMPLE / "sample.srt", folder / f"{name}.srt")
+    project = tmp_path / "p.punctum"
+    command = ("batch", str(folder), "--project", str(project), "--audio", "text", "--workers", "1")
+    first = punctum(*command)
+    assert first.returncode == 0, first.stderr
+    with Project(project, read_only=True) as reader:
+        assert project_style(reader).neutral
+        ids = {entry.stem: entry.id for entry in reader.files()}
+
+    a = ReviewSession.open_project(project, ids["a"])
+    try:
+        reject_commas(a, 5)
+        taught = a.style()
+    finally:
+        a.close()
+    assert taught.decisions == 5 and taught.class_bias[COMMA] < 0
+    b = ReviewSession.open_project(project, ids["b"])
+    try:
+        assert b.style() == taught  # b's review starts from what a's decisions taught
+        untaught = pending_commas(b)  # b was read before anything was decided
+    finally:
+        b.close()
+    with Project(project, read_only=True) as reader:
+        assert project_style(reader) == taught
+
+    # status says so, in words and in its JSON
+    status = punctum("status", str(project))
+    assert status.returncode == 0, status.stderr
+    assert taught.summary() in status.stdout.splitlines()
+    rows = json.loads(punctum("status", str(project), "--json").stdout)
+    assert [row["house_style"] for row in rows] == [
+        {"decisions": 5, "learnt": taught.describe()},
+    ] * 2
+    assert any("fewer commas" in learnt for learnt in taught.describe())
+
+    # A file added later is read with the project's style: fewer commas, or less sure ones.
+    shutil.copy(SAMPLE / "sample.srt", folder / "c.srt")
+    second = punctum(*command)
+    assert second.returncode == 0, second.stderr
+    c = _open(project, "c")
+    try:
+        styled = pending_commas(c)
+    finally:
+        c.close()
+    assert len(styled) < len(untaught)
+    assert sum(s.confidence for s in styled.values()) < sum(s.confidence for s in untaught.values())
+
+    # Reset: the decisions stay, what they taught is forgotten (the files read from now on).
+    reset = punctum("style", str(project), "--reset")
+    assert reset.returncode == 0, reset.stderr
+    assert reset.stdout.splitlines()[0] == taught.summary()
+    assert "house style reset" in reset.stdout
+    with Project(project, read_only=True) as reader:
+        assert project_style(reader).neutral
+    after = punctum("style", str(project))
+    assert after.stdout == "house style: nothing learnt yet (no decisions)\n"
+    a = ReviewSession.open_project(project, ids["a"])
+    try:
+        assert sum(s.status is Status.REJECTED for s in a.document.suggestions) >= 5
+        reject_commas(a, 1)  # decisions from now on teach it again
+        assert a.style().decisions == 1
+    finally:
+        a.close()
+
+
+def _open(project: Path, stem: str) -> ReviewSession:
+    with Project(project, read_only=True) as reader:
+        (file_id,) = [entry.id for entry in reader.files() if entry.stem == stem]
+    return ReviewSession.open_project(project, file_id)
+
+
+def test_a_style_file_round_trips_through_punctuate_and_batch(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.srt"
+    shutil.copy(SAMPLE / "sample.srt", sample)
+    # A project whose style a person taught, written to a file.
+    session = ReviewSession.open(sample, project_path=tmp_path / "taught.punctum")
+    session.store_analysis(analyse(session.analysis_request(AudioUse.TEXT), Punctuator()))
+    reject_commas(session, 5)
+    taught = session.style()
+    session.close()
+    written = tmp_path / "house.json"
+    result = punctum("style", str(tmp_path / "taught.punctum"), "--write", str(written))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [taught.summary(), f"{written}: written"]
+    data = json.loads(written.read_text(encoding="utf-8"))
+    assert data["format"] == "punctum-style" and data["decisions"] == 5
+    assert data["class_bias"][","] < 0
+    # A team's style with a strongly negative comma bias.
+    strong = tmp_path / "strong.json"
+    strong.write_text(json.dumps({**data, "class_bias": {**data["class_bias"], ",": -4.0}}), encoding="utf-8")
+
+    def commas(*style: str) -> list[dict[str, object]]:
+        out = tmp_path / "suggestions.json"
+        done = punctum(
+            "punctuate", str(sample), "--audio", "text", "--apply", "none", "--suggestions", str(out),
+            "-o", str(tmp_path / "out.srt"), *style,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return model_commas(json.loads(out.read_text(encoding="utf-8"))["suggestions"])
+
+    plain, house, team = commas(), commas("--style", str(written)), commas("--style", str(strong))
+    assert len(team) < len(house) < len(plain)
+    assert sum(float(s["confidence"]) for s in house) < sum(float(s["confidence"]) for s in plain)
+    # --apply settles after the style's reading: a comma the style takes away is not written.
+    applied = punctum("punctuate", str(sample), "--audio", "text", "--style", str(strong), "--apply", "all")
+    assert applied.returncode == 0, applied.stderr
+    text = [line for line in applied.stdout.splitlines() if "-->" not in line]
+    assert sum(line.count(",") for line in text) == len(team)
+
+    # batch --style: kept in the project, which reads its files and starts its reviews from it.
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
+    project = tmp_path / "team.punctum"
+    batch = punctum(
+        "batch", str(folder), "--project", str(project), "--audio", "text", "--workers", "1",
+        "--style", str(strong),
+    )  # fmt: skip
+    assert batch.returncode == 0, batch.stderr
+    given = punctum("style", str(project))
+    assert given.returncode == 0 and "fewer commas" in given.stdout, given.stdout
+    assert "5 from a style file" in given.stdout
+    talk = ReviewSession.open_project(project)
+    try:
+        assert sorted(pending_commas(talk)) == sorted(int(s["word_index"]) for s in team)
+        assert talk.style().class_bias[COMMA] == pytest.approx(-4.0 - data["class_bias"]["none"])
+    finally:
+        talk.close()
+
+
+BAD_STYLES = {
+    "not JSON": ("notes.json", "this is not JSON {", "not a Punctum style file (not JSON)"),
+    "JSON of another kind": ("other.json", '{"format": "punctum-suggestions", "items": []}', "not a Punctum style file"),
+    "a list": ("list.json", "[1, 2, 3]", "not a Punctum style file"),
+    "another version": ("future.json", '{"format": "punctum-style", "version": 99}', "version 99"),
+    "a malformed bias": (
+        "nan.json",
+        '{"format": "punctum-style", "version": 1, "class_bias": {",": "lots"}}',
+        "malformed style file",
+    ),
+    "a missing file": ("missing.json", None, "cannot read the style file"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD_STYLES))
+def test_a_bad_style_file_is_one_line_and_exit_2_before_any_work(tmp_path: Path, case: str) -> None:
+    name, text, told = BAD_STYLES[case]
+    style = tmp_path / name
+    if text is not None:
+        style.write_text(text, encoding="utf-8")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
+    out, project = tmp_path / "out.srt", tmp_path / "p.punctum"
+    for command in (
+        ("punctuate", str(folder / "talk.srt"), "-o", str(out), "--style", str(style)),
+        ("batch", str(folder), "--project", str(project), "--style", str(style)),
+    ):
+        result = punctum(*command)
+        assert result.returncode == 2, (command, result.stdout, result.stderr)
+        assert result.stderr == f"punctum: --style {style}: {result.stderr.split(': ', 2)[2]}"
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+        assert told in result.stderr, result.stderr
+    assert not out.exists() and not project.exists()  # refused before any work
+
+
+def test_a_style_file_is_never_written_over_the_project_nor_an_input(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
+    project = tmp_path / "p.punctum"
+    assert punctum("batch", str(folder), "--project", str(project), "--audio", "text").returncode == 0
+    before = project.read_bytes()
+    for target, told in ((project, "will not overwrite"), (tmp_path / "style.txt", "writes .json files")):
+        result = punctum("style", str(project), "--write", str(target))
+        assert result.returncode == 2 and told in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1
+    assert project.read_bytes() == before
+    style = tmp_path / "style.json"
+    assert punctum("style", str(project), "--write", str(style)).returncode == 0
+    clash = punctum("punctuate", str(folder / "talk.srt"), "--style", str(style), "-o", str(style))
+    assert clash.returncode == 2 and "will not overwrite an input" in clash.stderr, clash.stderr
+    assert json.loads(style.read_text(encoding="utf-8"))["format"] == "punctum-style"
+    missing = punctum("style", str(tmp_path / "none.punctum"))
+    assert missing.returncode == 3 and "no such project file" in missing.stderr
+
+
+def test_the_editor_tells_what_the_style_learnt_and_resets_it(qtbot, tmp_path: Path, sample: Path) -> None:
+    pytest.importorskip("PySide6.QtWidgets")
+    from PySide6.QtCore import QSettings, Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.ui.models import CueModel
+    from app.ui.window import MainWindow
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    settings.setValue("model/audio", "timings")
+    window = MainWindow(settings=settings)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    try:
+        (sample / "reference.txt").unlink()  # the model alone
+        window.open_captions(sample / "sample.srt", None, None)
+        qtbot.waitUntil(
+            lambda: window.session is not None and window.session.analysed and not window.worker.busy,
+            timeout=240_000,
+        )
+        assert window.last_error is None, window.last_error
+        session = window.session
+        assert session is not None
+        cues = window.cue_model
+        assert cues is not None
+
+        def shown() -> list[str]:
+            """Every cue's text as the transcript shows it (kept by the model until it changes)."""
+            return [cues.data(cues.index(row, CueModel.TEXT)) for row in range(cues.rowCount())]
+
+        told = []
+        for _ in range(5):  # the person turns down one comma after another, by keyboard
+            commas = pending_commas(session)
+            window.review.select(commas[min(commas)].id)
+            shown()
+            qtbot.keyClick(window, Qt.Key.Key_X)
+            told.append(window.statusBar().currentMessage())
+            # The transcript shows every gap as it is now, those the re-reading changed too.
+            assert shown() == [cues.cue_html(row, cue) for row, cue in enumerate(session.document.cues)]
+        # The status bar tells the style when what it learnt changes, not at every decision.
+        assert any(message.startswith("House style from") for message in told), told
+        assert "fewer commas" in session.style().summary()
+        before = len(pending_commas(session))
+
+        # Review ▸ Reset the house style, asked first.
+        window.actions_by_name["reset_style"].trigger()
+        box = next(b for b in window.findChildren(QMessageBox) if b.isVisible())
+        next(b for b in box.buttons() if b.text() == "&Reset").click()
+        assert session.style().neutral
+        assert window.statusBar().currentMessage().startswith("House style reset")
+        assert len(pending_commas(session)) > before  # read again as the model reads them
+        assert window.gap_model is not None and window.gap_model.rowCount() == len(session.queue())
+        assert sum(s.status is Status.REJECTED and s.mark == "," for s in session.document.suggestions) == 5
+    finally:
+        window.close()

@@ -90,9 +90,9 @@ def test_decisions_teach_the_style_and_re_read_later_gaps_but_never_a_decided_on
 
         style = session.style()
         assert style.decisions == 6
-        assert style.class_bias[COMMA] < 0  # fewer commas than the model's own reading
+        assert style.mark_bias < 0  # fewer marks than the model's own reading
         assert style.summary().startswith("house style from 6 decisions: ")
-        assert "fewer commas" in style.summary()
+        assert "less sure of the model's commas" in style.summary()
         # The commas after those turned down went, or are less sure than they were.
         later = {gap: s for gap, s in before.items() if gap > rejected[-1]}
         now = pending_commas(session)
@@ -142,7 +142,7 @@ def test_the_style_survives_closing_and_reopening_the_project(sample: Path) -> N
         assert again.document.state() == state
         reopened = again.style()
         assert reopened.decisions == style.decisions == 4
-        assert (reopened.class_bias, reopened.word_bias) == (style.class_bias, style.word_bias)
+        assert reopened == style
         # The project's style, read by another process while the editor has the project open.
         with Project(again.project.path, read_only=True) as reader:
             assert project_style(reader) == reopened
@@ -153,12 +153,6 @@ def test_the_style_survives_closing_and_reopening_the_project(sample: Path) -> N
         again.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a file's first analysis leaves the session's document without its language (None), which"
-    " a reopened project gives it ('en'): the calibration part of the style, fitted with the language,"
-    " differs until the file is opened again",
-)
 def test_the_style_reopened_is_the_style_the_session_had_to_the_last_digit(sample: Path) -> None:
     session = analysed(sample / "sample.srt")
     try:
@@ -188,7 +182,7 @@ def test_a_batch_s_files_share_one_style_and_later_files_start_from_it(tmp_path:
         taught = a.style()
     finally:
         a.close()
-    assert taught.decisions == 5 and taught.class_bias[COMMA] < 0
+    assert taught.decisions == 5 and taught.mark_bias < 0
     b = ReviewSession.open_project(project, ids["b"])
     try:
         assert b.style() == taught  # b's review starts from what a's decisions taught
@@ -206,7 +200,7 @@ def test_a_batch_s_files_share_one_style_and_later_files_start_from_it(tmp_path:
     assert [row["house_style"] for row in rows] == [
         {"decisions": 5, "learnt": taught.describe()},
     ] * 2
-    assert any("fewer commas" in learnt for learnt in taught.describe())
+    assert any("less sure of the model's commas" in learnt for learnt in taught.describe())
 
     # A file added later is read with the project's style: fewer commas, or less sure ones.
     shutil.copy(SAMPLE / "sample.srt", folder / "c.srt")
@@ -217,7 +211,7 @@ def test_a_batch_s_files_share_one_style_and_later_files_start_from_it(tmp_path:
         styled = pending_commas(c)
     finally:
         c.close()
-    assert len(styled) < len(untaught)
+    assert len(styled) <= len(untaught)
     assert sum(s.confidence for s in styled.values()) < sum(s.confidence for s in untaught.values())
 
     # Reset: the decisions stay, what they taught is forgotten (the files read from now on).
@@ -259,10 +253,10 @@ def test_a_style_file_round_trips_through_punctuate_and_batch(tmp_path: Path) ->
     assert result.stdout.splitlines() == [taught.summary(), f"{written}: written"]
     data = json.loads(written.read_text(encoding="utf-8"))
     assert data["format"] == "punctum-style" and data["decisions"] == 5
-    assert data["class_bias"][","] < 0
-    # A team's style with a strongly negative comma bias.
+    assert data["marks"]["bias"] < 0
+    # A team's style that puts far fewer marks in.
     strong = tmp_path / "strong.json"
-    strong.write_text(json.dumps({**data, "class_bias": {**data["class_bias"], ",": -4.0}}), encoding="utf-8")
+    strong.write_text(json.dumps({**data, "marks": {"bias": -4.0, "scale": 1.0}}), encoding="utf-8")
 
     def commas(*style: str) -> list[dict[str, object]]:
         out = tmp_path / "suggestions.json"
@@ -274,7 +268,7 @@ def test_a_style_file_round_trips_through_punctuate_and_batch(tmp_path: Path) ->
         return model_commas(json.loads(out.read_text(encoding="utf-8"))["suggestions"])
 
     plain, house, team = commas(), commas("--style", str(written)), commas("--style", str(strong))
-    assert len(team) < len(house) < len(plain)
+    assert len(team) < len(plain) and len(house) <= len(plain)
     assert sum(float(s["confidence"]) for s in house) < sum(float(s["confidence"]) for s in plain)
     # --apply settles after the style's reading: a comma the style takes away is not written.
     applied = punctum("punctuate", str(sample), "--audio", "text", "--style", str(strong), "--apply", "all")
@@ -293,12 +287,12 @@ def test_a_style_file_round_trips_through_punctuate_and_batch(tmp_path: Path) ->
     )  # fmt: skip
     assert batch.returncode == 0, batch.stderr
     given = punctum("style", str(project))
-    assert given.returncode == 0 and "fewer commas" in given.stdout, given.stdout
+    assert given.returncode == 0 and "fewer marks" in given.stdout, given.stdout
     assert "5 from a style file" in given.stdout
     talk = ReviewSession.open_project(project)
     try:
         assert sorted(pending_commas(talk)) == sorted(int(s["word_index"]) for s in team)
-        assert talk.style().class_bias[COMMA] == pytest.approx(-4.0 - data["class_bias"]["none"])
+        assert talk.style().mark_bias == pytest.approx(-4.0)
     finally:
         talk.close()
 
@@ -403,7 +397,7 @@ def test_the_editor_tells_what_the_style_learnt_and_resets_it(qtbot, tmp_path: P
             assert shown() == [cues.cue_html(row, cue) for row, cue in enumerate(session.document.cues)]
         # The status bar tells the style when what it learnt changes, not at every decision.
         assert any(message.startswith("House style from") for message in told), told
-        assert "fewer commas" in session.style().summary()
+        assert "fewer marks" in session.style().summary()
         before = len(pending_commas(session))
 
         # Review ▸ Reset the house style, asked first.

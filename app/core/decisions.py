@@ -8,6 +8,7 @@ make these values; nothing else spells the action names.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -237,8 +238,9 @@ def step_of(document: Document, decision: Decision) -> Step | None:
     return None
 
 
-def replay(document: Document, history: History, decision: Decision) -> None:
-    """Apply one recorded decision through the editor's own commands."""
+def replay(document: Document, history: History, decision: Decision, by_person: bool = True) -> None:
+    """Apply one recorded decision through the editor's own commands; ``by_person`` False for a
+    decision a program took (batch's ``--apply``), which teaches the house style nothing."""
     if isinstance(decision, Undo):
         history.undo()
     elif isinstance(decision, Redo):
@@ -246,4 +248,4 @@ def replay(document: Document, history: History, decision: Decision) -> None:
     else:
         step = step_of(document, decision)
         assert step is not None
-        history.do(step)
+        history.do(step if by_person or step.by_rule else dataclasses.replace(step, by_program=True))

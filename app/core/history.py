@@ -49,6 +49,9 @@ class Step:
     #: Undone and redone with the step before it: the rule's re-reading after a person's decision
     #: is part of that decision.
     joins_previous: bool = False
+    #: Taken by a program that is not the triage rule (batch's ``--apply confident``): neither the
+    #: rule's to reopen nor a person's answer to learn from.
+    by_program: bool = False
 
 
 Listener = Callable[[Step, bool], None]

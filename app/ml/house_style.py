@@ -1,27 +1,31 @@
 """A house style learnt from a person's decisions: a small adjustment on top of the model's reading.
 
 Every gap a person decided is an example: what the readers said there (``GapReading``), the word
-after it, and the class of mark the person left. Two adjustments are fitted from them, each with a
-Gaussian prior that keeps it at its starting point (zero, or a style file's) until the decisions say
-otherwise: a handful of decisions moves it a little, fifty move it clearly.
+after it, and the class of mark the person left. Three parts are fitted from them, each with a
+Gaussian prior that keeps it at its starting point (the model's own, or a style file's) until the
+decisions say otherwise: a handful of decisions moves it a little, fifty move it clearly.
 
-- **What is proposed**: a bias per mark class added to the log of the combined distribution, and a
-  bias per (class, next word) for words the decisions have seen ("more full stops before 'so'").
-  The likeliest class after the biases is what a gap is proposed.
-- **How sure a proposal is**: the shipped calibration (``app.ml.confidence``) gives the chance a
-  proposal is right; the style shifts its logit per class and by whether the two readers agree
-  (``CALIBRATION_INPUTS``), fitted on whether the person kept what would be proposed.
+- **Whether a mark goes**: the chance of some mark at a gap, ``sigmoid(bias + scale * logit(1 -
+  p_none) + word)``, where ``p_none`` is the combined reading's chance of none and ``word`` a bias for
+  the word after the gap ("more marks before 'so'"). The model's own is bias 0, scale 1, no words.
+- **Which mark**: among the marks, a bias per class on the log of the combined reading ("fewer
+  commas where a mark goes").
+- **How sure a proposal is**: the shipped calibration (``app.ml.confidence``) of what the readers
+  said, its logit shifted per class and by whether the two readers agree (``CALIBRATION_INPUTS``),
+  fitted on whether the person kept what would be proposed; a shift that raises a confidence is
+  taken only as far as its posterior makes it certain (``CAUTION``).
 
-Fitting is a few Newton steps on at most a few thousand examples: milliseconds.
+The two readers' chance of a mark is fitted apart from which mark, because a person who turns a
+comma down says no mark goes there, not that a full stop does; and because a queue of unsure gaps
+is not the file: a single bias on every class would carry what the queue taught to gaps it never
+saw. Fitting is a few Newton steps on at most a few thousand examples: milliseconds.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -48,18 +52,20 @@ CALIBRATION_INPUTS = (
     "readers_disagree",
     "logit",
 )
-#: Prior standard deviations (logits): how far the decisions may move each part.
-CLASS_SPREAD = 1.0
+#: Prior standard deviations: how far the decisions may move each part (``bench_review --sweep``).
+MARK_SPREAD = 1.0  # the bias of whether a mark goes (logit)
+SCALE_SPREAD = 0.25  # its scale on the model's own logit
 WORD_SPREAD = 1.0
+CLASS_SPREAD = 1.0
 CALIBRATION_SPREAD = 1.0
 #: Standard deviations of the calibration shift's posterior taken off a shift that raises a
 #: confidence.
 CAUTION = 1.0
-#: A style file's format, written in it.
-FORMAT = "punctum-style"
-VERSION = 1
+#: A mark the model proposes is taken away only where the style makes no mark this likely: a
+#: person who would have kept it is then left with a wrong gap, so it must be rare.
+DROP_AT = 0.7
 _EDGE = 1e-4
-_NAMES = {1: "commas", 2: "full stops", 3: "question marks", 4: "exclamation marks", 5: "colons"}
+NAMES = {1: "commas", 2: "full stops", 3: "question marks", 4: "exclamation marks", 5: "colons"}
 
 
 class StyleError(PunctumError):
@@ -81,7 +87,7 @@ class StyleExample:
 @dataclass(frozen=True)
 class Proposal:
     """What a gap is proposed under a style: the class, its chance of being right and the
-    distribution after the style's biases."""
+    distribution after the style."""
 
     mark: int
     confidence: float
@@ -97,43 +103,54 @@ def _sigmoid(x: float) -> float:
     return 1 / (1 + math.exp(-max(-40.0, min(40.0, x))))
 
 
+def _mark_logits(combined: np.ndarray) -> np.ndarray:
+    """Per row, the logit of the model's chance that some mark goes there."""
+    none = np.clip(combined[:, 0], _EDGE, 1 - _EDGE)
+    return np.log((1 - none) / none)  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class HouseStyle:
-    """Biases per class (none's is always 0), per (next word, class), and the calibration shift
-    (``CALIBRATION_INPUTS``); ``decisions``: how many decided gaps it was fitted on, beside those
-    of the style it started from (``inherited``)."""
+    """Whether a mark goes (``mark_bias``, ``mark_scale``, ``word_bias`` by the next word), which
+    mark (``class_bias``, index 0 unused) and the calibration shift (``CALIBRATION_INPUTS``, with
+    its posterior covariance row by row); ``decisions``: how many decided gaps it was fitted on,
+    beside those of the style it started from (``inherited``)."""
 
+    mark_bias: float = 0.0
+    mark_scale: float = 1.0
+    word_bias: dict[str, float] = field(default_factory=dict, hash=False, compare=True)
     class_bias: tuple[float, ...] = (0.0,) * CLASSES
-    word_bias: dict[tuple[str, int], float] = field(default_factory=dict, hash=False, compare=True)
     calibration: tuple[float, ...] = (0.0,) * len(CALIBRATION_INPUTS)
+    calibration_spread: tuple[float, ...] = ()
     decisions: int = 0
     inherited: int = 0
-    #: The calibration's posterior covariance (row by row), how uncertain the shift still is.
-    calibration_spread: tuple[float, ...] = ()
 
     @property
     def neutral(self) -> bool:
         """Whether it changes nothing the model proposes or how sure it is."""
         return (
-            not any(self.class_bias)
+            not self.mark_bias
+            and self.mark_scale == 1.0
+            and not any(self.word_bias.values())
+            and not any(self.class_bias)
             and not any(self.calibration)
-            and not any(v for v in self.word_bias.values())
         )
 
-    # --- reading a gap ----------------------------------------------------------------------
+    # --- reading gaps -------------------------------------------------------------------------
 
-    def adjusted(self, reading: GapReading, next_word: str) -> tuple[float, ...]:
-        """The combined distribution with the style's biases, renormalised."""
+    def distributions(self, readings: Sequence[GapReading], next_words: Sequence[str]) -> np.ndarray:
+        """The combined distributions (one row a gap) as the style reads them."""
+        combined = np.array([r.combined for r in readings], dtype=float).reshape(-1, CLASSES)
         if self.neutral:
-            return reading.combined
-        scores = [
-            math.log(max(p, 1e-9)) + self.class_bias[k] + self.word_bias.get((next_word, k), 0.0)
-            for k, p in enumerate(reading.combined)
-        ]
-        top = max(scores)
-        weights = [math.exp(s - top) for s in scores]
-        total = sum(weights)
-        return tuple(w / total for w in weights)
+            return combined
+        score = self.mark_bias + self.mark_scale * _mark_logits(combined)
+        if self.word_bias:
+            score += np.array([self.word_bias.get(word, 0.0) for word in next_words])
+        some_mark = 1 / (1 + np.exp(-np.clip(score, -40, 40)))
+        marks = np.log(np.clip(combined[:, 1:], 1e-9, 1.0)) + np.array(self.class_bias[1:])
+        marks = np.exp(marks - marks.max(axis=1, keepdims=True))
+        marks /= marks.sum(axis=1, keepdims=True)
+        return np.column_stack([1 - some_mark, marks * some_mark[:, None]])
 
     def proposal(
         self,
@@ -143,13 +160,8 @@ class HouseStyle:
         language: str | None,
         confidence: Confidence | None = None,
     ) -> Proposal | None:
-        """What the gap is proposed under this style, or None where the likeliest class is the one
-        the captions have."""
-        distribution = self.adjusted(reading, next_word)
-        best = max(range(CLASSES), key=distribution.__getitem__)
-        if best == original:
-            return None
-        return self._proposed(best, distribution, reading, language, confidence)
+        """What the gap is proposed under this style, or None where what the captions have stands."""
+        return self.proposals([reading], [next_word], [original], language, confidence)[0]
 
     def proposals(
         self,
@@ -157,42 +169,39 @@ class HouseStyle:
         next_words: Sequence[str],
         originals: Sequence[int],
         language: str | None,
+        confidence: Confidence | None = None,
     ) -> list[Proposal | None]:
-        """``proposal`` of many gaps at once (the biases applied to all of them together)."""
+        """What each gap is proposed under this style (None where what the captions have stands).
+
+        Where the model proposes a mark, the style's likeliest mark is proposed, unless the style
+        makes no mark at all ``DROP_AT`` likely; where the model proposes none, a mark is proposed
+        when the style makes one the likeliest class. The model's own style proposes what the
+        model does. How sure a proposal is comes from the readers as they read, moved by the
+        style's calibration alone."""
         if not readings:
             return []
-        scores = np.log(np.clip(np.array([r.combined for r in readings], dtype=float), 1e-9, 1.0))
-        scores += np.array(self.class_bias)
-        if self.word_bias:
-            for row, word in enumerate(next_words):
-                for k in range(1, CLASSES):
-                    scores[row, k] += self.word_bias.get((word, k), 0.0)
-        scores -= scores.max(axis=1, keepdims=True)
-        weights = np.exp(scores)
-        weights /= weights.sum(axis=1, keepdims=True)
-        best = weights.argmax(axis=1)
-        confidence = shipped_confidence()
+        weights = self.distributions(readings, next_words)
+        model_best = np.array([max(range(CLASSES), key=r.combined.__getitem__) for r in readings])
+        best_mark = weights[:, 1:].argmax(axis=1) + 1
+        keep = weights[:, 0] < DROP_AT
+        best = np.where(model_best != 0, np.where(keep, best_mark, 0), weights.argmax(axis=1))
+        calibration = confidence or shipped_confidence()
         found: list[Proposal | None] = []
         for row, reading in enumerate(readings):
-            mark = int(best[row])
+            mark = int(best[row]) if not self.neutral else int(model_best[row])
             if mark == originals[row]:
                 found.append(None)
                 continue
             distribution = reading.combined if self.neutral else tuple(float(w) for w in weights[row])
-            found.append(self._proposed(mark, distribution, reading, language, confidence))
+            found.append(Proposal(mark, self._sure(mark, reading, language, calibration), distribution))
         return found
 
-    def _proposed(
-        self,
-        best: int,
-        distribution: tuple[float, ...],
-        reading: GapReading,
-        language: str | None,
-        confidence: Confidence | None,
-    ) -> Proposal:
-        sure = (confidence or shipped_confidence()).mark_right(
+    def _sure(self, best: int, reading: GapReading, language: str | None, confidence: Confidence) -> float:
+        """The chance a proposal of class ``best`` is right: the shipped calibration of what the
+        readers said, shifted by the style's calibration."""
+        sure = confidence.mark_right(
             mark_inputs(
-                best, distribution, reading.read, reading.heard, reading.pause, reading.cue_end, language
+                best, reading.combined, reading.read, reading.heard, reading.pause, reading.cue_end, language
             )
         )
         if any(self.calibration):
@@ -207,120 +216,45 @@ class HouseStyle:
             sure = _sigmoid(inputs[-1] + shift)
         if readers_disagree(reading.read, reading.heard):
             sure = min(sure, READERS_DISAGREE_CAP)
-        return Proposal(best, sure, distribution)
+        return sure
 
     # --- what it has learnt --------------------------------------------------------------------
 
     def describe(self) -> list[str]:
-        """What the style has learnt, in words, largest first ("fewer commas than the model's
-        default", "more full stops before 'so'"); empty when it has learnt nothing to speak of."""
+        """What the style has learnt, in words, largest first ("fewer marks than the model's
+        default", "more marks before 'so'"); empty when it has learnt nothing to speak of."""
         said: list[tuple[float, str]] = []
+        if abs(self.mark_bias) >= 0.4:
+            said.append((abs(self.mark_bias), f"{_more(self.mark_bias)} marks than the model's default"))
         for k in range(1, CLASSES):
-            bias = self.class_bias[k]
-            if abs(bias) >= 0.4:
+            if abs(self.class_bias[k]) >= 0.4:
                 said.append(
-                    (abs(bias), f"{'more' if bias > 0 else 'fewer'} {_NAMES[k]} than the model's default")
+                    (abs(self.class_bias[k]), f"{_more(self.class_bias[k])} {NAMES[k]} where a mark goes")
                 )
-        for (word, k), bias in self.word_bias.items():
-            if abs(bias) >= 0.5 and k:
-                said.append((abs(bias), f"{'more' if bias > 0 else 'fewer'} {_NAMES[k]} before '{word}'"))
+        for word, bias in self.word_bias.items():
+            if abs(bias) >= 0.5:
+                said.append((abs(bias), f"{_more(bias)} marks before '{word}'" if word else ""))
         for position, name in enumerate(("commas", "full stops", "question marks")):
             shift = self.calibration[position]
             if abs(shift) >= 0.4:
                 said.append((abs(shift), f"{'surer' if shift > 0 else 'less sure'} of the model's {name}"))
-        return [text for _, text in sorted(said, key=lambda pair: -pair[0])]
+        return [text for _, text in sorted(said, key=lambda pair: -pair[0]) if text]
 
     def summary(self) -> str:
         """One line: how many decisions it rests on and what it has learnt."""
         count = self.decisions + self.inherited
-        learnt = self.describe()
         if not count:
             return "house style: nothing learnt yet (no decisions)"
+        learnt = self.describe()
         noun = "decision" if count == 1 else "decisions"
         inherited = f" ({self.inherited} from a style file)" if self.inherited else ""
         return f"house style from {count} {noun}{inherited}: " + (
             "; ".join(learnt[:4]) if learnt else "the model's default so far"
         )
 
-    # --- a style file ------------------------------------------------------------------------
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "decisions": self.decisions + self.inherited,
-            "class_bias": {MODEL_MARKS[k] or "none": round(self.class_bias[k], 4) for k in range(CLASSES)},
-            "word_bias": [
-                {"before": word, "mark": MODEL_MARKS[k] or "none", "bias": round(bias, 4)}
-                for (word, k), bias in sorted(self.word_bias.items())
-                if abs(bias) >= 1e-3
-            ],
-            "calibration": {
-                name: round(w, 4) for name, w in zip(CALIBRATION_INPUTS, self.calibration, strict=True)
-            },
-            "calibration_spread": [round(v, 6) for v in self.calibration_spread],
-        }
-
-    @classmethod
-    def from_json(cls, data: object) -> HouseStyle:
-        classes = {(mark or "none"): k for k, mark in enumerate(MODEL_MARKS)}
-        try:
-            if not isinstance(data, dict) or data.get("format") != FORMAT:
-                raise StyleError("not a Punctum style file")
-            if data.get("version") != VERSION:
-                raise StyleError(
-                    f"a style file of version {data.get('version')!r}; this Punctum reads {VERSION}"
-                )
-            bias = [0.0] * CLASSES
-            for name, value in dict(data["class_bias"]).items():
-                bias[classes[name]] = _finite(value)
-            bias = [b - bias[0] for b in bias]
-            words: dict[tuple[str, int], float] = {}
-            for item in data.get("word_bias", []):
-                words[(str(item["before"]), classes[item["mark"]])] = _finite(item["bias"])
-            given = dict(data.get("calibration", {}))
-            unknown = set(given) - set(CALIBRATION_INPUTS)
-            if unknown:
-                raise StyleError(f"unknown calibration inputs {sorted(unknown)}")
-            calibration = tuple(_finite(given.get(name, 0.0)) for name in CALIBRATION_INPUTS)
-            spread = tuple(_finite(v) for v in data.get("calibration_spread", []))
-            if spread and len(spread) != len(CALIBRATION_INPUTS) ** 2:
-                raise StyleError("a calibration spread of the wrong size")
-            decisions = int(data.get("decisions", 0))
-            if decisions < 0:
-                raise StyleError("a negative count of decisions")
-        except StyleError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise StyleError(f"a malformed style file ({error})") from None
-        return cls(tuple(bias), words, calibration, 0, decisions, spread)
-
-
-def _finite(value: object) -> float:
-    number = float(value)  # type: ignore[arg-type]
-    if not math.isfinite(number) or abs(number) > 20:
-        raise ValueError(f"{value!r} is not a bias")
-    return number
-
-
-def read_style(path: Path) -> HouseStyle:
-    """A style file; ``StyleError`` with one line for anything else."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise StyleError(
-            f"{path}: cannot read the style file ({getattr(error, 'strerror', None) or error})"
-        ) from None
-    except ValueError:
-        raise StyleError(f"{path}: not a Punctum style file (not JSON)") from None
-    try:
-        return HouseStyle.from_json(data)
-    except StyleError as error:
-        raise StyleError(f"{path}: {error}") from None
-
-
-def style_text(style: HouseStyle) -> str:
-    return json.dumps(style.as_json(), indent=2, ensure_ascii=False) + "\n"
+def _more(bias: float) -> str:
+    return "more" if bias > 0 else "fewer"
 
 
 def calibration_inputs(mark: int, reading: GapReading, sure: float) -> list[float]:
@@ -350,115 +284,149 @@ def fit_style(
     strength: float = 1.0,
     confidence: Confidence | None = None,
 ) -> HouseStyle:
-    """The style ``examples`` teach, starting from ``base`` (the neutral style when None).
+    """The style ``examples`` teach, starting from ``base`` (the model's own when None).
     ``strength`` scales how far decisions may move it (the priors' spread)."""
     base = base or HouseStyle()
     if not examples:
         return base
     confidence = confidence or shipped_confidence()
-    logp = np.log(np.clip(np.array([e.reading.combined for e in examples], dtype=float), 1e-9, 1.0))
+    combined = np.array([e.reading.combined for e in examples], dtype=float)
     chosen = np.array([e.chosen for e in examples])
-    onehot = np.eye(CLASSES)[chosen]
+    # Whether a mark goes: a logistic on the model's own logit, with a bias per next word.
+    logit = _mark_logits(combined)
+    has_mark = (chosen != 0).astype(float)
     vocabulary = sorted({e.next_word for e in examples})
     word_of = np.array([vocabulary.index(e.next_word) for e in examples])
-    class_bias = np.array(base.class_bias, dtype=float)
-    word_base = np.array([[base.word_bias.get((w, k), 0.0) for k in range(CLASSES)] for w in vocabulary])
-    word_bias = word_base.copy()
-    class_precision = 1 / (CLASS_SPREAD * strength) ** 2
-    word_precision = 1 / (WORD_SPREAD * strength) ** 2
-    base_bias = np.array(base.class_bias, dtype=float)
-    for _ in range(4):
-        class_bias = _newton_bias(
-            logp + word_bias[word_of], onehot, class_bias, base_bias, class_precision, steps=4
-        )
+    word_centre = np.array([base.word_bias.get(w, 0.0) for w in vocabulary])
+    words = word_centre.copy()
+    params = np.array([base.mark_bias, base.mark_scale])
+    centre = params.copy()
+    precision = np.diag([1 / (MARK_SPREAD * strength) ** 2, 1 / (SCALE_SPREAD * strength) ** 2])
+    design = np.column_stack([np.ones_like(logit), logit])
+    for _ in range(3):
+        params = _newton_logistic(design, has_mark, words[word_of], params, centre, precision)
         for number in range(len(vocabulary)):
             rows = word_of == number
-            word_bias[number] = _newton_bias(
-                logp[rows] + class_bias, onehot[rows], word_bias[number], word_base[number], word_precision, 2
-            )
-    words = {
-        (word, k): float(word_bias[number, k] - word_bias[number, 0])
-        for number, word in enumerate(vocabulary)
-        for k in range(CLASSES)
-        if k and abs(word_bias[number, k] - word_bias[number, 0]) >= 1e-3
-    }
-    words = {**{key: v for key, v in base.word_bias.items() if key[0] not in vocabulary}, **words}
-    biased = HouseStyle(tuple(float(b - class_bias[0]) for b in class_bias), words, base.calibration)
-    calibration, spread = _fit_calibration(examples, biased, base, strength, confidence)
+            offset = design[rows] @ params
+            words[number] = _newton_logistic(
+                np.ones((int(rows.sum()), 1)),
+                has_mark[rows],
+                offset,
+                words[number : number + 1],
+                word_centre[number : number + 1],
+                np.array([[1 / (WORD_SPREAD * strength) ** 2]]),
+            )[0]
+    word_bias = {**base.word_bias, **{w: float(b) for w, b in zip(vocabulary, words, strict=True)}}
+    word_bias = {w: b for w, b in word_bias.items() if abs(b) >= 1e-3}
+    # Which mark: a softmax over the marks, on the gaps where the person left one.
+    marked = chosen != 0
+    class_bias = np.array(base.class_bias, dtype=float)
+    if marked.any():
+        scores = np.log(np.clip(combined[marked, 1:], 1e-9, 1.0))
+        onehot = np.eye(CLASSES - 1)[chosen[marked] - 1]
+        class_bias[1:] = _newton_softmax(
+            scores, onehot, class_bias[1:], np.array(base.class_bias[1:]), 1 / (CLASS_SPREAD * strength) ** 2
+        )
+    proposing = HouseStyle(float(params[0]), float(params[1]), word_bias, tuple(float(b) for b in class_bias))
+    calibration, spread = _fit_calibration(examples, proposing, base, strength, confidence)
     return HouseStyle(
-        biased.class_bias, words, calibration, len(examples), base.decisions + base.inherited, spread
+        proposing.mark_bias,
+        proposing.mark_scale,
+        word_bias,
+        proposing.class_bias,
+        calibration,
+        spread,
+        len(examples),
+        base.decisions + base.inherited,
     )
 
 
-def _newton_bias(
+def _newton_logistic(
+    design: np.ndarray,
+    target: np.ndarray,
+    offset: np.ndarray,
+    params: np.ndarray,
+    centre: np.ndarray,
+    precision: np.ndarray,
+    steps: int = 6,
+) -> np.ndarray:
+    """The MAP weights of ``sigmoid(offset + design @ weights)`` under a Gaussian prior."""
+    params = params.astype(float).copy()
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-np.clip(offset + design @ params, -40, 40)))
+        gradient = design.T @ (target - p) - precision @ (params - centre)
+        hessian = -(design.T * (p * (1 - p))) @ design - precision
+        step = np.linalg.solve(hessian, gradient)
+        largest = float(np.abs(step).max())
+        if largest > 2.0:
+            step *= 2.0 / largest
+        params -= step
+        if largest < 1e-6:
+            break
+    return params
+
+
+def _newton_softmax(
     scores: np.ndarray,
     onehot: np.ndarray,
     bias: np.ndarray,
     centre: np.ndarray,
     precision: float,
-    steps: int,
+    steps: int = 6,
 ) -> np.ndarray:
-    """The MAP bias of a softmax over ``scores + bias`` (class 0 held at its centre)."""
-    bias = bias.copy()
-    if not len(scores):
-        return bias
+    """The MAP bias of a softmax over ``scores + bias`` under a Gaussian prior."""
+    bias = bias.astype(float).copy()
+    size = len(bias)
     for _ in range(steps):
         z = scores + bias
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
         gradient = (onehot - p).sum(axis=0) - precision * (bias - centre)
-        hessian = -(np.diag(p.sum(axis=0)) - p.T @ p) - precision * np.eye(CLASSES)
-        free = slice(1, CLASSES)
-        step = np.linalg.solve(hessian[free, free], gradient[free])
-        norm = float(np.abs(step).max())
-        if norm > 2.0:
-            step *= 2.0 / norm
-        bias[free] -= step
-        if norm < 1e-6:
+        hessian = -(np.diag(p.sum(axis=0)) - p.T @ p) - precision * np.eye(size)
+        step = np.linalg.solve(hessian, gradient)
+        largest = float(np.abs(step).max())
+        if largest > 2.0:
+            step *= 2.0 / largest
+        bias -= step
+        if largest < 1e-6:
             break
     return bias
 
 
 def _fit_calibration(
     examples: Sequence[StyleExample],
-    biased: HouseStyle,
+    proposing: HouseStyle,
     base: HouseStyle,
     strength: float,
     confidence: Confidence,
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The calibration shift, fitted on whether each decided gap kept what ``biased`` proposes,
+    """The calibration shift, fitted on whether each decided gap kept what ``proposing`` proposes,
     and its posterior covariance (flattened)."""
-    rows: list[list[float]] = []
-    right: list[float] = []
-    neutral_calibration = HouseStyle(biased.class_bias, biased.word_bias)
-    for example in examples:
-        proposal = neutral_calibration.proposal(
-            example.reading, example.next_word, example.original, example.language, confidence
+    proposals: list[Proposal | None] = [None] * len(examples)
+    for language in {e.language for e in examples}:  # the calibration reads the language
+        rows_of = [n for n, e in enumerate(examples) if e.language == language]
+        found = proposing.proposals(
+            [examples[n].reading for n in rows_of],
+            [examples[n].next_word for n in rows_of],
+            [examples[n].original for n in rows_of],
+            language,
+            confidence,
         )
-        if proposal is None:
-            continue
-        rows.append(calibration_inputs(proposal.mark, example.reading, proposal.confidence))
-        right.append(float(example.chosen == proposal.mark))
+        for n, proposal in zip(rows_of, found, strict=True):
+            proposals[n] = proposal
+    rows = [
+        (calibration_inputs(p.mark, e.reading, p.confidence), float(e.chosen == p.mark))
+        for e, p in zip(examples, proposals, strict=True)
+        if p is not None
+    ]
     centre = np.array(base.calibration, dtype=float)
     if not rows:
         return tuple(float(w) for w in centre), base.calibration_spread
-    x = np.array(rows)
-    y = np.array(right)
-    offset = x[:, -1]
-    weights = centre.copy()
-    precision = 1 / (CALIBRATION_SPREAD * strength) ** 2
-    for _ in range(8):
-        p = 1 / (1 + np.exp(-np.clip(offset + x @ weights, -40, 40)))
-        gradient = x.T @ (y - p) - precision * (weights - centre)
-        hessian = -(x.T * (p * (1 - p))) @ x - precision * np.eye(len(weights))
-        step = np.linalg.solve(hessian, gradient)
-        norm = float(np.abs(step).max())
-        if norm > 2.0:
-            step *= 2.0 / norm
-        weights -= step
-        if norm < 1e-6:
-            break
-    p = 1 / (1 + np.exp(-np.clip(offset + x @ weights, -40, 40)))
-    covariance = np.linalg.inv((x.T * (p * (1 - p))) @ x + precision * np.eye(len(weights)))
+    x = np.array([inputs for inputs, _ in rows])
+    y = np.array([right for _, right in rows])
+    precision = np.eye(len(centre)) / (CALIBRATION_SPREAD * strength) ** 2
+    weights = _newton_logistic(x, y, x[:, -1], centre, centre, precision, steps=8)
+    p = 1 / (1 + np.exp(-np.clip(x[:, -1] + x @ weights, -40, 40)))
+    covariance = np.linalg.inv((x.T * (p * (1 - p))) @ x + precision)
     return tuple(float(w) for w in weights), tuple(float(v) for v in covariance.ravel())

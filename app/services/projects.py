@@ -202,12 +202,12 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     document.language = project.language(file_id)
     document.add_suggestions(project.suggestions(file_id))
     history = History(document)
-    for action, arguments, _ in project.decisions(file_id):
+    for action, arguments, decided_by in project.decisions(file_id):
         try:
             decision = decode(action, arguments)
         except DecisionError as error:  # a row this version cannot read: the project's problem
             raise ProjectError(f"{project.path}: {error}") from None
-        replay(document, history, decision)
+        replay(document, history, decision, by_person=decided_by != "batch")
     document.changes_since_save = 0
     return document, history
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 from app.core.decisions import Restyle
 from app.core.gap_readings import GapReading
-from app.core.history import History, WordEdit
+from app.core.history import History, SuggestionEdit, WordEdit
 from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
 from app.core.model import Document, Source, Status, Suggestion, Word
 from app.core.triage import TriagePolicy, last_by_rule, settled_by_rule, triage
 from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample, fit_style
+from app.ml.style_file import style_json, style_of_json
 from app.services.suggestions import model_word
 from app.services.typography import render_mark
 from app.store.errors import ProjectError
@@ -51,16 +52,21 @@ def decided(document: Document, history: History) -> Decided:
             if isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(original):
                 seen.add(edit.index)
                 original[edit.index] = model_class(edit.before.mark)
-    last = last_by_rule(history)
+    person: dict[int, bool] = {}  # per suggestion: whether the last step that changed it was a person's
+    for step in history.done:
+        for edit in step.edits:
+            if isinstance(edit, SuggestionEdit):
+                person[edit.suggestion_id] = not step.by_rule and not step.by_program
     by_person = {
         s.gap
         for s in document.suggestions
         if s.casing is None
         and (
             (s.source is Source.EDITOR and s.status is Status.ACCEPTED)
-            or (last.get(s.id) is False and s.status is not Status.PENDING)
+            or (person.get(s.id) and s.status is not Status.PENDING)
         )
     }
+    last = last_by_rule(history)
     return Decided(original, by_person, settled_by_rule(document, history, last))
 
 
@@ -147,7 +153,9 @@ def restyle(
     if not readings or len(readings) != len(words):
         return None
     state = decided(document, history)
-    settled = state.settled
+    # Without a policy (a session that has not triaged) what the rule settled stays as it is.
+    settled = state.settled if policy is not None else set()
+    kept = set() if policy is not None else {s.gap for s in document.suggestions if s.id in state.settled}
     slots = {(s.gap, s.casing is not None) for s in document.suggestions if s.id in settled}
     reopen = sorted(
         s.id
@@ -168,7 +176,7 @@ def restyle(
     gaps = [
         gap
         for gap in range(len(readings))
-        if gap not in state.by_person and gap not in referenced and open_gap(words, gap)
+        if gap not in state.by_person and gap not in kept and gap not in referenced and open_gap(words, gap)
     ]
     # The next word matters only to a style that has learnt something of words.
     following = [_next_word(words, gap) for gap in gaps] if style.word_bias else [""] * len(gaps)
@@ -237,7 +245,7 @@ def given_style(project: Project) -> HouseStyle | None:
     if text is None or text == "null":
         return None
     try:
-        return HouseStyle.from_json(json.loads(text))
+        return style_of_json(json.loads(text))
     except (ValueError, StyleError) as error:
         raise ProjectError(f"{project.path}: its house style is damaged ({error})") from None
 
@@ -245,7 +253,7 @@ def given_style(project: Project) -> HouseStyle | None:
 def give_style(project: Project, style: HouseStyle | None) -> None:
     """Start the project's style from ``style`` (None: from the model's own, forgetting the one
     given). Its decisions still teach it."""
-    project.set_setting(STYLE_SETTING, json.dumps(style.as_json()) if style is not None else "null")
+    project.set_setting(STYLE_SETTING, json.dumps(style_json(style)) if style is not None else "null")
 
 
 #: Gaps whose decisions a reset of the style forgot, by file id: JSON ``{"3": [12, 40]}``.

@@ -345,6 +345,8 @@ class ReviewSession:
         self._readings = None
         decided = next(self.project.decisions(self.file_id), None) is not None
         if not self.document.suggestions and not decided:
+            # As a reloaded document has it, so that the style reads the gaps the same way.
+            self.document.language = self.project.language(self.file_id)
             self.document.add_suggestions(list(analysis.suggestions))
         else:
             self.reload()

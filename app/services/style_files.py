@@ -9,7 +9,8 @@ from pathlib import Path
 
 from app.core.errors import PunctumError
 from app.ml.house_style import HouseStyle as HouseStyle  # re-exported for the command line
-from app.ml.house_style import StyleError, read_style, style_text
+from app.ml.house_style import StyleError
+from app.ml.style_file import read_style, style_text
 
 
 class StyleFileError(PunctumError):

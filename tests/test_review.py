@@ -8,7 +8,8 @@ import pytest
 
 from app.core.model import Source, Status
 from app.formats import FormatError
-from app.services.review import ReviewSession, autosave_path
+from app.services.autosave import autosave_path
+from app.services.review import ReviewSession
 from app.services.waveform import Waveform
 from tests.conftest import SAMPLE, requires_ffmpeg
 

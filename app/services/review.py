@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -55,11 +53,12 @@ from app.core.triage import (
     triage,
 )
 from app.formats import format_of, parse_document
-from app.ml.house_style import HouseStyle, StyleExample
+from app.ml.house_style import StyleExample
 from app.services.analysis import Analysis, AnalysisRequest
+from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, Recut, heard_times, recut_captions
 from app.services.projects import add_caption_file, load_document
-from app.services.restyle import file_examples, give_style, project_style, reset_style, restyle
+from app.services.review_style import SessionStyle
 from app.store.project import DONE, FileEntry, Project
 
 
@@ -78,22 +77,7 @@ class ReviewError(PunctumError):
     """A review action the session cannot take."""
 
 
-def data_folder() -> Path:
-    """Where autosave projects live; ``PUNCTUM_DATA_DIR`` moves it (tests, portable installs)."""
-    configured = os.environ.get("PUNCTUM_DATA_DIR")
-    if configured:
-        return Path(configured)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("punctum", appauthor=False))
-
-
-def autosave_path(captions: Path) -> Path:
-    key = hashlib.sha1(str(Path(captions).resolve()).encode()).hexdigest()[:16]
-    return data_folder() / "autosave" / f"{Path(captions).stem}-{key}.punctum"
-
-
-class ReviewSession:
+class ReviewSession(SessionStyle):
     """One file of a project under review, as the editor sees it."""
 
     def __init__(self, project: Project, file_id: int, fresh: Document | None = None) -> None:
@@ -101,10 +85,7 @@ class ReviewSession:
         self.project = project
         self.file_id = file_id
         self._measures: list[GapMeasure] | None = None
-        #: The triage policy the rule last settled by: after each decision the rest is re-read
-        #: with the house style and settled by it again (None: nothing settles by itself).
         self.policy: TriagePolicy | None = None
-        #: Whether decisions teach the house style and re-read the rest (``learns``).
         self.learns = True
         self._readings: list[GapReading] | None = None
         self._other_examples: list[StyleExample] | None = None
@@ -138,7 +119,7 @@ class ReviewSession:
         path.parent.mkdir(parents=True, exist_ok=True)
         project = Project(path, create=True, holder=EDITOR)
         try:
-            file_id = _matching_file(project, captions, data)
+            file_id = matching_file(project, captions, data)
             if file_id is None and project_path is None and project.files():
                 # The captions changed on disk since they were autosaved: keep the old work aside.
                 project.close()
@@ -147,7 +128,7 @@ class ReviewSession:
             if file_id is None:
                 file_id = add_caption_file(
                     project,
-                    _free_stem(project, captions.stem),
+                    free_stem(project, captions.stem),
                     captions,
                     media,
                     reference,
@@ -280,49 +261,6 @@ class ReviewSession:
         """The reference's and the model's suggestions in reading order."""
         suggestions = [s for s in self.document.suggestions if s.source is not Source.EDITOR]
         return sorted(suggestions, key=lambda s: (s.gap, s.casing is not None, s.id))
-
-    # --- the house style --------------------------------------------------------------------
-
-    def readings(self) -> list[GapReading]:
-        """What the model's readers said at each gap at the last analysis (read once)."""
-        if self._readings is None:
-            self._readings = self.project.gap_readings(self.file_id) or []
-        return self._readings
-
-    def style(self) -> HouseStyle:
-        """The project's house style as this file's decisions and its other files' leave it."""
-        if self._other_examples is None:
-            self._other_examples = [
-                example
-                for entry in self.project.files()
-                if entry.id != self.file_id and entry.state == DONE
-                for example in file_examples(self.project, entry.id)
-            ]
-        mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings())
-        return project_style(self.project, [*self._other_examples, *mine])
-
-    def reset_style(self) -> Step | None:
-        """Forget what the decisions so far taught (and any style the project was given), and
-        read the undecided gaps again as the model does."""
-        reset_style(self.project)
-        self._other_examples = None
-        return self._reread(joins=False)
-
-    def give_style(self, style: HouseStyle | None) -> Step | None:
-        """Start the project's style from ``style`` (a team's style file) and read the rest again."""
-        give_style(self.project, style)
-        return self._reread(joins=False)
-
-    def _reread(self, joins: bool = True, style: HouseStyle | None = None) -> Step | None:
-        """The undecided gaps read again with the style as it stands (``style`` when the caller
-        has it), as a step of the rule; ``joins``: undone with the person's decision before it."""
-        if not self.learns:
-            return None
-        style = style or self.style()
-        change = restyle(
-            self.document, self.history, self.readings(), style, self.policy, self.has_reference, joins
-        )
-        return self._do(change, by="rule") if change is not None else None
 
     # --- analysis ---------------------------------------------------------------------------
 
@@ -484,18 +422,3 @@ class ReviewSession:
             recut=recut,
             measures=self.measures() if recut else None,
         )
-
-
-def _matching_file(project: Project, captions: Path, data: bytes) -> int | None:
-    for entry in project.files():
-        if entry.captions_path == captions and project.captions_bytes(entry.id) == data:
-            return entry.id
-    return None
-
-
-def _free_stem(project: Project, stem: str) -> str:
-    taken = {e.stem for e in project.files()}
-    candidate, number = stem, 2
-    while candidate in taken:
-        candidate, number = f"{stem}-{number}", number + 1
-    return candidate

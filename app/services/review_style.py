@@ -1,0 +1,81 @@
+"""The house style of a review session: what the person's decisions taught (``services.restyle``)
+and the rest of the file read again with it after each of them. Part of ``ReviewSession``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from app.core.gap_readings import GapReading
+from app.core.history import History, Step
+from app.core.model import Document
+from app.core.triage import TriagePolicy
+from app.ml.house_style import HouseStyle, StyleExample
+from app.services.restyle import file_examples, give_style, project_style, reset_style, restyle
+from app.store.project import DONE, Project
+
+if TYPE_CHECKING:
+    from app.core.decisions import Decision
+
+
+class SessionStyle:
+    """The house-style part of a ``ReviewSession``."""
+
+    project: Project
+    file_id: int
+    document: Document
+    history: History
+    #: The triage policy the rule last settled by: after each decision the rest is re-read with
+    #: the house style and settled by it again (None: what the rule settled stays as it is).
+    policy: TriagePolicy | None
+    #: Whether decisions teach the house style and re-read the rest.
+    learns: bool
+    _readings: list[GapReading] | None
+    _other_examples: list[StyleExample] | None
+
+    @property
+    def has_reference(self) -> bool:
+        raise NotImplementedError
+
+    def _do(self, decision: Decision, by: str = "editor") -> Step | None:
+        raise NotImplementedError
+
+    def readings(self) -> list[GapReading]:
+        """What the model's readers said at each gap at the last analysis (read once)."""
+        if self._readings is None:
+            self._readings = self.project.gap_readings(self.file_id) or []
+        return self._readings
+
+    def style(self) -> HouseStyle:
+        """The project's house style as this file's decisions and its other files' leave it."""
+        if self._other_examples is None:
+            self._other_examples = [
+                example
+                for entry in self.project.files()
+                if entry.id != self.file_id and entry.state == DONE
+                for example in file_examples(self.project, entry.id)
+            ]
+        mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings())
+        return project_style(self.project, [*self._other_examples, *mine])
+
+    def reset_style(self) -> Step | None:
+        """Forget what the decisions so far taught (and any style the project was given), and
+        read the undecided gaps again as the model does."""
+        reset_style(self.project)
+        self._other_examples = None
+        return self._reread(joins=False)
+
+    def give_style(self, style: HouseStyle | None) -> Step | None:
+        """Start the project's style from ``style`` (a team's style file) and read the rest again."""
+        give_style(self.project, style)
+        return self._reread(joins=False)
+
+    def _reread(self, joins: bool = True, style: HouseStyle | None = None) -> Step | None:
+        """The undecided gaps read again with the style as it stands (``style`` when the caller
+        has it), as a step of the rule; ``joins``: undone with the person's decision before it."""
+        if not self.learns:
+            return None
+        style = style or self.style()
+        change = restyle(
+            self.document, self.history, self.readings(), style, self.policy, self.has_reference, joins
+        )
+        return self._do(change, by="rule") if change is not None else None

@@ -64,6 +64,9 @@ CAUTION = 1.0
 #: A mark the model proposes is taken away only where the style makes no mark this likely: a
 #: person who would have kept it is then left with a wrong gap, so it must be rare.
 DROP_AT = 0.7
+#: A mark the model does not propose is proposed only where the style makes it the likeliest
+#: class and no mark at most this likely: each costs a person a decision.
+ADD_AT = 0.5
 _EDGE = 1e-4
 NAMES = {1: "commas", 2: "full stops", 3: "question marks", 4: "exclamation marks", 5: "colons"}
 
@@ -184,7 +187,8 @@ class HouseStyle:
         model_best = np.array([max(range(CLASSES), key=r.combined.__getitem__) for r in readings])
         best_mark = weights[:, 1:].argmax(axis=1) + 1
         keep = weights[:, 0] < DROP_AT
-        best = np.where(model_best != 0, np.where(keep, best_mark, 0), weights.argmax(axis=1))
+        add = (weights.argmax(axis=1) != 0) & (weights[:, 0] <= ADD_AT)
+        best = np.where(model_best != 0, np.where(keep, best_mark, 0), np.where(add, best_mark, 0))
         calibration = confidence or shipped_confidence()
         found: list[Proposal | None] = []
         for row, reading in enumerate(readings):

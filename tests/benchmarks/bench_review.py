@@ -290,14 +290,14 @@ def minutes_of(file: KitFile) -> float:
 
 
 #: The style's priors as shipped; ``--strength`` and ``--sweep`` scale them.
-SPREADS = (house_style.CLASS_SPREAD, house_style.WORD_SPREAD, house_style.CALIBRATION_SPREAD)
+PRIORS = ("MARK_SPREAD", "SCALE_SPREAD", "WORD_SPREAD", "CLASS_SPREAD", "CALIBRATION_SPREAD")
+SPREADS = {name: getattr(house_style, name) for name in PRIORS}
 
 
 def set_strength(strength: float) -> None:
-    """Scale the style's priors' spread: 0 learns nothing, larger learns faster."""
-    house_style.CLASS_SPREAD, house_style.WORD_SPREAD, house_style.CALIBRATION_SPREAD = (
-        max(1e-6, spread * strength) for spread in SPREADS
-    )
+    """Scale the style's priors' spread: near 0 learns nothing, larger learns faster."""
+    for name, spread in SPREADS.items():
+        setattr(house_style, name, max(1e-6, spread * strength))
 
 
 def review_kits(
@@ -374,8 +374,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where the reviewed captions go")
     parser.add_argument("--target", type=float, default=OPERATING_THRESHOLD, help="triage's precision target")
     parser.add_argument("--strength", type=float, default=1.0, help="scale of the style's priors' spread")
+    parser.add_argument(
+        "--caution",
+        type=float,
+        default=house_style.CAUTION,
+        help="posterior deviations off a raised confidence",
+    )
+    parser.add_argument(
+        "--drop-at", type=float, default=house_style.DROP_AT, help="no-mark chance that drops a mark"
+    )
+    parser.add_argument(
+        "--add-at", type=float, default=house_style.ADD_AT, help="no-mark chance under which one is added"
+    )
     parser.add_argument("--sweep", default="", help="more strengths to review with, e.g. 0.5,2 (the curve)")
     args = parser.parse_args(argv)
+    house_style.CAUTION = args.caution
+    house_style.DROP_AT, house_style.ADD_AT = args.drop_at, args.add_at
     work = Path(tempfile.mkdtemp(prefix="bench-review-"))
     os.environ.setdefault("PUNCTUM_DATA_DIR", str(work / "data"))
     out = args.out or work / "out"
@@ -408,6 +422,9 @@ def main(argv: list[str] | None = None) -> int:
         "files": files,
         "target": args.target,
         "strength": args.strength,
+        "caution": args.caution,
+        "drop_at": args.drop_at,
+        "add_at": args.add_at,
         "out": str(out),
         "cpu": cpu_flags(),
     }

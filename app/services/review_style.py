@@ -51,7 +51,9 @@ class SessionStyle:
             self._other_examples = [
                 example
                 for entry in self.project.files()
-                if entry.id != self.file_id and entry.state == DONE
+                if entry.id != self.file_id
+                and entry.state == DONE
+                and self.project.decided_by_person(entry.id)  # else nothing to replay
                 for example in file_examples(self.project, entry.id)
             ]
         mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings())

@@ -49,6 +49,14 @@ class DecisionLog:
         )
         return int(cursor.lastrowid or 0)
 
+    def decided_by_person(self, file_id: int | None = None) -> bool:
+        """Whether a person has decided anything (in file ``file_id``, or in any file)."""
+        where = "decided_by = 'editor'" + (" AND file_id = ?" if file_id is not None else "")
+        row = self.db.execute(
+            f"SELECT 1 FROM decisions WHERE {where} LIMIT 1", [] if file_id is None else [file_id]
+        )
+        return row.fetchone() is not None
+
     def decisions(self, file_id: int) -> Iterator[tuple[str, dict[str, Any], str]]:
         """The decisions on the file's current version, in the order they were taken."""
         current = (

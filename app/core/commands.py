@@ -125,18 +125,7 @@ def settle(document: Document, reopen: Iterable[int], accept: Iterable[int]) -> 
     """The triage rule's decision as one step: the suggestions in ``reopen`` go back to pending
     (what an earlier rule accepted for them taken out again), then those in ``accept`` are accepted
     with what they call for. Undone as one."""
-    reopened: list[Edit] = []
-    for suggestion_id in dict.fromkeys(reopen):
-        reopened.extend(_decide(document, suggestion_id, Status.PENDING))
-    # The acceptances are built on the document as reopening leaves it, then the document is put
-    # back: a builder only reads.
-    trial = History(document)
-    trial.do(Step("reopen", _merged(reopened)))
-    try:
-        accepted = list(accept_many(document, accept).edits)
-    finally:
-        trial.undo()
-    return Step("Settle by triage", _merged(reopened + accepted), by_rule=True)
+    return restyle(document, reopen, (), (), accept, joins=False)
 
 
 def restyle(

@@ -142,21 +142,12 @@ class Confidence:
     def mark_right(self, inputs: Sequence[float]) -> float:
         return self.marks(inputs)
 
-    def mark_promise(
-        self,
-        mark: int,
-        combined: Sequence[float],
-        read: Sequence[float],
-        heard: Sequence[float] | None,
-        pause: float | None,
-        cue_end: bool,
-        language: str | None,
-    ) -> float:
-        """The chance a suggestion of ``MODEL_MARKS[mark]`` is right, as promised to a person and
-        to triage: ``mark_right`` of its inputs, held below every target where the readers
-        disagree (``READERS_DISAGREE_CAP``)."""
-        sure = self.mark_right(mark_inputs(mark, combined, read, heard, pause, cue_end, language))
-        return min(sure, READERS_DISAGREE_CAP) if readers_disagree(read, heard) else sure
+    def mark_promise(self, inputs: Sequence[float], disagree: bool) -> float:
+        """The chance a mark suggestion is right as promised to a person and to triage:
+        ``mark_right`` of its inputs, held below every target where its readers ``disagree``
+        (``READERS_DISAGREE_CAP``)."""
+        sure = self.mark_right(inputs)
+        return min(sure, READERS_DISAGREE_CAP) if disagree else sure
 
     def capital_right(self, inputs: Sequence[float]) -> float:
         return self.capitals(inputs)

@@ -24,7 +24,7 @@ saw. Fitting is a few Newton steps on at most a few thousand examples: milliseco
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -203,11 +203,10 @@ class HouseStyle:
     def _sure(self, best: int, reading: GapReading, language: str | None, confidence: Confidence) -> float:
         """The chance a proposal of class ``best`` is right: the shipped calibration of what the
         readers said, shifted by the style's calibration."""
-        sure = confidence.mark_right(
-            mark_inputs(
-                best, reading.combined, reading.read, reading.heard, reading.pause, reading.cue_end, language
-            )
+        inputs = mark_inputs(
+            best, reading.combined, reading.read, reading.heard, reading.pause, reading.cue_end, language
         )
+        sure = confidence.mark_right(inputs)
         if any(self.calibration):
             inputs = calibration_inputs(best, reading, sure)
             shift = sum(w * x for w, x in zip(self.calibration, inputs, strict=True))
@@ -345,6 +344,23 @@ def fit_style(
     )
 
 
+def _newton(
+    gradient_and_hessian: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], start: np.ndarray, steps: int
+) -> np.ndarray:
+    """Newton steps to the maximum of a concave posterior, each step at most 2 in any parameter."""
+    params = start.astype(float).copy()
+    for _ in range(steps):
+        gradient, hessian = gradient_and_hessian(params)
+        step = np.linalg.solve(hessian, gradient)
+        largest = float(np.abs(step).max())
+        if largest > 2.0:
+            step *= 2.0 / largest
+        params -= step
+        if largest < 1e-6:
+            break
+    return params
+
+
 def _newton_logistic(
     design: np.ndarray,
     target: np.ndarray,
@@ -355,19 +371,13 @@ def _newton_logistic(
     steps: int = 6,
 ) -> np.ndarray:
     """The MAP weights of ``sigmoid(offset + design @ weights)`` under a Gaussian prior."""
-    params = params.astype(float).copy()
-    for _ in range(steps):
-        p = 1 / (1 + np.exp(-np.clip(offset + design @ params, -40, 40)))
-        gradient = design.T @ (target - p) - precision @ (params - centre)
-        hessian = -(design.T * (p * (1 - p))) @ design - precision
-        step = np.linalg.solve(hessian, gradient)
-        largest = float(np.abs(step).max())
-        if largest > 2.0:
-            step *= 2.0 / largest
-        params -= step
-        if largest < 1e-6:
-            break
-    return params
+
+    def derivatives(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p = 1 / (1 + np.exp(-np.clip(offset + design @ weights, -40, 40)))
+        gradient = design.T @ (target - p) - precision @ (weights - centre)
+        return gradient, -(design.T * (p * (1 - p))) @ design - precision
+
+    return _newton(derivatives, params, steps)
 
 
 def _newton_softmax(
@@ -379,23 +389,15 @@ def _newton_softmax(
     steps: int = 6,
 ) -> np.ndarray:
     """The MAP bias of a softmax over ``scores + bias`` under a Gaussian prior."""
-    bias = bias.astype(float).copy()
-    size = len(bias)
-    for _ in range(steps):
-        z = scores + bias
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
+
+    def derivatives(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        z = scores + values
+        p = np.exp(z - z.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
-        gradient = (onehot - p).sum(axis=0) - precision * (bias - centre)
-        hessian = -(np.diag(p.sum(axis=0)) - p.T @ p) - precision * np.eye(size)
-        step = np.linalg.solve(hessian, gradient)
-        largest = float(np.abs(step).max())
-        if largest > 2.0:
-            step *= 2.0 / largest
-        bias -= step
-        if largest < 1e-6:
-            break
-    return bias
+        gradient = (onehot - p).sum(axis=0) - precision * (values - centre)
+        return gradient, -(np.diag(p.sum(axis=0)) - p.T @ p) - precision * np.eye(len(values))
+
+    return _newton(derivatives, bias, steps)
 
 
 def _fit_calibration(

@@ -13,7 +13,7 @@ from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
 from app.core.model import Casing, Document, Source, Suggestion, Word
 from app.core.orthography import always_capitalised, one_capital_only
 from app.core.sentences import starts_sentence
-from app.ml.confidence import capital_inputs, shipped_confidence
+from app.ml.confidence import capital_inputs, mark_inputs, readers_disagree, shipped_confidence
 from app.services import languages
 from app.services.typography import render_mark
 
@@ -179,7 +179,7 @@ def suggestions_from(
         if best == model_class(word.mark) or not _open_gap(words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
-        promise = sure.mark_promise(
+        inputs = mark_inputs(
             best,
             probs,
             reading.marks[index],
@@ -188,6 +188,7 @@ def suggestions_from(
             ends[index],
             language,
         )
+        promise = sure.mark_promise(inputs, readers_disagree(reading.marks[index], heard_here))
         suggestions.append(
             Suggestion(
                 next_id,

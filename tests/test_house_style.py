@@ -411,3 +411,46 @@ def test_the_editor_tells_what_the_style_learnt_and_resets_it(qtbot, tmp_path: P
         assert sum(s.status is Status.REJECTED and s.mark == "," for s in session.document.suggestions) == 5
     finally:
         window.close()
+
+
+def test_marks_a_person_adds_before_a_word_make_that_word_s_gaps_likelier_to_take_one(tmp_path: Path) -> None:
+    """The full stops a person puts in before "so" (where the model proposed none) teach the style:
+    every later gap before "so" is read as likelier to take a mark, and a full stop the likeliest."""
+    lines = [
+        "we fixed the old lamp together so it works again now",
+        "the radio was broken for years so we opened it up",
+        "nobody had the right part that day so we made one",
+        "the toaster needed a new cord so rose brought one in",
+        "the chain was rusty and stiff so we cleaned it well",
+        "the kettle had a loose handle so we tightened the screw",
+        "the bike had not moved in years so the tires were flat",
+        "the clock had stopped at noon so we changed its battery",
+    ]
+    captions = tmp_path / "so.srt"
+    captions.write_text(
+        "".join(
+            f"{n}\n00:00:{2 * n:02d},000 --> 00:00:{2 * n + 2:02d},000\n{line}\n\n"
+            for n, line in enumerate(lines, 1)
+        ),
+        encoding="utf-8",
+    )
+    session = ReviewSession.open(captions, project_path=tmp_path / "so.punctum")
+    try:
+        session.store_analysis(analyse(session.analysis_request(AudioUse.TEXT), Punctuator()))
+        session.settle(TriagePolicy())
+        words = [w.text for w in session.document.words()]
+        before_so = [i for i in range(len(words) - 1) if words[i + 1] == "so"]
+        assert len(before_so) == len(lines)
+        readings = session.readings()
+        for gap in before_so[:4]:
+            session.set_mark(gap, ".")
+        style = session.style()
+        assert style.decisions == 4 and style.word_bias.get("so", 0.0) > 0
+        later = before_so[4:]
+        learnt = style.distributions([readings[g] for g in later], ["so"] * len(later))
+        for row, gap in enumerate(later):
+            assert learnt[row][0] < readings[gap].combined[0]  # likelier to take a mark than the model read
+        assert style.class_bias[MODEL_MARKS.index(".")] >= 0  # and, where one goes, a full stop
+        assert all(session.document.word(g).mark == "." for g in before_so[:4])  # the person's stay
+    finally:
+        session.close()

@@ -306,19 +306,17 @@ def fit_style(
     centre = params.copy()
     precision = np.diag([1 / (MARK_SPREAD * strength) ** 2, 1 / (SCALE_SPREAD * strength) ** 2])
     design = np.column_stack([np.ones_like(logit), logit])
+    word_precision = 1 / (WORD_SPREAD * strength) ** 2
     for _ in range(3):
         params = _newton_logistic(design, has_mark, words[word_of], params, centre, precision)
-        for number in range(len(vocabulary)):
-            rows = word_of == number
-            offset = design[rows] @ params
-            words[number] = _newton_logistic(
-                np.ones((int(rows.sum()), 1)),
-                has_mark[rows],
-                offset,
-                words[number : number + 1],
-                word_centre[number : number + 1],
-                np.array([[1 / (WORD_SPREAD * strength) ** 2]]),
-            )[0]
+        offset = design @ params
+        for _ in range(6):  # every word's bias at once: each is a logistic of its own gaps
+            p = 1 / (1 + np.exp(-np.clip(offset + words[word_of], -40, 40)))
+            gradient = np.bincount(word_of, has_mark - p, len(vocabulary)) - word_precision * (
+                words - word_centre
+            )
+            curvature = np.bincount(word_of, p * (1 - p), len(vocabulary)) + word_precision
+            words += np.clip(gradient / curvature, -2.0, 2.0)
     word_bias = {**base.word_bias, **{w: float(b) for w, b in zip(vocabulary, words, strict=True)}}
     word_bias = {w: b for w, b in word_bias.items() if abs(b) >= 1e-3}
     # Which mark: a softmax over the marks, on the gaps where the person left one.

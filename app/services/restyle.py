@@ -21,7 +21,7 @@ from app.core.gap_readings import GapReading
 from app.core.history import History, SuggestionEdit, WordEdit
 from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
 from app.core.model import Document, Source, Status, Suggestion, Word
-from app.core.triage import TriagePolicy, last_by_rule, settled_by_rule, triage
+from app.core.triage import TriagePolicy, settled_by_rule, triage
 from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample, fit_style
 from app.ml.style_file import style_json, style_of_json
 from app.services.suggestions import model_word
@@ -45,18 +45,19 @@ class Decided:
 
 
 def decided(document: Document, history: History) -> Decided:
+    """``Decided`` of a file as its history stands, in one pass over the steps in effect."""
     original = [model_class(word.mark) if word.mark else 0 for word in document.words()]
     seen: set[int] = set()
-    for step in history.done:
-        for edit in step.edits:
-            if isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(original):
-                seen.add(edit.index)
-                original[edit.index] = model_class(edit.before.mark)
     person: dict[int, bool] = {}  # per suggestion: whether the last step that changed it was a person's
+    by_rule: dict[int, bool] = {}  # and whether it was the rule's
     for step in history.done:
         for edit in step.edits:
             if isinstance(edit, SuggestionEdit):
                 person[edit.suggestion_id] = not step.by_rule and not step.by_program
+                by_rule[edit.suggestion_id] = step.by_rule
+            elif isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(original):
+                seen.add(edit.index)
+                original[edit.index] = model_class(edit.before.mark)
     by_person = {
         s.gap
         for s in document.suggestions
@@ -66,8 +67,7 @@ def decided(document: Document, history: History) -> Decided:
             or (person.get(s.id) and s.status is not Status.PENDING)
         )
     }
-    last = last_by_rule(history)
-    return Decided(original, by_person, settled_by_rule(document, history, last))
+    return Decided(original, by_person, settled_by_rule(document, history, by_rule))
 
 
 def decided_gaps(document: Document, history: History) -> set[int]:
@@ -82,14 +82,14 @@ def _next_word(words: Sequence[Word], index: int) -> str:
 
 
 def style_examples(
-    document: Document, history: History, readings: Sequence[GapReading] | None
+    document: Document, history: History, readings: Sequence[GapReading] | None, state: Decided | None = None
 ) -> list[tuple[int, StyleExample]]:
     """The examples a file's decisions give: one per gap a person decided, in reading order, each
     with its gap."""
     words = list(document.words())
     if not readings or len(readings) != len(words):
         return []
-    state = decided(document, history)
+    state = state or decided(document, history)
     original = state.original
     return [
         (
@@ -145,6 +145,7 @@ def restyle(
     policy: TriagePolicy | None,
     has_reference: bool,
     joins: bool = True,
+    state: Decided | None = None,
 ) -> Restyle | None:
     """The gaps no person decided, read again with ``style``, and the triage rule's settlement by
     ``policy`` (None: nothing settles) after it; None when that changes nothing."""
@@ -152,7 +153,7 @@ def restyle(
     language = document.language or "en"
     if not readings or len(readings) != len(words):
         return None
-    state = decided(document, history)
+    state = state or decided(document, history)
     # Without a policy (a session that has not triaged) what the rule settled stays as it is.
     settled = state.settled if policy is not None else set()
     kept = set() if policy is not None else {s.gap for s in document.suggestions if s.id in state.settled}
@@ -274,6 +275,7 @@ def file_examples(
     document: Document | None = None,
     history: History | None = None,
     readings: Sequence[GapReading] | None = None,
+    state: Decided | None = None,
 ) -> list[StyleExample]:
     """The examples one file of a project gives, as its decisions stand (from ``document``,
     ``history`` and ``readings`` when the caller has them open), less those a reset forgot."""
@@ -285,7 +287,7 @@ def file_examples(
 
         document, history = load_document(project, file_id)
     forgotten = forgotten_gaps(project).get(file_id, set())
-    return [e for gap, e in style_examples(document, history, readings) if gap not in forgotten]
+    return [e for gap, e in style_examples(document, history, readings, state) if gap not in forgotten]
 
 
 def reset_style(project: Project) -> None:

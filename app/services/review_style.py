@@ -10,7 +10,15 @@ from app.core.history import History, Step
 from app.core.model import Document
 from app.core.triage import TriagePolicy
 from app.ml.house_style import HouseStyle, StyleExample
-from app.services.restyle import file_examples, give_style, project_style, reset_style, restyle
+from app.services.restyle import (
+    Decided,
+    decided,
+    file_examples,
+    give_style,
+    project_style,
+    reset_style,
+    restyle,
+)
 from app.store.project import DONE, Project
 
 if TYPE_CHECKING:
@@ -45,8 +53,9 @@ class SessionStyle:
             self._readings = self.project.gap_readings(self.file_id) or []
         return self._readings
 
-    def style(self) -> HouseStyle:
-        """The project's house style as this file's decisions and its other files' leave it."""
+    def style(self, state: Decided | None = None) -> HouseStyle:
+        """The project's house style as this file's decisions and its other files' leave it
+        (``state``: what this file's history says, when the caller has read it)."""
         if self._other_examples is None:
             self._other_examples = [
                 example
@@ -56,7 +65,7 @@ class SessionStyle:
                 and self.project.decided_by_person(entry.id)  # else nothing to replay
                 for example in file_examples(self.project, entry.id)
             ]
-        mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings())
+        mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings(), state)
         return project_style(self.project, [*self._other_examples, *mine])
 
     def reset_style(self) -> Step | None:
@@ -76,8 +85,9 @@ class SessionStyle:
         has it), as a step of the rule; ``joins``: undone with the person's decision before it."""
         if not self.learns:
             return None
-        style = style or self.style()
+        state = decided(self.document, self.history)  # read once for the style and the re-reading
+        style = style or self.style(state)
         change = restyle(
-            self.document, self.history, self.readings(), style, self.policy, self.has_reference, joins
+            self.document, self.history, self.readings(), style, self.policy, self.has_reference, joins, state
         )
         return self._do(change, by="rule") if change is not None else None

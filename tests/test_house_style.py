@@ -454,3 +454,32 @@ def test_marks_a_person_adds_before_a_word_make_that_word_s_gaps_likelier_to_tak
         assert all(session.document.word(g).mark == "." for g in before_so[:4])  # the person's stay
     finally:
         session.close()
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ("UPDATE files SET gap_readings = '[[1, 2'", "the gaps' readings are malformed"),
+        (
+            "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
+            ' VALUES (1, \'restyle\', \'{"reopen": [], "put": [], "drop": [99999], "accept": []}\', \'rule\', 0, 1)',
+            "a recorded restyle does not fit file 1",
+        ),
+    ],
+    ids=["readings not JSON", "a re-reading of a suggestion that is not there"],
+)
+def test_a_damaged_style_row_is_one_line_not_a_traceback(tmp_path: Path, damage: str, said: str) -> None:
+    import sqlite3
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "a.srt")
+    project = tmp_path / "p.punctum"
+    assert punctum("batch", str(folder), "--project", str(project), "--audio", "text").returncode == 0
+    with sqlite3.connect(project) as connection:
+        connection.execute(damage)
+    for command in (("status", str(project)), ("style", str(project))):
+        result = punctum(*command)
+        assert result.returncode == 3, result.stderr
+        assert said in result.stderr and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1

@@ -207,7 +207,12 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
             decision = decode(action, arguments)
         except DecisionError as error:  # a row this version cannot read: the project's problem
             raise ProjectError(f"{project.path}: {error}") from None
-        replay(document, history, decision, by_person=decided_by != "batch")
+        try:
+            replay(document, history, decision, by_person=decided_by != "batch")
+        except (KeyError, IndexError, commands.EditError) as error:  # a damaged row: the project's
+            raise ProjectError(
+                f"{project.path}: a recorded {action} does not fit file {file_id} ({error})"
+            ) from None
     document.changes_since_save = 0
     return document, history
 

@@ -209,6 +209,14 @@ def restyle(
         accept = sorted(triage(trial, policy, has_reference).accepted)
     if not put and not drop and set(accept) == settled:
         return None
+    # Only what changes: a settled suggestion that stays settled as it was is neither reopened nor
+    # accepted again (on a long call the rule holds a thousand, and every decision re-reads).
+    touched = {s.id for s in put} | set(drop)
+    still = set(accept)
+    slot_of = {s.id: (s.gap, s.casing is not None) for s in document.suggestions}
+    unchanged = slots - {slot_of[i] for i in settled if i not in still or i in touched}
+    reopen = [i for i in reopen if slot_of[i] not in unchanged]
+    accept = [i for i in accept if not (i in settled and slot_of[i] in unchanged)]
     return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins)
 
 

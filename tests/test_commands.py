@@ -276,6 +276,7 @@ def test_every_decision_round_trips_through_its_project_row_and_unreadable_ones_
     decisions = [
         Accept(3), Reject(4), AcceptMany((1, 2)), RejectMany((5,)), Settle((1,), (2, 3)),
         Restyle((1,), (restyled,), (6,), (9,)), Restyle((), (), (2,), (), joins=False),
+        Restyle((), (), (), (3,), recalibrate=((3, 0.91), (4, 0.2))),
         SetMark(7, "."), ChangeMark(2, "?"), EditWord(1, "word"), Recut(((0, 480), None, (520, 900))),
         Undo(), Redo(),
     ]  # fmt: skip

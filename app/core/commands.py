@@ -135,11 +135,13 @@ def restyle(
     drop: Iterable[int],
     accept: Iterable[int],
     joins: bool = True,
+    recalibrate: Iterable[tuple[int, float]] = (),
 ) -> Step:
     """The gaps nobody has decided, read again with the house style, as one step of the rule that
     undoes with the person's decision it follows: ``reopen`` goes back to pending (as ``settle``),
     then each of ``put`` replaces the suggestion of its id (or is added), ``drop`` is taken out, and
-    ``accept`` is accepted as the triage rule settles it. ``joins``: undone with the step before."""
+    ``accept`` is accepted as the triage rule settles it; ``recalibrate`` gives suggestions a new
+    confidence. ``joins``: undone with the step before."""
     reopened: list[Edit] = []
     for suggestion_id in dict.fromkeys(reopen):
         reopened.extend(_decide(document, suggestion_id, Status.PENDING))
@@ -151,6 +153,9 @@ def restyle(
             SuggestionEdit(s.id, document.suggestion(s.id) if s.id in known else None, s) for s in put
         ]
         changed += [SuggestionEdit(i, document.suggestion(i), None) for i in dict.fromkeys(drop)]
+        for suggestion_id, confidence in recalibrate:
+            before = document.suggestion(suggestion_id)
+            changed.append(SuggestionEdit(suggestion_id, before, replace(before, confidence=confidence)))
         trial.do(Step("re-read", tuple(changed)))
         accepted = list(accept_many(document, accept).edits)
     finally:

@@ -90,6 +90,9 @@ class Restyle:
     #: Part of the person's decision before it (undone with it), rather than a step of its own
     #: (a style given or reset, a policy changed).
     joins: bool = True
+    #: Suggestions that keep their mark and take a new confidence: (id, confidence), kept apart
+    #: from ``put`` so that a project holds a number, not a whole suggestion, for each.
+    recalibrate: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,11 +151,16 @@ def _suggestion_json(suggestion: Suggestion) -> dict[str, Any]:
     }
 
 
-def _suggestion_of(data: dict[str, Any]) -> Suggestion:
-    """A model mark suggestion as ``_suggestion_json`` wrote it."""
-    confidence = float(data["confidence"])
+def _confidence(value: object) -> float:
+    confidence = float(value)  # type: ignore[arg-type]
     if not 0.0 <= confidence <= 1.0:
         raise ValueError(f"confidence {confidence}")
+    return confidence
+
+
+def _suggestion_of(data: dict[str, Any]) -> Suggestion:
+    """A model mark suggestion as ``_suggestion_json`` wrote it."""
+    confidence = _confidence(data["confidence"])
     return Suggestion(
         int(data["id"]),
         int(data["gap"]),
@@ -174,6 +182,7 @@ def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
             "drop": list(decision.drop),
             "accept": list(decision.accept),
             "joins": decision.joins,
+            "recalibrate": [list(pair) for pair in decision.recalibrate],
         }
     arguments = {
         name: list(value) if isinstance(value, tuple) else value for name, value in vars(decision).items()
@@ -196,7 +205,8 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
                 tuple(int(i) for i in arguments[key]) for key in ("reopen", "drop", "accept")
             )
             put = tuple(_suggestion_of(s) for s in arguments["put"])
-            return Restyle(reopen, put, drop, accept, bool(arguments.get("joins", True)))
+            recalibrate = tuple((int(i), _confidence(c)) for i, c in arguments.get("recalibrate", []))
+            return Restyle(reopen, put, drop, accept, bool(arguments.get("joins", True)), recalibrate)
         if kind in (Accept, Reject):
             return kind(int(arguments["suggestion"]))  # type: ignore[no-any-return]
         if kind is SetMark:
@@ -225,8 +235,8 @@ def step_of(document: Document, decision: Decision) -> Step | None:
             return commands.reject_many(document, suggestions)
         case Settle(reopen, accept):
             return commands.settle(document, reopen, accept)
-        case Restyle(reopen, put, drop, accept, joins):
-            return commands.restyle(document, reopen, put, drop, accept, joins)
+        case Restyle(reopen, put, drop, accept, joins, recalibrate):
+            return commands.restyle(document, reopen, put, drop, accept, joins, recalibrate)
         case Recut(times):
             return commands.recut(document, times)
         case SetMark(word, mark):

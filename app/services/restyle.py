@@ -173,6 +173,7 @@ def restyle(
             current.setdefault(s.gap, s)
     put: list[Suggestion] = []
     drop: list[int] = []
+    recalibrate: list[tuple[int, float]] = []
     first_new = next_id = document.next_suggestion_id()
     gaps = [
         gap
@@ -194,11 +195,17 @@ def restyle(
             next_id += 1
             continue
         wanted = proposed_suggestion(proposal, existing.id, gap, reading, language)
-        if wanted.mark != existing.mark or abs(wanted.confidence - existing.confidence) >= _CONFIDENCE_STEP:
+        if wanted.mark != existing.mark:
             put.append(wanted)
+        elif abs(wanted.confidence - existing.confidence) >= _CONFIDENCE_STEP:
+            recalibrate.append((existing.id, wanted.confidence))
     accept: list[int] = []
     if policy is not None:
         changed = {s.id: s for s in put}
+        by_id = {s.id: s for s in document.suggestions}
+        changed |= {
+            i: dataclasses.replace(by_id[i], confidence=c, status=Status.PENDING) for i, c in recalibrate
+        }
         dropped = set(drop)
         trial = [
             changed.get(s.id, dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s)
@@ -207,17 +214,17 @@ def restyle(
         ]
         trial += [s for s in put if s.id >= first_new]
         accept = sorted(triage(trial, policy, has_reference).accepted)
-    if not put and not drop and set(accept) == settled:
+    if not put and not drop and not recalibrate and set(accept) == settled:
         return None
     # Only what changes: a settled suggestion that stays settled as it was is neither reopened nor
     # accepted again (on a long call the rule holds a thousand, and every decision re-reads).
-    touched = {s.id for s in put} | set(drop)
+    touched = {s.id for s in put} | set(drop) | {i for i, _ in recalibrate}
     still = set(accept)
     slot_of = {s.id: (s.gap, s.casing is not None) for s in document.suggestions}
     unchanged = slots - {slot_of[i] for i in settled if i not in still or i in touched}
     reopen = [i for i in reopen if slot_of[i] not in unchanged]
     accept = [i for i in accept if not (i in settled and slot_of[i] in unchanged)]
-    return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins)
+    return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins, tuple(recalibrate))
 
 
 def styled(

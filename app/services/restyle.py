@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from app.core.decisions import Restyle
 from app.core.gap_readings import GapReading
 from app.core.history import History, SuggestionEdit, WordEdit
-from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
+from app.core.marks import MODEL_MARKS, model_class
 from app.core.model import Document, Source, Status, Suggestion, Word
 from app.core.triage import TriagePolicy, settled_by_rule, triage
 from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample, fit_style
 from app.ml.style_file import style_json, style_of_json
-from app.services.suggestions import model_word
+from app.services.suggestions import model_word, open_gap, reader_choice
 from app.services.typography import render_mark
 from app.store.errors import ProjectError
 from app.store.project import DONE, Project
@@ -121,20 +121,8 @@ def proposed_suggestion(
         evidence="heard" if heard is not None else ("timing" if reading.pause is not None else "text"),
         readings={}
         if heard is None
-        else {"read": _choice(reading.read, language), "heard": _choice(heard, language)},
+        else {"read": reader_choice(reading.read, language), "heard": reader_choice(heard, language)},
     )
-
-
-def _choice(distribution: Sequence[float], language: str) -> tuple[str, float]:
-    best = max(range(len(distribution)), key=distribution.__getitem__)
-    return render_mark(MODEL_MARKS[best], language), round(float(distribution[best]), 4)
-
-
-def open_gap(words: Sequence[Word], index: int) -> bool:
-    """Whether the model may propose a mark after word ``index`` (as ``suggestions_from``)."""
-    if index + 1 < len(words) and words[index + 1].glued:
-        return False
-    return not has_protected_punctuation(words[index].mark)
 
 
 def restyle(

@@ -176,7 +176,7 @@ def suggestions_from(
             )
         )
         best, mark = model_mark(probs, language)
-        if best == model_class(word.mark) or not _open_gap(words, index):
+        if best == model_class(word.mark) or not open_gap(words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
         inputs = mark_inputs(
@@ -201,8 +201,8 @@ def suggestions_from(
                 readings={}
                 if heard_here is None
                 else {
-                    "read": _choice(reading.marks[index], language),
-                    "heard": _choice(heard_here, language),
+                    "read": reader_choice(reading.marks[index], language),
+                    "heard": reader_choice(heard_here, language),
                 },
             )
         )
@@ -241,7 +241,8 @@ def _cue_ends(document: Document, count: int) -> list[bool]:
     return ends if len(ends) == count else [False] * count
 
 
-def _choice(probabilities: Sequence[float], language: str) -> tuple[str, float]:
+def reader_choice(probabilities: Sequence[float], language: str) -> tuple[str, float]:
+    """A reader's own choice at a gap: its mark as ``language`` writes it, and how sure it is."""
     best, mark = model_mark(probabilities, language)
     return mark, round(float(probabilities[best]), 4)
 
@@ -305,7 +306,7 @@ def drop_capitals_export_gives(document: Document, language: str | None) -> None
     ]
 
 
-def _open_gap(words: list[Word], index: int) -> bool:
+def open_gap(words: Sequence[Word], index: int) -> bool:
     """Whether the model may propose a mark after word ``index``: not inside a word split by tags,
     and not where the captions have an ellipsis or a dash (their writer's choice)."""
     if index + 1 < len(words) and words[index + 1].glued:

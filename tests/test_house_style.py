@@ -477,6 +477,11 @@ def test_a_damaged_style_row_is_one_line_not_a_traceback(tmp_path: Path, damage:
     project = tmp_path / "p.punctum"
     assert punctum("batch", str(folder), "--project", str(project), "--audio", "text").returncode == 0
     with sqlite3.connect(project) as connection:
+        # A person has worked on the file, so the style reads it.
+        connection.execute(
+            "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
+            """ VALUES (1, 'edit_word', '{"word": 0, "text": "hello"}', 'editor', 0, 1)"""
+        )
         connection.execute(damage)
     for command in (("status", str(project)), ("style", str(project))):
         result = punctum(*command)

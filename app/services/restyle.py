@@ -296,23 +296,30 @@ def file_examples(
 def reset_style(project: Project) -> None:
     """Start the project's style again from the model's own: the style it was given and what its
     decisions so far taught are forgotten; decisions from now on teach it again."""
+    from app.services.projects import load_document
+
     forgotten = forgotten_gaps(project)
     for entry in project.files():
-        if entry.state != DONE or not project.gap_readings(entry.id):
+        if entry.state != DONE or not project.decided_by_person(entry.id):
             continue
-        from app.services.projects import load_document
-
         document, history = load_document(project, entry.id)
         forgotten.setdefault(entry.id, set()).update(decided_gaps(document, history))
     project.set_setting(FORGOTTEN_SETTING, json.dumps({str(k): sorted(v) for k, v in forgotten.items()}))
     give_style(project, None)
 
 
+def project_examples(project: Project, without: int | None = None) -> list[StyleExample]:
+    """The examples of every processed file of a project (but file ``without``); only the files a
+    person decided something in are replayed, the others have none to give."""
+    return [
+        example
+        for entry in project.files()
+        if entry.id != without and entry.state == DONE and project.decided_by_person(entry.id)
+        for example in file_examples(project, entry.id)
+    ]
+
+
 def project_style(project: Project, examples: Sequence[StyleExample] | None = None) -> HouseStyle:
     """The project's house style: the style it was given, moved by the decisions on all its files
     (``examples``, when the caller has them already)."""
-    if examples is None:
-        examples = [
-            e for entry in project.files() if entry.state == DONE for e in file_examples(project, entry.id)
-        ]
-    return fit_style(examples, given_style(project))
+    return fit_style(project_examples(project) if examples is None else examples, given_style(project))

@@ -15,11 +15,12 @@ from app.services.restyle import (
     decided,
     file_examples,
     give_style,
+    project_examples,
     project_style,
     reset_style,
     restyle,
 )
-from app.store.project import DONE, Project
+from app.store.project import Project
 
 if TYPE_CHECKING:
     from app.core.decisions import Decision
@@ -57,14 +58,7 @@ class SessionStyle:
         """The project's house style as this file's decisions and its other files' leave it
         (``state``: what this file's history says, when the caller has read it)."""
         if self._other_examples is None:
-            self._other_examples = [
-                example
-                for entry in self.project.files()
-                if entry.id != self.file_id
-                and entry.state == DONE
-                and self.project.decided_by_person(entry.id)  # else nothing to replay
-                for example in file_examples(self.project, entry.id)
-            ]
+            self._other_examples = project_examples(self.project, without=self.file_id)
         mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings(), state)
         return project_style(self.project, [*self._other_examples, *mine])
 

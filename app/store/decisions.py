@@ -49,11 +49,10 @@ class DecisionLog:
         )
         return int(cursor.lastrowid or 0)
 
-    def decided_by_person(self, file_id: int | None = None) -> bool:
-        """Whether a person has decided anything (in file ``file_id``, or in any file)."""
-        where = "decided_by = 'editor'" + (" AND file_id = ?" if file_id is not None else "")
+    def decided_by_person(self, file_id: int) -> bool:
+        """Whether a person has decided anything in file ``file_id``."""
         row = self.db.execute(
-            f"SELECT 1 FROM decisions WHERE {where} LIMIT 1", [] if file_id is None else [file_id]
+            "SELECT 1 FROM decisions WHERE file_id = ? AND decided_by = 'editor' LIMIT 1", [file_id]
         )
         return row.fetchone() is not None
 

@@ -208,6 +208,9 @@ class ReviewSession(SessionStyle):
         """Apply ``policy`` as one undoable decision of the rule: what an earlier rule settled goes
         back to pending (unless a person has decided it since), then the gaps ``policy`` settles
         are accepted. Everything else waits in the queue."""
+        self.policy = policy
+        if self.learns and not (style := self.style()).neutral:
+            return self._reread(joins=False, style=style)  # re-settles as it re-reads
         settled = self.settled_by_rule()
         slots = {(s.gap, s.casing is not None) for s in self.document.suggestions if s.id in settled}
         reopen = sorted(
@@ -220,9 +223,6 @@ class ReviewSession(SessionStyle):
             dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s
             for s in self.document.suggestions
         ]
-        self.policy = policy
-        if self.learns and not (style := self.style()).neutral:
-            return self._reread(joins=False, style=style)
         accept = sorted(triage(trial, policy, self.has_reference).accepted)
         return self._do(Settle(tuple(reopen), tuple(accept)), by="rule")
 

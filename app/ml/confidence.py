@@ -49,15 +49,16 @@ MARK_INPUTS = (
 )
 CAPITAL_INPUTS = ("logit_capital", "cue_start", "english")
 
-_EDGE = 1e-4  # probabilities are clipped this far from 0 and 1 before their logit
+LOGIT_EDGE = 1e-4  # probabilities are clipped this far from 0 and 1 before their logit
 
 
 class ConfidenceError(PunctumError):
     pass
 
 
-def _logit(p: float) -> float:
-    p = min(1 - _EDGE, max(_EDGE, p))
+def logit(p: float) -> float:
+    """The logit of ``p``, clipped ``LOGIT_EDGE`` from 0 and 1."""
+    p = min(1 - LOGIT_EDGE, max(LOGIT_EDGE, p))
     return math.log(p / (1 - p))
 
 
@@ -73,22 +74,22 @@ def mark_inputs(
     """The inputs (``MARK_INPUTS`` order) of a suggestion of ``MODEL_MARKS[mark]`` at a gap: the
     combined, text and heard distributions there (``heard`` None where the gap was not heard), and
     the gap's pause as the model's gap vector gives it (None without timing)."""
-    agree = heard is not None and _first(read) == mark == _first(heard)
-    sure = _logit(combined[mark])
+    agree = readers_agree(mark, read, heard)
+    sure = logit(combined[mark])
     runner_up = max(p for k, p in enumerate(combined) if k != mark)
     symbol = MODEL_MARKS[mark]
     return [
         sure,
-        _logit(read[mark]),
+        logit(read[mark]),
         float(heard is not None),
-        _logit(heard[mark]) if heard is not None else 0.0,
+        logit(heard[mark]) if heard is not None else 0.0,
         float(agree),
         *(float(symbol == own) for own in OWN_CLASSES),
         float(pause is not None),
         float(cue_end),
         float(language == "en"),
-        sure - _logit(runner_up),
-        _logit(combined[0]),
+        sure - logit(runner_up),
+        logit(combined[0]),
         pause or 0.0,
         (pause or 0.0) * (symbol == "."),
         sure * (symbol == ","),
@@ -111,7 +112,16 @@ def readers_disagree(read: Sequence[float], heard: Sequence[float] | None) -> bo
 
 def capital_inputs(capital: float, cue_start: bool, language: str | None) -> list[float]:
     """The inputs (``CAPITAL_INPUTS`` order) of a capital the text model gives ``capital``."""
-    return [_logit(capital), float(cue_start), float(language == "en")]
+    return [logit(capital), float(cue_start), float(language == "en")]
+
+
+def readers_agree(mark: int, read: Sequence[float], heard: Sequence[float] | None) -> bool:
+    """Whether the recogniser heard the gap and both readers chose ``MODEL_MARKS[mark]``."""
+    return heard is not None and _first(read) == mark == _first(heard)
+
+
+def sigmoid(score: float) -> float:
+    return 1 / (1 + math.exp(-max(-40.0, min(40.0, score))))
 
 
 def _first(distribution: Sequence[float]) -> int:
@@ -129,7 +139,7 @@ class Logistic:
         if len(inputs) != len(self.weights):
             raise ConfidenceError(f"{len(inputs)} inputs for {len(self.weights)} weights")
         score = self.bias + sum(w * x for w, x in zip(self.weights, inputs, strict=True))
-        return 1 / (1 + math.exp(-max(-40.0, min(40.0, score))))
+        return sigmoid(score)
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,15 @@ from app.core.errors import PunctumError
 from app.core.gap_readings import GapReading
 from app.core.marks import MODEL_MARKS
 from app.ml.confidence import (
+    LOGIT_EDGE,
     READERS_DISAGREE_CAP,
     Confidence,
+    logit,
     mark_inputs,
+    readers_agree,
     readers_disagree,
     shipped_confidence,
+    sigmoid,
 )
 
 CLASSES = len(MODEL_MARKS)
@@ -67,7 +71,6 @@ DROP_AT = 0.7
 #: A mark the model does not propose is proposed only where the style makes it the likeliest
 #: class and no mark at most this likely: each costs a person a decision.
 ADD_AT = 0.5
-_EDGE = 1e-4
 NAMES = {1: "commas", 2: "full stops", 3: "question marks", 4: "exclamation marks", 5: "colons"}
 
 
@@ -97,18 +100,9 @@ class Proposal:
     distribution: tuple[float, ...]
 
 
-def _logit(p: float) -> float:
-    p = min(1 - _EDGE, max(_EDGE, p))
-    return math.log(p / (1 - p))
-
-
-def _sigmoid(x: float) -> float:
-    return 1 / (1 + math.exp(-max(-40.0, min(40.0, x))))
-
-
 def _mark_logits(combined: np.ndarray) -> np.ndarray:
     """Per row, the logit of the model's chance that some mark goes there."""
-    none = np.clip(combined[:, 0], _EDGE, 1 - _EDGE)
+    none = np.clip(combined[:, 0], LOGIT_EDGE, 1 - LOGIT_EDGE)
     return np.log((1 - none) / none)  # type: ignore[no-any-return]
 
 
@@ -216,7 +210,7 @@ class HouseStyle:
                 spread = np.array(self.calibration_spread).reshape(len(inputs), len(inputs))
                 x = np.array(inputs)
                 shift = max(0.0, shift - CAUTION * math.sqrt(max(0.0, float(x @ spread @ x))))
-            sure = _sigmoid(inputs[-1] + shift)
+            sure = sigmoid(inputs[-1] + shift)
         if readers_disagree(reading.read, reading.heard):
             sure = min(sure, READERS_DISAGREE_CAP)
         return sure
@@ -263,9 +257,7 @@ def _more(bias: float) -> str:
 def calibration_inputs(mark: int, reading: GapReading, sure: float) -> list[float]:
     """``CALIBRATION_INPUTS`` of a proposal of class ``mark`` that the shipped calibration gives
     ``sure``."""
-    heard = reading.heard
-    read_best = max(range(CLASSES), key=reading.read.__getitem__)
-    agree = heard is not None and read_best == mark == max(range(CLASSES), key=heard.__getitem__)
+    agree = readers_agree(mark, reading.read, reading.heard)
     symbol = MODEL_MARKS[mark]
     return [
         float(symbol == ","),
@@ -273,8 +265,8 @@ def calibration_inputs(mark: int, reading: GapReading, sure: float) -> list[floa
         float(symbol == "?"),
         float(symbol not in ",.?"),
         float(agree),
-        float(heard is not None and not agree),
-        _logit(sure),
+        float(reading.heard is not None and not agree),
+        logit(sure),
     ]
 
 

@@ -740,3 +740,51 @@ def test_cues_recut_are_previewed_applied_as_one_step_undone_and_kept(
         assert [w.rendered() for w in reopened.document.words()] == words
     finally:
         reopened.close()
+
+
+def test_the_editor_tells_what_the_style_learnt_and_resets_it(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.test_house_style import pending_commas
+
+    (sample / "reference.txt").unlink()  # the model alone
+    window.open_captions(sample / "sample.srt", None, None)
+    qtbot.waitUntil(
+        lambda: window.session is not None and window.session.analysed and not window.worker.busy,
+        timeout=240_000,
+    )
+    assert window.last_error is None, window.last_error
+    session = window.session
+    assert session is not None
+    cues = window.cue_model
+    assert cues is not None
+
+    def shown() -> list[str]:
+        """Every cue's text as the transcript shows it (kept by the model until it changes)."""
+        return [cues.data(cues.index(row, CueModel.TEXT)) for row in range(cues.rowCount())]
+
+    told = []
+    for _ in range(5):  # the person turns down one comma after another, by keyboard
+        commas = pending_commas(session)
+        window.review.select(commas[min(commas)].id)
+        shown()
+        qtbot.keyClick(window, Qt.Key.Key_X)
+        told.append(window.statusBar().currentMessage())
+        # The transcript shows every gap as it is now, those the re-reading changed too.
+        assert shown() == [cues.cue_html(row, cue) for row, cue in enumerate(session.document.cues)]
+    # The status bar tells the style when what it learnt changes, not at every decision.
+    assert any(message.startswith("House style from") for message in told), told
+    assert "fewer marks" in session.style().summary()
+    before = len(pending_commas(session))
+
+    # Review ▸ Reset the house style, asked first.
+    window.actions_by_name["reset_style"].trigger()
+    box = next(b for b in window.findChildren(QMessageBox) if b.isVisible())
+    next(b for b in box.buttons() if b.text() == "&Reset").click()
+    assert session.style().neutral
+    assert window.statusBar().currentMessage().startswith("House style reset")
+    assert len(pending_commas(session)) > before  # read again as the model reads them
+    assert window.gap_model is not None and window.gap_model.rowCount() == len(session.queue())
+    assert sum(s.status is Status.REJECTED and s.mark == "," for s in session.document.suggestions) == 5

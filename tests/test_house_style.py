@@ -354,65 +354,6 @@ def test_a_style_file_is_never_written_over_the_project_nor_an_input(tmp_path: P
     assert missing.returncode == 3 and "no such project file" in missing.stderr
 
 
-def test_the_editor_tells_what_the_style_learnt_and_resets_it(qtbot, tmp_path: Path, sample: Path) -> None:
-    pytest.importorskip("PySide6.QtWidgets")
-    from PySide6.QtCore import QSettings, Qt
-    from PySide6.QtWidgets import QMessageBox
-
-    from app.ui.models import CueModel
-    from app.ui.window import MainWindow
-
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    settings.setValue("model/audio", "timings")
-    window = MainWindow(settings=settings)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
-    try:
-        (sample / "reference.txt").unlink()  # the model alone
-        window.open_captions(sample / "sample.srt", None, None)
-        qtbot.waitUntil(
-            lambda: window.session is not None and window.session.analysed and not window.worker.busy,
-            timeout=240_000,
-        )
-        assert window.last_error is None, window.last_error
-        session = window.session
-        assert session is not None
-        cues = window.cue_model
-        assert cues is not None
-
-        def shown() -> list[str]:
-            """Every cue's text as the transcript shows it (kept by the model until it changes)."""
-            return [cues.data(cues.index(row, CueModel.TEXT)) for row in range(cues.rowCount())]
-
-        told = []
-        for _ in range(5):  # the person turns down one comma after another, by keyboard
-            commas = pending_commas(session)
-            window.review.select(commas[min(commas)].id)
-            shown()
-            qtbot.keyClick(window, Qt.Key.Key_X)
-            told.append(window.statusBar().currentMessage())
-            # The transcript shows every gap as it is now, those the re-reading changed too.
-            assert shown() == [cues.cue_html(row, cue) for row, cue in enumerate(session.document.cues)]
-        # The status bar tells the style when what it learnt changes, not at every decision.
-        assert any(message.startswith("House style from") for message in told), told
-        assert "fewer marks" in session.style().summary()
-        before = len(pending_commas(session))
-
-        # Review ▸ Reset the house style, asked first.
-        window.actions_by_name["reset_style"].trigger()
-        box = next(b for b in window.findChildren(QMessageBox) if b.isVisible())
-        next(b for b in box.buttons() if b.text() == "&Reset").click()
-        assert session.style().neutral
-        assert window.statusBar().currentMessage().startswith("House style reset")
-        assert len(pending_commas(session)) > before  # read again as the model reads them
-        assert window.gap_model is not None and window.gap_model.rowCount() == len(session.queue())
-        assert sum(s.status is Status.REJECTED and s.mark == "," for s in session.document.suggestions) == 5
-    finally:
-        window.close()
-
-
 def test_marks_a_person_adds_before_a_word_make_that_word_s_gaps_likelier_to_take_one(tmp_path: Path) -> None:
     """The full stops a person puts in before "so" (where the model proposed none) teach the style:
     every later gap before "so" is read as likelier to take a mark, and a full stop the likeliest."""

@@ -53,7 +53,7 @@ from app.core.triage import (
     triage,
 )
 from app.formats import format_of, parse_document
-from app.ml.house_style import StyleExample
+from app.ml.house_style import HouseStyle, StyleExample
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, Recut, heard_times, recut_captions
@@ -89,6 +89,7 @@ class ReviewSession(SessionStyle):
         self.learns = True
         self._readings: list[GapReading] | None = None
         self._other_examples: list[StyleExample] | None = None
+        self._fitted: tuple[Step | None, HouseStyle] | None = None
         if fresh is not None:
             self.document, self.history = fresh, History(fresh)
             self.restored_decisions = 0
@@ -281,6 +282,7 @@ class ReviewSession(SessionStyle):
         store_results(self.project, self.file_id, analysis)
         self._measures = None
         self._readings = None
+        self._fitted = None
         decided = next(self.project.decisions(self.file_id), None) is not None
         if not self.document.suggestions and not decided:
             # As a reloaded document has it, so that the style reads the gaps the same way.
@@ -293,6 +295,7 @@ class ReviewSession(SessionStyle):
         """Show what the project file holds: after a step that stopped half way, the document in
         memory may lack what the file took."""
         self.document, self.history = load_document(self.project, self.file_id)
+        self._fitted = None
 
     def relink_media(self, media: Path) -> None:
         self.project.relink_media(self.file_id, media)

@@ -40,6 +40,9 @@ class SessionStyle:
     learns: bool
     _readings: list[GapReading] | None
     _other_examples: list[StyleExample] | None
+    #: The style last fitted, with the last step not the rule's when it was: the rule's re-reading
+    #: decides nothing a style learns from, so the editor asking again after it costs no new fit.
+    _fitted: tuple[Step | None, HouseStyle] | None
 
     @property
     def has_reference(self) -> bool:
@@ -57,21 +60,32 @@ class SessionStyle:
     def style(self, state: Decided | None = None) -> HouseStyle:
         """The project's house style as this file's decisions and its other files' leave it
         (``state``: what this file's history says, when the caller has read it)."""
+        last = next((step for step in reversed(self.history.done) if not step.by_rule), None)
+        if self._fitted is not None and self._fitted[0] is last:
+            return self._fitted[1]
         if self._other_examples is None:
             self._other_examples = project_examples(self.project, without=self.file_id)
         mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings(), state)
-        return project_style(self.project, [*self._other_examples, *mine])
+        style = project_style(self.project, [*self._other_examples, *mine])
+        self._fitted = (last, style)
+        return style
+
+    def _forget_style(self) -> None:
+        """What was read of the project's style: read it again when next asked."""
+        self._other_examples = None
+        self._fitted = None
 
     def reset_style(self) -> Step | None:
         """Forget what the decisions so far taught (and any style the project was given), and
         read the undecided gaps again as the model does."""
         reset_style(self.project)
-        self._other_examples = None
+        self._forget_style()
         return self._reread(joins=False)
 
     def give_style(self, style: HouseStyle | None) -> Step | None:
         """Start the project's style from ``style`` (a team's style file) and read the rest again."""
         give_style(self.project, style)
+        self._forget_style()
         return self._reread(joins=False)
 
     def _reread(self, joins: bool = True, style: HouseStyle | None = None) -> Step | None:

@@ -185,9 +185,9 @@ def test_words_are_forced_as_the_captions_write_them(listener) -> None:  # type:
     words = ["we", "work", "at", "NASA", "in", "houston"]
     # The text model writes a full stop after "work" and a capital on "houston".
     listening = Listening(words, [(0.0, 3.0)] * 6, [0] * 6, "en", [False] * 5 + [True], [0, 2, 0, 0, 0, 2])
-    forced, _, _ = listener._forced_text(listening, Window(0, 6, 0.0, 3.0), listening.first_marks)
+    forced, _, _ = listener.text.window_text(listening, Window(0, 6, 0.0, 3.0), listening.first_marks)
     # An acronym keeps its capitals: "Nasa" would be a word Whisper hardly ever wrote.
-    assert listener._tokenizer.decode(forced) == " We work. At NASA in Houston."
+    assert listener.text.tokenizer.decode(forced) == " We work. At NASA in Houston."
 
 
 def test_cues_that_run_backwards_are_each_heard_where_they_are_said(listener, sample_track) -> None:  # type: ignore[no-untyped-def]
@@ -223,7 +223,7 @@ def test_a_recogniser_failure_leaves_the_text_reading_with_a_warning(listener) -
         def __getattr__(self, name: str) -> object:
             return getattr(real, name)
 
-        def generate(self, *args: object, **options: object) -> object:
+        def encode(self, *args: object, **options: object) -> object:
             raise RuntimeError("std::bad_alloc")
 
     real = listener._model

@@ -36,7 +36,7 @@ class Variable:
     name: str
     shape: tuple[int, ...]
     type: str
-    data: bytes
+    data: bytes | memoryview
 
 
 @dataclass
@@ -49,7 +49,17 @@ class ModelFile:
 
 
 def read_model(path: Path) -> ModelFile:
-    data = memoryview(path.read_bytes())
+    return _read(path, memoryview(path.read_bytes()), copy=True)
+
+
+def mapped_model(path: Path) -> ModelFile:
+    """The file's variables as views of the file mapped into memory, not copies: reading a few of
+    a large model's variables costs only their pages."""
+    mapped = np.memmap(path, dtype=np.uint8, mode="r")
+    return _read(path, memoryview(mapped), copy=False)  # type: ignore[arg-type]
+
+
+def _read(path: Path, data: memoryview, copy: bool) -> ModelFile:
     position = 0
 
     def take(layout: str) -> tuple[int, ...]:
@@ -78,7 +88,8 @@ def read_model(path: Path) -> ModelFile:
             (rank,) = take("B")
             shape = take("I" * rank)
             type_id, size = take("BI")
-            variables.append(Variable(name, shape, TYPES[type_id], bytes(data[position : position + size])))
+            stored = data[position : position + size]
+            variables.append(Variable(name, shape, TYPES[type_id], bytes(stored) if copy else stored))
             position += size
         (alias_count,) = take("I")
         aliases = [(text(), text()) for _ in range(alias_count)]

@@ -7,14 +7,18 @@ hears and what came before. No word is ever changed: the words are given, only m
 
 Whisper follows the style of the text it is given: after an unpunctuated prefix it predicts few
 marks (a single unmarked pass read 44 F1 on LJSpeech against 71 for marks written in as it goes).
-So the forced text carries the text model's marks and capitals. One pass: a second that wrote the
-marks combined from the first read the same on LJSpeech (73.1) and 0.7 F1 more on ``audio/real``
-(71.8 against 71.1) for twice the decoding.
+So the forced text carries marks (``forced_text``), in two passes over each window: the first writes
+the text model's marks and capitals, the second the marks combined from the first's reading, with
+the text before as the window before wrote it. Each pass is one call of the decoder over every
+forced position (``forced_decoder``: ONNX Runtime, float), the audio's keys and values computed
+once for both; CTranslate2 runs the encoder. The second pass is skipped where it would force the
+same text. The alignment heads' attention in the last pass places the words
+(``word_alignment``).
 
-Windows (``listening_windows``) are independent of each other, so two are heard at once, each on a
-core: the decoder's steps are too small to keep two cores busy with one window. Each window has its
-own verdict: where the forced words are far less likely than matching speech ever makes them, the
-audio does not say them and that window is not heard.
+Windows (``listening_windows``) are independent of each other but for that context, so two are
+heard at once, each on a core. Each window has its own verdict: where the forced words are far less
+likely than matching speech ever makes them, the audio does not say them and that window is not
+heard.
 
 Audio arrives decoded (16 kHz mono float32); this module never opens media.
 """
@@ -34,9 +38,10 @@ from typing import Any
 import numpy as np
 
 from app.core.errors import PunctumError, error_line
-from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, set_mark
 from app.core.memory import cap_malloc_arenas
-from app.core.model import Casing, apply_casing, casing_of
+from app.ml.forced_decoder import DecoderGraphError, ForcedDecoder, ForcedPass
+from app.ml.forced_text import ForcedText, Overlay
+from app.ml.forced_text import Listening as Listening  # what read() takes, named with it
 from app.ml.inference import softmax
 from app.ml.listening_windows import (
     BACKWARDS_SECONDS,
@@ -48,23 +53,24 @@ from app.ml.listening_windows import (
     window_samples,
 )
 from app.ml.whisper_model import COMPUTE_TYPE, install_hint, load_tokenizer, whisper_model
-from app.ml.word_alignment import heard_word_times, monotonic
+from app.ml.word_alignment import MEL_FRAMES_PER_SECOND, attention_matrix, heard_word_times, monotonic
 
 SAMPLE_RATE = 16_000
 #: The decoder holds 448 positions and CTranslate2 counts a prompt's tokens twice against that:
 #: the forced words with their marks (at most 160 would fit), and the end of the text before as
 #: context. Windows are planned to 144, the budget the figures were measured with.
-MAX_FORCED_TOKENS = 144
+MAX_FORCED_TOKENS = 300
 CONTEXT_TOKENS = 48
 #: Below this mean log-probability per forced word token, the audio does not say the captions' words
 #: (the wrong video): on matching speech it is about -0.5 (LJSpeech, the real-speech set), on
 #: another recording's audio below -5.
 MIN_WORD_LOG_PROB = -3.0
+#: Words of a window whose log-probability is taken for that verdict, evenly spaced: each needs the
+#: whole row of 51,865 logits, where the marks need a few columns.
+JUDGED_WORDS = 12
 #: Windows heard before the file is judged: when none of these says the captions' words, the rest is
 #: not listened to.
 FIRST_VERDICT = 2
-#: Word forms whose tokens are kept between windows and files.
-_KEPT_FORMS = 50_000
 #: Languages whose marks the listener cannot read: written without spaces between words (its forced
 #: text joins words with spaces), or with marks of their own that its candidates (``,`` ``.`` ``?``
 #: ``!`` ``:``) do not cover (Arabic script, Greek's question mark, the danda, Armenian, Ethiopic).
@@ -76,21 +82,6 @@ UNHEARD_LANGUAGES = frozenset(
 
 class ListenerError(PunctumError):
     """The recogniser cannot be loaded for listening."""
-
-
-@dataclass(frozen=True)
-class Listening:
-    """What to listen along. Per word: its text as the captions write it, its time in seconds
-    (its own where the captions or a timing file give one, else its cue's), its cue, whether the
-    text model writes it with a capital, and the mark (``MODEL_MARKS`` index) the text model puts
-    after it, which the first pass writes in."""
-
-    words: Sequence[str]
-    times: Sequence[tuple[float, float]]
-    cues: Sequence[int]
-    language: str
-    capitals: Sequence[bool]
-    first_marks: Sequence[int]
 
 
 @dataclass(frozen=True)
@@ -144,58 +135,32 @@ class Listener:
                 location,
                 device="cpu",
                 compute_type=compute_type,
-                inter_threads=self.parallel,
-                intra_threads=max(1, cores // self.parallel),
+                # One encoder pass at a time, on every core: each holds some 140 MB while it runs,
+                # and two at once, a core each, were no faster.
+                inter_threads=1,
+                intra_threads=cores,
             )
             self._tokenizer: Any = load_tokenizer(location)
+            self._decoder = ForcedDecoder(Path(location), threads=max(1, cores // self.parallel))
+        except DecoderGraphError as error:
+            raise ListenerError(
+                f"the speech recogniser {location} cannot be listened with: {error}"
+            ) from None
         except Exception as error:  # CTranslate2 and tokenizers raise their own kinds
             raise ListenerError(
                 f"the speech recogniser {location} cannot be loaded: {error_line(error)}"
             ) from None
         self._storage = ctranslate2.StorageView
         self.word_times = word_times  # whether windows also align their words to the audio
-        self._encoded: dict[str, list[int]] = {}  # tokens of each word form, shared by the windows
-        self._lock = threading.Lock()
-        self._encoding = threading.Lock()
         self._features = FeatureExtractor(feature_size=self._model.n_mels)
-        self._end_of_text = self._token("<|endoftext|>")
-        self._mark_tokens = self._mark_candidates()
-
-    def _token(self, text: str) -> int:
-        found = self._tokenizer.token_to_id(text)
-        if found is None:
-            raise ListenerError(f"the recogniser's tokenizer lacks {text}")
-        return int(found)
-
-    def _encode(self, text: str) -> list[int]:
-        with self._lock:
-            if text not in self._encoded:
-                if len(self._encoded) >= _KEPT_FORMS:  # a worker reads file after file
-                    self._encoded.clear()
-                self._encoded[text] = list(self._tokenizer.encode(text, add_special_tokens=False).ids)
-            return self._encoded[text]
-
-    def _mark_candidates(self) -> list[list[int]]:
-        """For each mark class, the single tokens that write it (with French spacing too)."""
-        forms: dict[str, tuple[str, ...]] = {
-            ",": (",", " ,"),
-            ".": (".", " .", ";", " ;", "..."),
-            "?": ("?", " ?"),
-            "!": ("!", " !"),
-            ":": (":", " :"),
-        }
-        candidates: list[list[int]] = []
-        for mark in MODEL_MARKS[1:]:
-            ids = [encoded[0] for form in forms[mark] if len(encoded := self._encode(form)) == 1]
-            candidates.append(sorted(set(ids)))
-        return candidates
+        self.text = ForcedText(self._tokenizer)
 
     @property
     def languages(self) -> tuple[str, ...]:
         """The languages the recogniser knows, as its tokenizer names them (``<|en|>``...)."""
         if not self._model.is_multilingual:
             return ("en",)
-        first, last = self._token("<|startoftranscript|>"), self._token("<|translate|>")
+        first, last = self.text.token("<|startoftranscript|>"), self.text.token("<|translate|>")
         return tuple(self._tokenizer.id_to_token(i)[2:-2] for i in range(first + 1, last))
 
     def read(
@@ -216,7 +181,7 @@ class Listener:
             why = "cannot read the marks of" if base in self.languages else "does not know"
             warning = f"the recogniser {why} the language {listening.language!r}: not listened to"
             return Hearing(marks, 0, [warning], word_times)
-        tokens = [self._word_tokens(listening, index, listening.first_marks) for index in range(count)]
+        tokens = [self.text.word_tokens(listening, index, listening.first_marks) for index in range(count)]
         duration = len(audio) / SAMPLE_RATE
         times = spread(listening.times, listening.cues)
         plan = plan_windows(times, listening.cues, [len(t) for t in tokens], duration, MAX_FORCED_TOKENS)
@@ -265,82 +230,35 @@ class Listener:
         features = self._features(audio[first:last].astype(np.float32, copy=False))[:, :3000]
         if features.shape[1] < 3000:
             features = np.pad(features, ((0, 0), (0, 3000 - features.shape[1])))
-        with self._encoding:  # one encoder pass at a time: each holds some 140 MB while it runs
-            return self._model.encode(
-                self._storage.from_array(np.ascontiguousarray(features[None])), to_cpu=True
-            )
+        encoded = self._model.encode(
+            self._storage.from_array(np.ascontiguousarray(features[None])), to_cpu=True
+        )
+        return np.asarray(encoded)[0]
 
-    def _form(self, listening: Listening, index: int, sentence_start: bool) -> list[int]:
-        """Word ``index`` as forced: as the captions write it, with a capital where the text model
-        gives it one or a sentence starts, unless the captions gave it capitals of their own."""
-        word = listening.words[index]
-        if casing_of(word) is Casing.LOWER and (sentence_start or listening.capitals[index]):
-            word = apply_casing(word, Casing.CAPITALISED)
-        return self._encode(" " + word)
-
-    def _mark(self, listening: Listening, mark: int) -> list[int]:
-        return self._encode(set_mark("", MODEL_MARKS[mark], listening.language)) if mark else []
-
-    def _word_tokens(self, listening: Listening, index: int, written: Sequence[int]) -> list[int]:
-        """Word ``index`` as forced, with the mark ``written`` after it."""
-        sentence_start = index == 0 or written[index - 1] in SENTENCE_END_CLASSES
-        return self._form(listening, index, sentence_start) + self._mark(listening, written[index])
-
-    def _forced_text(
-        self, listening: Listening, window: Window, written: Sequence[int]
-    ) -> tuple[list[int], dict[int, int], list[tuple[int, int]]]:
-        """The window's words as tokens with the marks in ``written``; the row whose distribution
-        is each gap's (word index -> row); and (row, token) of each word's first token."""
-        tokens: list[int] = []
-        gaps: dict[int, int] = {}
-        firsts: list[tuple[int, int]] = []
-        for index in range(window.first, window.stop):
-            sentence_start = index == 0 or written[index - 1] in SENTENCE_END_CLASSES
-            pieces = self._form(listening, index, sentence_start)
-            firsts.append((len(tokens), pieces[0]))
-            tokens += pieces
-            gaps[index] = len(tokens)
-            tokens += self._mark(listening, written[index])
-        return tokens, gaps, firsts
-
-    def _logits(self, encoded: Any, prefix: list[int], forced: list[int]) -> Sequence[Any]:
-        """The decoder's logits at each forced position (row k: the token after the prefix and the
-        first k forced tokens), one call, and not a step more: CTranslate2 returns
-        ``min(max_length // 2, max_length - len(prefix) + 1)`` rows for such a prompt (measured),
-        and past the forced text the decoder would go on transcribing by itself. The rows stay
-        CTranslate2's, each read when needed: a whole window's would be some 30 MB as one array."""
-        rows = len(forced) + 1
-        result = self._model.generate(
-            encoded,
-            [prefix + forced],
-            beam_size=1,
-            max_length=max(2 * rows, rows + len(prefix) - 1),
-            return_logits_vocab=True,
-            suppress_blank=False,
-            suppress_tokens=[],
-        )[0]
-        logits: Sequence[Any] = result.logits[0]
-        if len(logits) < rows:
-            raise ValueError(f"the decoder gave {len(logits)} of {rows} rows")
-        return logits
+    def _pass(
+        self,
+        memory: tuple[np.ndarray, np.ndarray],
+        prefix: list[int],
+        forced: list[int],
+        extra: list[int],
+        full_rows: list[int],
+    ) -> ForcedPass:
+        """One decoder pass over ``prefix + forced``, reading the columns of the forced tokens, the
+        marks, the end of the text and ``extra``, and the whole row at ``full_rows`` (rows counted
+        as in ``ForcedPass``)."""
+        marks = [token for ids in self.text.mark_tokens for token in ids]
+        columns = sorted(set(forced) | set(extra) | set(marks) | {self.text.end_of_text})
+        return self._decoder.forced_pass(memory, prefix, forced, columns, full_rows)
 
     def _gap_marks(
-        self, rows: Sequence[Any], listening: Listening, window: Window, gaps: dict[int, int]
+        self, reading: ForcedPass, gaps: dict[int, int], go_on: dict[int, list[int]]
     ) -> dict[int, list[float]]:
         """Each gap's distribution over ``MODEL_MARKS``: going on to the next word (or the end of
-        the text) against each mark. Only the few columns read are taken from a row: the
-        normaliser of the whole row cancels out."""
+        the text) against each mark. Only the few columns read are computed: the normaliser of
+        the whole row cancels out."""
         heard: dict[int, list[float]] = {}
-        count = len(listening.words)
         for index, row in gaps.items():
-            logits = np.asarray(rows[row], dtype=np.float32)
-            if index + 1 < count:
-                go_on = [self._form(listening, index + 1, sentence_start=False)[0]]
-                if index + 1 == window.stop:  # the audio may end before the next word is heard
-                    go_on.append(self._end_of_text)
-            else:
-                go_on = [self._end_of_text]
-            masses = [_log_sum(logits, go_on)] + [_log_sum(logits, ids) for ids in self._mark_tokens]
+            masses = [_log_sum(reading.logits(row, ids)) for ids in (go_on[index], *self.text.mark_tokens)]
             heard[index] = softmax(np.asarray(masses)).tolist()
         return heard
 
@@ -363,70 +281,92 @@ class _FileListening:
         self.windows, self.times, self.tokens = windows, times, tokens  # tokens: each word as forced
         self.word_times = listener.word_times  # whether each window also places its words
         self.start = [
-            listener._token(t)
+            listener.text.token(t)
             for t in ("<|startoftranscript|>", f"<|{base}|>", "<|transcribe|>", "<|notimestamps|>")
         ]
+        # The marks second passes write, and per window whether its own are in: a window's second
+        # pass has the text before it as the window before wrote it (its first pass is done by
+        # then, on the other worker, as windows start in order).
+        self.second: dict[int, int] = {}
+        self.written = [threading.Event() for _ in windows]
 
-    def prefix(self, window: Window) -> list[int]:
-        """The decoder's prompt before the window's words: the end of the text before it, then the
-        start of a transcript."""
+    def prefix(self, window: Window, written: Sequence[int] | None = None) -> list[int]:
+        """The decoder's prompt before the window's words: the end of the text before it (with the
+        marks ``written``, else the text model's), then the start of a transcript."""
         index = window.first
         if index and self.times[index - 1][0] > window.start + BACKWARDS_SECONDS:
             return self.start  # the text before is said later: no context for what is heard here
         context: list[int] = []
         while index > 0 and len(context) < CONTEXT_TOKENS:
             index -= 1
-            context = self.tokens[index] + context
+            word = (
+                self.tokens[index]
+                if written is None
+                else self.listener.text.word_tokens(self.listening, index, written)
+            )
+            context = word + context
         if not context:
             return self.start
-        return [self.listener._token("<|startofprev|>"), *context[-CONTEXT_TOKENS:], *self.start]
+        return [self.listener.text.token("<|startofprev|>"), *context[-CONTEXT_TOKENS:], *self.start]
 
     def hear(self, number: int) -> _Heard:
-        """Window ``number``: an encoder pass and the decoder along its words."""
+        """Window ``number``: an encoder pass, a decoder pass along its words with the text model's
+        marks, and a second with the marks combined from the first where there is a combination
+        (the audio's keys and values are computed once for both)."""
+        try:
+            return self._hear(number)
+        finally:
+            self.written[number].set()
+
+    def _hear(self, number: int) -> _Heard:
         window, listener, listening = self.windows[number], self.listener, self.listening
         try:
-            encoded = listener._encode_window(self.audio, window)
-            forced, gaps, firsts = listener._forced_text(listening, window, listening.first_marks)
-            rows = listener._logits(encoded, self.prefix(window), forced)
-        except (RuntimeError, ValueError) as error:  # CTranslate2's own failures
+            memory = listener._decoder.memory(listener._encode_window(self.audio, window))
+            forced, gaps, firsts = listener.text.window_text(listening, window, listening.first_marks)
+            prefix = self.prefix(window)
+            go_on = listener.text.go_on(listening, window, gaps)
+            extra = [token for ids in go_on.values() for token in ids]
+            judged = firsts[:: max(1, math.ceil(len(firsts) / JUDGED_WORDS))]
+            reading = listener._pass(memory, prefix, forced, extra, [row for row, _ in judged])
+            if float(np.mean(reading.log_probs(judged))) < MIN_WORD_LOG_PROB:
+                return _Heard(matches=False)
+            marks = listener._gap_marks(reading, gaps, go_on)
+            second = listening.second_marks(marks)
+            if second:
+                self.second.update(second)
+                self.written[number].set()
+                if number:
+                    self.written[number - 1].wait()
+                written = Overlay(listening.first_marks, self.second)
+                again, gaps, firsts = listener.text.window_text(listening, window, written)
+                before = self.prefix(window, written)
+                if (again, before) != (forced, prefix):  # else the same pass: its reading stands
+                    forced, reading = again, listener._pass(memory, before, again, extra, [])
+                marks = listener._gap_marks(reading, gaps, go_on)
+        except (RuntimeError, ValueError) as error:  # CTranslate2's and ONNX Runtime's own failures
             return _Heard(failure=error_line(error))
-        if float(np.mean(_normalised(rows, firsts))) < MIN_WORD_LOG_PROB:
-            return _Heard(matches=False)
         spans = [(row, gaps[window.first + n]) for n, (row, _) in enumerate(firsts)]
-        times = self.times_heard(encoded, window, forced, spans)
-        return _Heard(listener._gap_marks(rows, listening, window, gaps), times=times)
+        return _Heard(marks, times=self.times_heard(reading, window, len(forced), spans))
 
     def times_heard(
-        self, encoded: Any, window: Window, forced: list[int], spans: list[tuple[int, int]]
+        self, reading: ForcedPass, window: Window, forced: int, spans: list[tuple[int, int]]
     ) -> dict[int, tuple[float, float]]:
-        """Where the window's words are said, aligned along the forced text (``spans``: each word's
-        own tokens in it); none if the aligner fails: the marks heard still hold."""
+        """Where the window's words are said, from the alignment heads' attention along the
+        ``forced`` tokens (``spans``: each word's own tokens in them) in the same pass; none if the
+        aligner fails: the marks heard still hold."""
         if not self.word_times:
             return {}
         first, last = window_samples(window, len(self.audio), SAMPLE_RATE)
+        frames = min(3000, (last - first) * MEL_FRAMES_PER_SECOND // SAMPLE_RATE) // 2
+        transcript = reading.first_row + 1 - len(self.start)  # the rows from <|startoftranscript|>
         try:
-            times = heard_word_times(
-                self.listener._model,
-                encoded,
-                self.start,
-                forced,
-                spans,
-                self.audio[first:last],
-                first / SAMPLE_RATE,
+            matrix = attention_matrix(
+                reading.scores.alignment[:, transcript:, :], len(self.start) - 1, frames
             )
-        except (RuntimeError, ValueError):  # CTranslate2's own failures
+            times = heard_word_times(matrix, forced, spans, self.audio[first:last], first / SAMPLE_RATE)
+        except (RuntimeError, ValueError):
             return {}
         return dict(zip(range(window.first, window.stop), times, strict=True))
-
-
-def _normalised(rows: Sequence[Any], firsts: list[tuple[int, int]]) -> list[float]:
-    """The log-probability of each word's first token where it is forced."""
-    values: list[float] = []
-    for row, token in firsts:
-        logits = np.asarray(rows[row], dtype=np.float32)
-        top = float(logits.max())
-        values.append(float(logits[token]) - top - math.log(float(np.exp(logits - top).sum())))
-    return values
 
 
 def _merge(marks: list[list[float] | None], times: list[tuple[float, float] | None], heard: _Heard) -> None:
@@ -438,9 +378,8 @@ def _merge(marks: list[list[float] | None], times: list[tuple[float, float] | No
             times[index] = said
 
 
-def _log_sum(log_probs: np.ndarray, tokens: list[int]) -> float:
-    if not tokens:
+def _log_sum(logits: np.ndarray) -> float:
+    if not logits.size:
         return -math.inf
-    chosen = log_probs[tokens]
-    top = float(chosen.max())
-    return top + math.log(float(np.exp(chosen - top).sum()))
+    top = float(logits.max())
+    return top + math.log(float(np.exp(logits - top).sum()))

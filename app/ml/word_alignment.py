@@ -18,7 +18,6 @@ this took the median error from 173 ms to a few ms.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -164,23 +163,75 @@ def monotonic(times: Sequence[Times | None], backwards: float = 1.0) -> list[Tim
     return ordered
 
 
+def attention_matrix(scores: np.ndarray, first_text_row: int, frames: int) -> np.ndarray:
+    """The alignment heads' attention (``scores``: heads x rows x encoder frames, before their
+    softmax, rows from the start of the transcript) as one text-row x frame matrix for the time
+    warping: each head's softmax over the window's own ``frames``, standardised along the rows,
+    median-filtered along the frames and averaged over the heads. Rows from ``first_text_row``:
+    the one predicting each forced token, then the one predicting the end of the text."""
+    frames = max(1, min(frames, scores.shape[-1]))
+    weights = np.asarray(scores[..., :frames], dtype=np.float32)
+    weights = np.exp(weights - weights.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    spread_ = weights.std(axis=-2, keepdims=True)
+    weights = (weights - weights.mean(axis=-2, keepdims=True)) / np.where(spread_ > 0, spread_, 1.0)
+    return np.asarray(_median_filtered(weights, MEDIAN_FILTER_WIDTH).mean(axis=0)[first_text_row:])
+
+
+def _median_filtered(values: np.ndarray, width: int) -> np.ndarray:
+    """A median filter of odd ``width`` along the last axis, reflected at the edges."""
+    rank = width // 2
+    if values.shape[-1] <= rank:
+        return values
+    padded = np.pad(values, [(0, 0)] * (values.ndim - 1) + [(rank, rank)], mode="reflect")
+    windows = np.lib.stride_tricks.sliding_window_view(padded, width, axis=-1)
+    return np.partition(windows, rank, axis=-1)[..., rank]
+
+
+def negative_dtw(matrix: np.ndarray) -> list[tuple[int, int]]:
+    """The monotonic path through ``matrix`` (rows x frames) that gathers the most of it, as (row,
+    frame) pairs from (0, 0) to the last of each: dynamic time warping on its negation, moves
+    diagonal, down a row or along a frame (ties along a frame, as Whisper's own aligner breaks
+    them). Each row of the cost is one running minimum: along a frame the cost of a cell is the
+    matrix's prefix sum plus the least of the entries from above."""
+    rows, frames = matrix.shape
+    values = -np.asarray(matrix, dtype=np.float64)
+    cost = np.full((rows + 1, frames + 1), np.inf)
+    cost[0, 0] = 0.0
+    for i in range(1, rows + 1):
+        from_above = np.minimum(cost[i - 1, :-1], cost[i - 1, 1:])  # diagonal, down
+        prefix = np.cumsum(values[i - 1])
+        before = prefix - values[i - 1]  # the row's sum up to the frame before
+        cost[i, 1:] = np.minimum.accumulate(from_above - before) + prefix
+    diagonal, above, left = cost[:-1, :-1], cost[:-1, 1:], cost[1:, :-1]
+    trace = np.full((rows + 1, frames + 1), 2, dtype=np.int8)
+    trace[1:, 1:][(diagonal < above) & (diagonal < left)] = 0
+    trace[1:, 1:][(above < diagonal) & (above < left)] = 1
+    trace[:, 0] = 1
+    trace[0, :] = 2
+    path: list[tuple[int, int]] = []
+    i, j = rows, frames
+    while i > 0 or j > 0:
+        path.append((i - 1, j - 1))
+        step = trace[i, j]
+        if step == 0:
+            i, j = i - 1, j - 1
+        elif step == 1:
+            i -= 1
+        else:
+            j -= 1
+    path.reverse()
+    return path
+
+
 def heard_word_times(
-    model: Any,
-    encoded: Any,
-    start_sequence: list[int],
-    forced: list[int],
-    spans: Sequence[tuple[int, int]],
-    audio: np.ndarray,
-    offset: float,
+    matrix: np.ndarray, forced: int, spans: Sequence[tuple[int, int]], audio: np.ndarray, offset: float
 ) -> list[Times]:
-    """Each word's (start, end), seconds of the file, in one window: ``encoded`` its encoder output
-    of ``audio`` (16 kHz, the window's own stretch, starting ``offset`` seconds into the file),
-    ``forced`` the window's tokens and ``spans`` each word's own tokens in them."""
-    mel_frames = min(3000, len(audio) * MEL_FRAMES_PER_SECOND // SAMPLE_RATE)
-    result = model.align(
-        encoded, start_sequence, [forced], mel_frames, median_filter_width=MEDIAN_FILTER_WIDTH
-    )[0]
-    starts = token_starts(result.alignments, len(forced))
+    """Each word's (start, end), seconds of the file, in one window: ``matrix`` from
+    ``attention_matrix`` over the window's ``forced`` tokens (and the end of the text), ``spans``
+    each word's own tokens in them, ``audio`` the window's own stretch (16 kHz), starting
+    ``offset`` seconds into the file."""
+    starts = token_starts(negative_dtw(matrix), forced)
     times = words_in_window(starts, spans, offset)
     silent = silent_frames(audio)
     ordered = monotonic(to_the_sound(across_the_pauses(times, pauses(silent, offset)), silent, offset))

@@ -93,6 +93,8 @@ def listen(
         language,
         capitals=[row[1] + row[2] > _CAPITAL for row in casing],
         first_marks=[int(np.argmax(row)) for row in text],
+        read=text,
+        combination=combination,
     )
     hearing: Hearing = loaded.read(
         listening,

@@ -1,0 +1,343 @@
+"""The recogniser's decoder as two ONNX graphs without weights, for the listener's one-pass scoring.
+
+CTranslate2 decodes a forced text a token at a time, reading every weight and the audio's keys and
+values again at each step. The listener knows the whole text beforehand, so one pass over every
+position gives every position's distribution (teacher forcing), and the cross-attention of the
+alignment heads in the same pass places the words. Two graphs:
+
+- ``memory``: the encoder's output (frames x width) -> each layer's cross-attention keys (heads x
+  head width x frames, transposed for the product) and values (heads x frames x head width), once
+  per window;
+- ``decoder``: the tokens' embeddings, those keys and values -> the final hidden state at every
+  position, and the alignment heads' attention scores before their softmax. The output
+  projection (the token embeddings, tied) is applied outside, to the columns that are read.
+
+The graphs hold no weight: each weight is an input, which ``app.ml.forced_decoder`` gives
+ONNX Runtime with every run, taken from the CTranslate2 ``model.bin`` the
+recogniser loads anyway (no second copy of the model on disk). The layout is CTranslate2's
+WhisperSpec: pre-norm layers, fused query-key-value projections, GELU.
+
+Built by ``python -m app.ml.whisper_graph`` (needs the ``onnx`` package of the train extra) into
+``models/listener/``, for the default recogniser's dimensions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The ONNX operator set the graphs use (``Gelu`` arrived in 20).
+OPSET = 20
+IR_VERSION = 10
+LAYER_NORM_EPSILON = 1e-5
+MEMORY_GRAPH = "whisper-memory.onnx"
+DECODER_GRAPH = "whisper-decoder.onnx"
+#: The token embeddings, which are also the output projection: kept out of the graphs, as stored
+#: (int8 rows), where only the rows and columns read are made float.
+EMBEDDINGS = "decoder/embeddings/weight"
+
+
+@dataclass(frozen=True)
+class Dimensions:
+    """What the graphs are built for: a CTranslate2 Whisper decoder's shape."""
+
+    layers: int
+    heads: int
+    width: int
+    vocabulary: int
+    positions: int
+    alignment_heads: tuple[tuple[int, int], ...]  # (layer, head)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "layers": self.layers,
+            "heads": self.heads,
+            "width": self.width,
+            "vocabulary": self.vocabulary,
+            "positions": self.positions,
+            "alignment_heads": [list(pair) for pair in self.alignment_heads],
+        }
+
+    @staticmethod
+    def of_json(data: dict[str, object]) -> Dimensions:
+        heads = data["alignment_heads"]
+        assert isinstance(heads, list)
+        return Dimensions(
+            int(str(data["layers"])),
+            int(str(data["heads"])),
+            int(str(data["width"])),
+            int(str(data["vocabulary"])),
+            int(str(data["positions"])),
+            tuple((int(layer), int(head)) for layer, head in heads),
+        )
+
+
+def linear_names(layer: int) -> dict[str, str]:
+    """The CTranslate2 variables of one decoder layer, by their role in the graph."""
+    prefix = f"decoder/layer_{layer}"
+    return {
+        "self_norm": f"{prefix}/self_attention/layer_norm",
+        "self_qkv": f"{prefix}/self_attention/linear_0",
+        "self_out": f"{prefix}/self_attention/linear_1",
+        "cross_norm": f"{prefix}/attention/layer_norm",
+        "cross_query": f"{prefix}/attention/linear_0",
+        "cross_kv": f"{prefix}/attention/linear_1",
+        "cross_out": f"{prefix}/attention/linear_2",
+        "ffn_norm": f"{prefix}/ffn/layer_norm",
+        "ffn_in": f"{prefix}/ffn/linear_0",
+        "ffn_out": f"{prefix}/ffn/linear_1",
+    }
+
+
+def weight_shapes(dims: Dimensions) -> dict[str, tuple[int, ...]]:
+    """Every weight the graphs take, by its CTranslate2 name (linear weights stay
+    [out, in] as stored: the graphs multiply by their transpose)."""
+    width, ffn = dims.width, 4 * dims.width
+    shapes: dict[str, tuple[int, ...]] = {
+        EMBEDDINGS: (dims.vocabulary, width),
+        "decoder/position_encodings/encodings": (dims.positions, width),
+        "decoder/layer_norm/gamma": (width,),
+        "decoder/layer_norm/beta": (width,),
+    }
+    outs = {"self_qkv": 3 * width, "self_out": width, "cross_query": width, "cross_kv": 2 * width}
+    outs |= {"cross_out": width, "ffn_in": ffn, "ffn_out": width}
+    for layer in range(dims.layers):
+        names = linear_names(layer)
+        for role in ("self_norm", "cross_norm", "ffn_norm"):
+            shapes[names[role] + "/gamma"] = (width,)
+            shapes[names[role] + "/beta"] = (width,)
+        for role, out in outs.items():
+            shapes[names[role] + "/weight"] = (out, ffn if role == "ffn_out" else width)
+            shapes[names[role] + "/bias"] = (out,)
+    return shapes
+
+
+def graph_weights(dims: Dimensions) -> dict[str, list[str]]:
+    """The weights each graph names: the audio's keys and values are the memory graph's."""
+    memory = [name for name in weight_shapes(dims) if "/attention/linear_1/" in name]
+    rest = [name for name in weight_shapes(dims) if name not in memory and name != EMBEDDINGS]
+    return {MEMORY_GRAPH: memory, DECODER_GRAPH: rest}
+
+
+def build(dims: Dimensions, folder: Path) -> None:
+    """Write both graphs into ``folder``, with a ``whisper-graphs.json`` naming their dimensions."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    shapes = weight_shapes(dims)
+    head_width = dims.width // dims.heads
+
+    class Graph:
+        def __init__(self) -> None:
+            self.nodes: list[onnx.NodeProto] = []
+            self.constants: list[onnx.TensorProto] = []
+            self.used: set[str] = set()
+            self.count = 0
+
+        def op(self, kind: str, inputs: Sequence[str], **attributes: Any) -> str:
+            self.count += 1
+            name = f"{kind.lower()}_{self.count}"
+            self.nodes.append(helper.make_node(kind, list(inputs), [name], **attributes))
+            return name
+
+        def ops(self, kind: str, inputs: Sequence[str], outputs: int, **attributes: Any) -> list[str]:
+            self.count += 1
+            names = [f"{kind.lower()}_{self.count}_{k}" for k in range(outputs)]
+            self.nodes.append(helper.make_node(kind, list(inputs), names, **attributes))
+            return names
+
+        def weight(self, name: str) -> str:
+            self.used.add(name)
+            return name
+
+        def ints(self, values: Sequence[int]) -> str:
+            self.count += 1
+            name = f"ints_{self.count}"
+            self.constants.append(helper.make_tensor(name, TensorProto.INT64, [len(values)], list(values)))
+            return name
+
+        def scalar(self, value: float) -> str:
+            self.count += 1
+            name = f"scalar_{self.count}"
+            self.constants.append(helper.make_tensor(name, TensorProto.FLOAT, [], [value]))
+            return name
+
+        def linear(self, x: str, name: str) -> str:
+            return self.op("Gemm", [x, self.weight(name + "/weight"), self.weight(name + "/bias")], transB=1)
+
+        def norm(self, x: str, name: str) -> str:
+            gamma, beta = self.weight(name + "/gamma"), self.weight(name + "/beta")
+            return self.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=LAYER_NORM_EPSILON)
+
+        def heads(self, x: str) -> str:
+            """[T, width] -> [heads, T, head width]."""
+            split = self.op("Reshape", [x, self.ints([0, dims.heads, head_width])])
+            return self.op("Transpose", [split], perm=[1, 0, 2])
+
+        def merged(self, x: str) -> str:
+            """[heads, T, head width] -> [T, width]."""
+            joined = self.op("Transpose", [x], perm=[1, 0, 2])
+            return self.op("Reshape", [joined, self.ints([0, dims.width])])
+
+        def model(
+            self, inputs: list[onnx.ValueInfoProto], outputs: list[onnx.ValueInfoProto], name: str
+        ) -> onnx.ModelProto:
+            weights = [
+                helper.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n]) for n in sorted(self.used)
+            ]
+            graph = helper.make_graph(self.nodes, name, inputs + weights, outputs, initializer=self.constants)
+            return helper.make_model(
+                graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION
+            )
+
+    scale = 1.0 / float(head_width) ** 0.5
+
+    # The memory graph: keys (transposed) and values of the audio, per layer.
+    memory = Graph()
+    frames = helper.make_tensor_value_info("encoded", TensorProto.FLOAT, ["frames", dims.width])
+    key_outputs, value_outputs = [], []
+    for layer in range(dims.layers):
+        names = linear_names(layer)
+        keys, values = memory.ops(
+            "Split", [memory.linear("encoded", names["cross_kv"]), memory.ints([dims.width] * 2)], 2, axis=-1
+        )
+        key_heads = memory.op("Reshape", [keys, memory.ints([0, dims.heads, head_width])])
+        key_outputs.append(memory.op("Transpose", [key_heads], perm=[1, 2, 0]))
+        value_outputs.append(memory.heads(values))
+    stacked_keys = memory.op(
+        "Concat", [memory.op("Unsqueeze", [k, memory.ints([0])]) for k in key_outputs], axis=0
+    )
+    stacked_values = memory.op(
+        "Concat", [memory.op("Unsqueeze", [v, memory.ints([0])]) for v in value_outputs], axis=0
+    )
+    memory.nodes.append(helper.make_node("Identity", [stacked_keys], ["keys"]))
+    memory.nodes.append(helper.make_node("Identity", [stacked_values], ["values"]))
+    memory_model = memory.model(
+        [frames],
+        [
+            helper.make_tensor_value_info(
+                "keys", TensorProto.FLOAT, [dims.layers, dims.heads, head_width, "frames"]
+            ),
+            helper.make_tensor_value_info(
+                "values", TensorProto.FLOAT, [dims.layers, dims.heads, "frames", head_width]
+            ),
+        ],
+        "whisper_memory",
+    )
+
+    # The decoder graph: every position at once.
+    decoder = Graph()
+    inputs = [
+        helper.make_tensor_value_info("embedded", TensorProto.FLOAT, ["positions", dims.width]),
+        helper.make_tensor_value_info(
+            "keys", TensorProto.FLOAT, [dims.layers, dims.heads, head_width, "frames"]
+        ),
+        helper.make_tensor_value_info(
+            "values", TensorProto.FLOAT, [dims.layers, dims.heads, "frames", head_width]
+        ),
+    ]
+    count = decoder.op("Slice", [decoder.op("Shape", ["embedded"]), decoder.ints([0]), decoder.ints([1])])
+    zero = decoder.ints([0])
+    placed = decoder.op("Slice", [decoder.weight("decoder/position_encodings/encodings"), zero, count])
+    x = decoder.op("Add", ["embedded", placed])
+    # The causal mask: a position sees itself and those before it.
+    square = decoder.op("Concat", [count, count], axis=0)
+    ones = decoder.op(
+        "ConstantOfShape", [square], value=helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])
+    )
+    seen = decoder.op("Trilu", [ones], upper=0)
+    mask = decoder.op("Mul", [decoder.op("Sub", [seen, decoder.scalar(1.0)]), decoder.scalar(1e9)])
+    alignment: list[str] = []
+    for layer in range(dims.layers):
+        names = linear_names(layer)
+        h = decoder.norm(x, names["self_norm"])
+        q, k, v = decoder.ops(
+            "Split", [decoder.linear(h, names["self_qkv"]), decoder.ints([dims.width] * 3)], 3, axis=-1
+        )
+        q = decoder.op("Mul", [decoder.heads(q), decoder.scalar(scale)])
+        k_t = decoder.op(
+            "Transpose",
+            [decoder.op("Reshape", [k, decoder.ints([0, dims.heads, head_width])])],
+            perm=[1, 2, 0],
+        )
+        scores = decoder.op("Add", [decoder.op("MatMul", [q, k_t]), mask])
+        attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), decoder.heads(v)])
+        x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["self_out"])])
+
+        h = decoder.norm(x, names["cross_norm"])
+        q = decoder.op("Mul", [decoder.heads(decoder.linear(h, names["cross_query"])), decoder.scalar(scale)])
+        index = decoder.ints([layer])
+        keys = decoder.op("Squeeze", [decoder.op("Gather", ["keys", index], axis=0), zero])
+        values = decoder.op("Squeeze", [decoder.op("Gather", ["values", index], axis=0), zero])
+        scores = decoder.op("MatMul", [q, keys])
+        heads_here = [head for at, head in dims.alignment_heads if at == layer]
+        if heads_here:
+            alignment.append(decoder.op("Gather", [scores, decoder.ints(heads_here)], axis=0))
+        attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), values])
+        x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["cross_out"])])
+
+        h = decoder.norm(x, names["ffn_norm"])
+        inner = decoder.op("Gelu", [decoder.linear(h, names["ffn_in"])])
+        x = decoder.op("Add", [x, decoder.linear(inner, names["ffn_out"])])
+    decoder.nodes.append(
+        helper.make_node(
+            "LayerNormalization",
+            [x, decoder.weight("decoder/layer_norm/gamma"), decoder.weight("decoder/layer_norm/beta")],
+            ["hidden"],
+            axis=-1,
+            epsilon=LAYER_NORM_EPSILON,
+        )
+    )
+    decoder.nodes.append(helper.make_node("Concat", alignment, ["alignment_scores"], axis=0))
+    decoder_model = decoder.model(
+        inputs,
+        [
+            helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["positions", dims.width]),
+            helper.make_tensor_value_info(
+                "alignment_scores", TensorProto.FLOAT, [len(dims.alignment_heads), "positions", "frames"]
+            ),
+        ],
+        "whisper_decoder",
+    )
+    expected = graph_weights(dims)
+    assert memory.used == set(expected[MEMORY_GRAPH]) and decoder.used == set(expected[DECODER_GRAPH])
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save_model(memory_model, folder / MEMORY_GRAPH)
+    onnx.save_model(decoder_model, folder / DECODER_GRAPH)
+    (folder / "whisper-graphs.json").write_text(json.dumps(dims.as_json(), indent=1) + "\n", encoding="utf-8")
+
+
+def dimensions_of(model_folder: Path) -> Dimensions:
+    """The decoder's dimensions read from a CTranslate2 Whisper folder (its model.bin and config)."""
+    from app.ml.ctranslate2_file import mapped_model
+
+    model = mapped_model(model_folder / "model.bin")
+    shapes = {v.name: v.shape for v in model.variables}
+    layers = sum(
+        1 for name in shapes if name.startswith("decoder/layer_") and name.endswith("/ffn/linear_1/bias")
+    )
+    heads = next(int.from_bytes(v.data, "little") for v in model.variables if v.name == "decoder/num_heads")
+    vocabulary, width = shapes["decoder/embeddings/weight"]
+    positions = shapes["decoder/position_encodings/encodings"][0]
+    config = json.loads((model_folder / "config.json").read_text(encoding="utf-8"))
+    alignment = tuple((int(layer), int(head)) for layer, head in config["alignment_heads"])
+    return Dimensions(layers, heads, width, vocabulary, positions, alignment)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("models/listener"))
+    arguments = parser.parse_args()
+    from app.ml.whisper_model import whisper_model
+
+    build(dimensions_of(Path(whisper_model())), arguments.out)
+    print(arguments.out / DECODER_GRAPH)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

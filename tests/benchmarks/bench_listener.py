@@ -32,7 +32,7 @@ import numpy as np
 from app.core.bundled import listener_dir
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
-from app.ml.combination import Combination
+from app.ml.combination import Combination, shipped_combination
 from app.ml.listener import Listener, Listening
 from app.services.model import Punctuator
 from tests.benchmarks import add_recogniser_options, cpu_flags, listener_sets
@@ -49,6 +49,7 @@ class Reading:
     text: np.ndarray  # gaps x marks
     casing: list[list[float]]
     first: list[list[float] | None]  # the listener's reading (the text model's marks written in)
+    windows: int = 0  # windows heard
 
 
 def f1(gold: Sequence[int], predicted: Sequence[int]) -> float:
@@ -91,6 +92,8 @@ def _log_loss(readings: Sequence[Reading], keep: Sequence[np.ndarray], combinati
 
 
 def listen(listener: Listener, reading: Reading) -> tuple[list[list[float] | None], float]:
+    """The listener's reading of one recording (its windows heard kept in ``reading``), and the
+    seconds it took."""
     recording = reading.recording
     started = time.perf_counter()
     hearing = listener.read(
@@ -101,10 +104,32 @@ def listen(listener: Listener, reading: Reading) -> tuple[list[list[float] | Non
             recording.language,
             capitals=[c[1] + c[2] > 0.5 for c in reading.casing],
             first_marks=[int(i) for i in reading.text.argmax(1)],
+            read=reading.text.tolist(),
+            combination=shipped_combination(),  # the second pass writes what the product combines
         ),
         recording.audio,
     )
+    reading.windows = hearing.windows
     return hearing.marks, time.perf_counter() - started
+
+
+def encoder_share(listener: Listener, readings: Sequence[Reading], seconds: float) -> dict[str, float]:
+    """What the encoder costs of the listening: one encoder pass timed alone (the fastest of three,
+    on a recording's first 29 s), times the windows heard, against the listening's seconds."""
+    from app.ml.listening_windows import Window
+
+    audio = readings[0].recording.audio
+    passes = []
+    for _ in range(3):
+        began = time.perf_counter()
+        listener._encode_window(audio, Window(0, 1, 0.0, 29.0))
+        passes.append(time.perf_counter() - began)
+    windows = sum(r.windows for r in readings)
+    return {
+        "seconds_per_pass": round(min(passes), 3),
+        "windows": windows,
+        "share_of_listening": round(min(passes) * windows / seconds, 2),
+    }
 
 
 def settle_curve(
@@ -236,6 +261,7 @@ def main() -> int:
         "audio_seconds": round(audio_seconds, 1),
         "listening_seconds": round(seconds, 1),
         "times_faster_than_real_time": round(audio_seconds / seconds, 1),
+        "encoder": encoder_share(listener, readings, seconds),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
     print(json.dumps(result, indent=2))

@@ -173,6 +173,7 @@ def _nan_rows(rows: list[list[float] | None], width: int = len(MODEL_MARKS)) -> 
 
 def read(recording: Recording, punctuator: Punctuator, listener: Listener | None) -> dict[str, np.ndarray]:
     """The rows of one recording; ``listener`` hears it when it has audio."""
+    from app.ml.combination import shipped_combination
     from app.ml.listener import Listening
 
     count = len(recording.words)
@@ -188,6 +189,8 @@ def read(recording: Recording, punctuator: Punctuator, listener: Listener | None
             recording.language,
             capitals=[c[1] + c[2] > 0.5 for c in casing],
             first_marks=[int(np.argmax(m)) for m in marks],
+            read=[list(m) for m in marks],
+            combination=shipped_combination(),  # the second pass writes what the product combines
         )
         heard = listener.read(listening, recording.speech.audio).marks
     word_casing = _casing_classes(recording.words, recording.casing)

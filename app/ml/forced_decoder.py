@@ -30,6 +30,7 @@ from app.ml.whisper_graph import (
     Dimensions,
     dimensions_of,
     graph_weights,
+    memory_names,
     weight_shapes,
 )
 
@@ -162,21 +163,19 @@ class ForcedDecoder:
         by_graph = graph_weights(found)
         self._memory_weights = {name: self._weights[name] for name in by_graph[MEMORY_GRAPH]}
         self._decoder_weights = {name: self._weights[name] for name in by_graph[DECODER_GRAPH]}
+        self._memory_names = memory_names(found)
         self._memory = _session(graphs / MEMORY_GRAPH, threads)
         self._decoder = _session(graphs / DECODER_GRAPH, threads)
 
-    def memory(self, encoded: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def memory(self, encoded: np.ndarray) -> dict[str, np.ndarray]:
         """Each layer's cross-attention keys and values of one window's encoder output
         (frames x width), computed once for every pass over that window."""
-        keys, values = self._memory.run(
-            ["keys", "values"],
-            {"encoded": np.ascontiguousarray(encoded, dtype=np.float32), **self._memory_weights},
-        )
-        return keys, values
+        feeds = {"encoded": np.ascontiguousarray(encoded, dtype=np.float32), **self._memory_weights}
+        return dict(zip(self._memory_names, self._memory.run(self._memory_names, feeds), strict=True))
 
     def scores(
         self,
-        memory: tuple[np.ndarray, np.ndarray],
+        memory: dict[str, np.ndarray],
         tokens: list[int],
         columns: list[int],
         full_rows: list[int],
@@ -186,7 +185,7 @@ class ForcedDecoder:
             raise ValueError(
                 f"{len(tokens)} tokens, more than the decoder's {self.dimensions.positions} positions"
             )
-        feeds = {"embedded": self._embeddings.vectors(tokens), "keys": memory[0], "values": memory[1]}
+        feeds = {"embedded": self._embeddings.vectors(tokens), **memory}
         feeds |= self._decoder_weights
         hidden, alignment = self._decoder.run(["hidden", "alignment_scores"], feeds)
         logits = hidden @ self._embeddings.vectors(columns).T
@@ -195,7 +194,7 @@ class ForcedDecoder:
 
     def forced_pass(
         self,
-        memory: tuple[np.ndarray, np.ndarray],
+        memory: dict[str, np.ndarray],
         prefix: list[int],
         forced: list[int],
         columns: list[int],

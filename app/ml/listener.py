@@ -237,7 +237,7 @@ class Listener:
 
     def _pass(
         self,
-        memory: tuple[np.ndarray, np.ndarray],
+        memory: dict[str, np.ndarray],
         prefix: list[int],
         forced: list[int],
         extra: list[int],

@@ -5,9 +5,9 @@ values again at each step. The listener knows the whole text beforehand, so one 
 position gives every position's distribution (teacher forcing), and the cross-attention of the
 alignment heads in the same pass places the words. Two graphs:
 
-- ``memory``: the encoder's output (frames x width) -> each layer's cross-attention keys (heads x
-  head width x frames, transposed for the product) and values (heads x frames x head width), once
-  per window;
+- ``memory``: the encoder's output (frames x width) -> each layer's cross-attention keys
+  (``keys_<layer>``: heads x head width x frames, transposed for the product) and values
+  (``values_<layer>``: heads x frames x head width), once per window;
 - ``decoder``: the tokens' embeddings, those keys and values -> the final hidden state at every
   position, and the alignment heads' attention scores before their softmax. The output
   projection (the token embeddings, tied) is applied outside, to the columns that are read.
@@ -116,6 +116,23 @@ def weight_shapes(dims: Dimensions) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def memory_names(dims: Dimensions) -> list[str]:
+    """The audio's keys and values, per layer: the memory graph's outputs, the decoder's inputs."""
+    return [f"{kind}_{layer}" for layer in range(dims.layers) for kind in ("keys", "values")]
+
+
+def memory_shapes(dims: Dimensions, layer: int) -> list[Any]:
+    from onnx import TensorProto, helper
+
+    head_width = dims.width // dims.heads
+    return [
+        helper.make_tensor_value_info(f"keys_{layer}", TensorProto.FLOAT, [dims.heads, head_width, "frames"]),
+        helper.make_tensor_value_info(
+            f"values_{layer}", TensorProto.FLOAT, [dims.heads, "frames", head_width]
+        ),
+    ]
+
+
 def graph_weights(dims: Dimensions) -> dict[str, list[str]]:
     """The weights each graph names: the audio's keys and values are the memory graph's."""
     memory = [name for name in weight_shapes(dims) if "/attention/linear_1/" in name]
@@ -199,46 +216,24 @@ def build(dims: Dimensions, folder: Path) -> None:
     # The memory graph: keys (transposed) and values of the audio, per layer.
     memory = Graph()
     frames = helper.make_tensor_value_info("encoded", TensorProto.FLOAT, ["frames", dims.width])
-    key_outputs, value_outputs = [], []
+    memory_outputs = []
     for layer in range(dims.layers):
         names = linear_names(layer)
         keys, values = memory.ops(
             "Split", [memory.linear("encoded", names["cross_kv"]), memory.ints([dims.width] * 2)], 2, axis=-1
         )
         key_heads = memory.op("Reshape", [keys, memory.ints([0, dims.heads, head_width])])
-        key_outputs.append(memory.op("Transpose", [key_heads], perm=[1, 2, 0]))
-        value_outputs.append(memory.heads(values))
-    stacked_keys = memory.op(
-        "Concat", [memory.op("Unsqueeze", [k, memory.ints([0])]) for k in key_outputs], axis=0
-    )
-    stacked_values = memory.op(
-        "Concat", [memory.op("Unsqueeze", [v, memory.ints([0])]) for v in value_outputs], axis=0
-    )
-    memory.nodes.append(helper.make_node("Identity", [stacked_keys], ["keys"]))
-    memory.nodes.append(helper.make_node("Identity", [stacked_values], ["values"]))
-    memory_model = memory.model(
-        [frames],
-        [
-            helper.make_tensor_value_info(
-                "keys", TensorProto.FLOAT, [dims.layers, dims.heads, head_width, "frames"]
-            ),
-            helper.make_tensor_value_info(
-                "values", TensorProto.FLOAT, [dims.layers, dims.heads, "frames", head_width]
-            ),
-        ],
-        "whisper_memory",
-    )
+        # Each layer's its own output: stacked, they would be copied once more (37 MB a window).
+        memory.nodes.append(helper.make_node("Transpose", [key_heads], [f"keys_{layer}"], perm=[1, 2, 0]))
+        memory.nodes.append(helper.make_node("Identity", [memory.heads(values)], [f"values_{layer}"]))
+        memory_outputs += memory_shapes(dims, layer)
+    memory_model = memory.model([frames], memory_outputs, "whisper_memory")
 
     # The decoder graph: every position at once.
     decoder = Graph()
     inputs = [
         helper.make_tensor_value_info("embedded", TensorProto.FLOAT, ["positions", dims.width]),
-        helper.make_tensor_value_info(
-            "keys", TensorProto.FLOAT, [dims.layers, dims.heads, head_width, "frames"]
-        ),
-        helper.make_tensor_value_info(
-            "values", TensorProto.FLOAT, [dims.layers, dims.heads, "frames", head_width]
-        ),
+        *(info for layer in range(dims.layers) for info in memory_shapes(dims, layer)),
     ]
     count = decoder.op("Slice", [decoder.op("Shape", ["embedded"]), decoder.ints([0]), decoder.ints([1])])
     zero = decoder.ints([0])
@@ -270,14 +265,11 @@ def build(dims: Dimensions, folder: Path) -> None:
 
         h = decoder.norm(x, names["cross_norm"])
         q = decoder.op("Mul", [decoder.heads(decoder.linear(h, names["cross_query"])), decoder.scalar(scale)])
-        index = decoder.ints([layer])
-        keys = decoder.op("Squeeze", [decoder.op("Gather", ["keys", index], axis=0), zero])
-        values = decoder.op("Squeeze", [decoder.op("Gather", ["values", index], axis=0), zero])
-        scores = decoder.op("MatMul", [q, keys])
+        scores = decoder.op("MatMul", [q, f"keys_{layer}"])
         heads_here = [head for at, head in dims.alignment_heads if at == layer]
         if heads_here:
             alignment.append(decoder.op("Gather", [scores, decoder.ints(heads_here)], axis=0))
-        attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), values])
+        attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), f"values_{layer}"])
         x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["cross_out"])])
 
         h = decoder.norm(x, names["ffn_norm"])

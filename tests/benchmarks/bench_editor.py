@@ -5,7 +5,9 @@
    from creating the window to the transcript's first painted frame. Goal: under 1 s.
 2. Scrolling: the transcript paged from top to bottom; milliseconds per page.
 3. Watchdog: a 10 ms timer on the UI thread while the window reads the sample's audio, starts the
-   model and makes its suggestions; the longest gap between ticks is the longest the window froze.
+   model and makes its suggestions, the recogniser listening (``sample_analysis_seconds``: until
+   the heard suggestions are shown; goal 5 s); the longest gap between ticks is the longest the
+   window froze.
    Then the same while the two-hour file is opened afresh (read and parsed on a worker thread) and
    punctuated. Goal: under 100 ms.
 
@@ -55,6 +57,7 @@ class Watch:
     seconds: float  # from the open request to the suggestions
     opened: float  # seconds until the session was there
     gaps: list[float]  # between ticks, sorted
+    heard: bool = False  # whether the suggestions at the end were the recogniser's too
 
     @property
     def longest_ms(self) -> float | None:
@@ -91,12 +94,16 @@ def watch(app: Any, settings: Any, open_file: Callable[[Any], object]) -> Watch:
         if time.perf_counter() - began > 600:
             break
     seconds = time.perf_counter() - began
+    heard = (
+        window.session is not None
+        and window.session.project.report(window.session.file_id).get("evidence") == "heard"
+    )
     for _ in range(50):  # let the views settle after the suggestions arrive
         app.processEvents()
         time.sleep(0.002)
     timer.stop()
     window.close()
-    return Watch(seconds, opened or 0.0, sorted(b - a for a, b in itertools.pairwise(ticks)))
+    return Watch(seconds, opened or 0.0, sorted(b - a for a, b in itertools.pairwise(ticks)), heard)
 
 
 def main() -> None:
@@ -184,6 +191,8 @@ def run(folder: Path) -> dict[str, object]:
         "scroll_pages": pages,
         "scroll_ms_per_page": round(per_page * 1000, 1),
         "sample_analysis_seconds": round(sample_watch.seconds, 1),
+        "sample_heard": sample_watch.heard,  # whether those seconds include the recogniser listening
+        "goal_sample_heard_seconds": 5.0,
         "ui_longest_freeze_ms": sample_watch.longest_ms,
         "ui_freeze_p99_ms": sample_watch.p99_ms,
         "long_file_open_seconds": round(long_watch.opened, 2),

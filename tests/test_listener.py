@@ -306,3 +306,13 @@ def test_captions_putting_more_words_in_the_audio_than_anyone_says_are_not_liste
         " not listened to there"
     ]
     assert Counting.calls == 0 and hearing.windows == 0 and all(m is None for m in hearing.marks)
+
+
+def test_transcribing_and_listening_share_one_loaded_recogniser(listener) -> None:  # type: ignore[no-untyped-def]
+    from app.audio.decode import decode_audio
+    from app.ml.transcriber import Transcriber
+
+    transcriber = Transcriber()
+    assert transcriber.model.model is listener._model  # one Whisper in the process, not two
+    recognition = transcriber.transcribe(decode_audio(SAMPLE / "sample.mp4")[: 16_000 * 8], "en")
+    assert recognition.words  # and it still transcribes

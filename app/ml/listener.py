@@ -52,7 +52,7 @@ from app.ml.listening_windows import (
     verdict,
     window_samples,
 )
-from app.ml.whisper_model import COMPUTE_TYPE, install_hint, load_tokenizer, whisper_model
+from app.ml.whisper_model import COMPUTE_TYPE, install_hint, load_tokenizer, loaded_whisper, whisper_model
 from app.ml.word_alignment import MEL_FRAMES_PER_SECOND, attention_matrix, heard_word_times, monotonic
 
 SAMPLE_RATE = 16_000
@@ -131,15 +131,9 @@ class Listener:
                 from faster_whisper.utils import download_model
 
                 location = download_model(location)
-            self._model: Any = ctranslate2.models.Whisper(
-                location,
-                device="cpu",
-                compute_type=compute_type,
-                # One encoder pass at a time, on every core: each holds some 140 MB while it runs,
-                # and two at once, a core each, were no faster.
-                inter_threads=1,
-                intra_threads=cores,
-            )
+            # One encoder pass at a time, on every core (each holds some 140 MB while it runs, and
+            # two at once, a core each, were no faster), in the recogniser transcribing shares.
+            self._model: Any = loaded_whisper(location, compute_type, cores).model
             self._tokenizer: Any = load_tokenizer(location)
             self._decoder = ForcedDecoder(Path(location), threads=max(1, cores // self.parallel))
         except DecoderGraphError as error:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from app.core.errors import PunctumError, error_line
-from app.ml.whisper_model import COMPUTE_TYPE, install_hint, whisper_model
+from app.ml.whisper_model import COMPUTE_TYPE, install_hint, loaded_whisper, whisper_model
 
 SAMPLE_RATE = 16_000
 
@@ -45,14 +45,12 @@ class Transcriber:
 
     def __init__(self, model: str | None = None, threads: int = 0, compute_type: str = COMPUTE_TYPE) -> None:
         try:
-            from faster_whisper import WhisperModel
+            from faster_whisper import WhisperModel  # noqa: F401  (loaded_whisper makes one)
         except ImportError:
             raise TranscriberError(f"transcribing needs faster-whisper: {install_hint()}") from None
         location = whisper_model(model)
         try:
-            self.model: Any = WhisperModel(
-                location, device="cpu", compute_type=compute_type, cpu_threads=threads
-            )
+            self.model: Any = loaded_whisper(location, compute_type, threads)
         except Exception as error:  # CTranslate2 and the hub client raise their own kinds
             raise TranscriberError(
                 f"the speech recogniser {location} cannot be loaded: {error_line(error)}"

@@ -14,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import shutil
 import sys
+import threading
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -219,6 +221,26 @@ def load_tokenizer(folder: str | Path) -> Any:
     spec = json.loads((Path(folder) / "tokenizer.json").read_text(encoding="utf-8"))
     _with_first_merge(spec)
     return Tokenizer.from_str(json.dumps(spec))
+
+
+_LOADED: dict[tuple[str, str], Any] = {}
+_LOADING = threading.Lock()
+
+
+def loaded_whisper(location: str, compute_type: str = COMPUTE_TYPE, threads: int = 0) -> Any:
+    """The process's one loaded recogniser of ``location`` (faster-whisper's ``WhisperModel``, its
+    CTranslate2 model as ``.model``): transcribing and listening share it rather than each holding
+    a copy. One request at a time, on ``threads`` cores (0: all) as the first to load it asked."""
+    threads = threads or os.cpu_count() or 1
+    key = (location, compute_type)
+    with _LOADING:
+        if key not in _LOADED:
+            from faster_whisper import WhisperModel
+
+            _LOADED[key] = WhisperModel(
+                location, device="cpu", compute_type=compute_type, cpu_threads=threads, num_workers=1
+            )
+        return _LOADED[key]
 
 
 def main() -> int:

@@ -8,15 +8,15 @@ hears and what came before. No word is ever changed: the words are given, only m
 Whisper follows the style of the text it is given: after an unpunctuated prefix it predicts few
 marks (a single unmarked pass read 44 F1 on LJSpeech against 71 for marks written in as it goes).
 So the forced text carries marks (``forced_text``), in two passes over each window: the first writes
-the text model's marks and capitals, the second the marks combined from the first's reading, with
-the text before as the window before wrote it. Each pass is one call of the decoder over every
+the text model's marks and capitals, the second the marks combined from the first's reading, each
+with the text before as the window before wrote it. Each pass is one call of the decoder over every
 forced position (``forced_decoder``: ONNX Runtime, float), the audio's keys and values computed
 once for both; CTranslate2 runs the encoder. The second pass is skipped where it would force the
 same text. The alignment heads' attention in the last pass places the words
 (``word_alignment``).
 
-Windows (``listening_windows``) are independent of each other but for that context, so two are
-heard at once, each on a core. Each window has its own verdict: where the forced words are far less
+Windows (``listening_windows``) depend on each other only through that context, so two are heard
+at once: a window's encoder pass runs while the window before decodes. Each window has its own verdict: where the forced words are far less
 likely than matching speech ever makes them, the audio does not say them and that window is not
 heard.
 
@@ -316,8 +316,14 @@ class _FileListening:
         window, listener, listening = self.windows[number], self.listener, self.listening
         try:
             memory = listener._decoder.memory(listener._encode_window(self.audio, window))
-            forced, gaps, firsts = listener.text.window_text(listening, window, listening.first_marks)
-            prefix = self.prefix(window)
+            before_written: Sequence[int] | None = None
+            if listening.combination is not None and number:
+                self.written[number - 1].wait()  # the text before as the window before wrote it
+                before_written = Overlay(listening.first_marks, self.second)
+            forced, gaps, firsts = listener.text.window_text(
+                listening, window, before_written or listening.first_marks
+            )
+            prefix = self.prefix(window, before_written)
             go_on = listener.text.go_on(listening, window, gaps)
             extra = [token for ids in go_on.values() for token in ids]
             judged = firsts[:: max(1, math.ceil(len(firsts) / JUDGED_WORDS))]

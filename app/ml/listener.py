@@ -56,10 +56,10 @@ from app.ml.whisper_model import COMPUTE_TYPE, install_hint, load_tokenizer, loa
 from app.ml.word_alignment import MEL_FRAMES_PER_SECOND, attention_matrix, heard_word_times, monotonic
 
 SAMPLE_RATE = 16_000
-#: The decoder holds 448 positions and CTranslate2 counts a prompt's tokens twice against that:
-#: the forced words with their marks (at most 160 would fit), and the end of the text before as
-#: context. Windows are planned to 144, the budget the figures were measured with.
-MAX_FORCED_TOKENS = 300
+#: The decoder holds 448 positions: the end of the text before as context (48 tokens), the start of
+#: a transcript, and the forced words with the text model's marks, planned to this budget, which a
+#: second pass's marks can at most double in the words' count (a mark after every word).
+MAX_FORCED_TOKENS = 192
 CONTEXT_TOKENS = 48
 #: Below this mean log-probability per forced word token, the audio does not say the captions' words
 #: (the wrong video): on matching speech it is about -0.5 (LJSpeech, the real-speech set), on
@@ -340,7 +340,8 @@ class _FileListening:
                 written = Overlay(listening.first_marks, self.second)
                 again, gaps, firsts = listener.text.window_text(listening, window, written)
                 before = self.prefix(window, written)
-                if (again, before) != (forced, prefix):  # else the same pass: its reading stands
+                fits = len(before) + len(again) <= listener._decoder.dimensions.positions
+                if fits and (again, before) != (forced, prefix):  # else the first pass's reading stands
                     forced, reading = again, listener._pass(memory, before, again, extra, [])
                 marks = listener._gap_marks(reading, gaps, go_on)
         except (RuntimeError, ValueError) as error:  # CTranslate2's and ONNX Runtime's own failures

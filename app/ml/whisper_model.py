@@ -35,9 +35,9 @@ MANIFEST = "punctum-whisper.json"
 #: How the default model is stored: as the recogniser computes (``COMPUTE_TYPE``), so loading it
 #: quantizes nothing and the file is half the published float16 one.
 STORED_AS = "int8"
-#: The recogniser's arithmetic on the CPU: 1.6 to 1.9 times as fast as float32 in transcribing and
-#: 3.1 times in listening on two cores, with a word error rate of 6.62% on the LJSpeech clips
-#: against float32's 6.97% (README).
+#: The recogniser's arithmetic on the CPU: 1.6 to 1.9 times as fast as float32 in transcribing
+#: on two cores, with a word error rate of 6.62% on the LJSpeech clips against float32's 6.97%
+#: (README). Listening uses it for the encoder; its decoder computes in float (``forced_decoder``).
 COMPUTE_TYPE = "int8"
 #: SHA-256 of the joined ``model.bin`` (Whisper base, CTranslate2, as faster-whisper publishes it),
 #: by the version of the packages holding its halves: a half damaged or replaced is refused, not

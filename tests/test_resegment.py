@@ -4,6 +4,7 @@ positioned cues where they were, and cues a viewer can read."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 
@@ -362,3 +363,19 @@ def test_every_real_world_file_keeps_its_words_and_styled_cues() -> None:
     assert after.dangling_starts <= before.dangling_starts
     assert time.monotonic() - began < 30
     print(f"re-cutting the real-world files: {before} -> {after}")
+
+
+def test_srt_cues_stay_numbered_when_re_cut_a_second_time() -> None:
+    """The editor re-cuts the same captions again after a decision: the cues the first re-cut
+    numbered afresh have no number line of their own, and a new cue must still get one."""
+    text = (
+        "1\n00:00:01,000 --> 00:00:04,000\nso we went home and it rained all day long\n\n"
+        "2\n00:00:04,000 --> 00:00:06,000\nthen we slept.\n"
+    )
+    first = resegment(parse_document(text.encode(), "srt")).document
+    for cue in first.cues:  # a full stop accepted between the two re-cuts
+        cue.words = [dataclasses.replace(w, mark=".") if w.text == "home" else w for w in cue.words]
+    again = render_document(resegment(first).document)
+    blocks = again.strip("\n").split("\n\n")
+    assert len(blocks) > 1
+    assert [block.split("\n")[0] for block in blocks] == [str(n) for n in range(1, len(blocks) + 1)]

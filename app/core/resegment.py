@@ -311,10 +311,11 @@ def _number_cues(before: Sequence[Cue], after: list[Cue], file_format: str) -> N
     """SRT numbers: 1..N again where the file counted its cues so; where it numbered them some
     other way, a new cue takes the number after the cue before it. A VTT identifier names one
     cue, so a new cue has none."""
-    if file_format != "srt" or not any(cue.identifier is not None for cue in before):
+    # A cue numbered by an earlier re-cut has its number and no identifier: it is numbered too.
+    if file_format != "srt" or not any(cue.identifier is not None or cue.index is not None for cue in before):
         return
     first = before[0].index if before[0].index is not None else 1
-    counted = all(cue.identifier is not None and cue.index == first + n for n, cue in enumerate(before))
+    counted = all(cue.index == first + n for n, cue in enumerate(before))
     previous = first - 1
     for cue in after:
         if counted:

@@ -1,14 +1,16 @@
 """The recogniser's decoder run over a whole forced text at once, by ONNX Runtime.
 
 The listener knows every token it forces, so one decoder pass over all of them gives the
-distribution at every position (teacher forcing): some 4-6 times cheaper than CTranslate2's
-token-by-token decoding, which reads every weight again at each step. The same pass gives the
+distribution at every position (teacher forcing), where CTranslate2 decodes token by token,
+reading every weight again at each step (one thread, a 26 s window of 54 tokens: 0.21 s with the
+audio's keys and values, against 0.38 s). The same pass gives the
 alignment heads' cross-attention, from which the words are placed (``word_alignment``).
 
 The graphs (``whisper_graph``) hold no weights; they are taken here from the CTranslate2
 ``model.bin`` the recogniser loads, int8 rows times their scales (or float16) made float32, and
 handed to ONNX Runtime, which reads them in place. The computation is float: CTranslate2's int8
-decoding differs from its own float32 by 0.36 in log-probability on average (2.7 at most).
+decoding differs from its own float32 by 0.2 in log-probability on average (1.7 at most, on that
+window), this pass from it by under 2e-3 (``tests/test_forced_decoder.py``).
 """
 
 from __future__ import annotations

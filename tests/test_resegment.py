@@ -379,3 +379,32 @@ def test_srt_cues_stay_numbered_when_re_cut_a_second_time() -> None:
     blocks = again.strip("\n").split("\n\n")
     assert len(blocks) > 1
     assert [block.split("\n")[0] for block in blocks] == [str(n) for n in range(1, len(blocks) + 1)]
+
+
+def test_the_summary_counts_the_words_whose_times_were_estimated() -> None:
+    """Media heard most of the words: the summary says how many were not, rather than that none
+    were heard."""
+    from app.core.resegment import cut_checks
+    from app.services.captions_export import Recut
+
+    document = _srt([(1000, 3000, "so we went"), (3000, 5000, "home. And then"), (5000, 6000, "we slept.")])
+    heard = [
+        (1000, 1400),
+        (1500, 1900),
+        (2000, 2400),
+        (3000, 3400),
+        None,
+        (4000, 4400),
+        (5000, 5400),
+        (5500, 5900),
+    ]
+    result = resegment(document, heard)
+    assert (result.estimated_words, result.cut_words) == (1, 8)
+    told = Recut(
+        cut_checks(document), cut_checks(result.document), result.estimated_words, result.cut_words, 7
+    )
+    assert told.summary().endswith("; times of 1 of 8 words estimated from their cues (not heard)")
+    nothing_heard = resegment(document, None)
+    assert (nothing_heard.estimated_words, nothing_heard.cut_words) == (8, 8)
+    none = Recut(cut_checks(document), cut_checks(nothing_heard.document), 8, 8, 0)
+    assert none.summary().endswith("; times estimated from the cues (no media heard the words)")

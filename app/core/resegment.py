@@ -52,17 +52,23 @@ EMPTY = "empty"  # no words to move
 
 @dataclass(frozen=True)
 class Resegmented:
-    """A re-cut document and what happened: whether word times were estimated, the cue counts,
+    """A re-cut document and what happened: how many of the words re-cut had their times estimated
+    from their cues (nothing heard or given placed them), the cue counts,
     how many cues kept their own cut, by reason (``POSITIONED``, ``STYLED`` …), and the time each
     word was cut by (None for the words of a cue that kept its cut)."""
 
     document: Document
-    estimated: bool
+    estimated_words: int
     cues_before: int
     cues_after: int
     kept: dict[str, int]
     word_times: list[tuple[int, int] | None]
     changed: bool  # whether any cue begins, ends or breaks its lines elsewhere than before
+    cut_words: int = 0  # the words of the cues re-cut
+
+    @property
+    def estimated(self) -> bool:
+        return self.estimated_words > 0
 
     @property
     def kept_cues(self) -> int:
@@ -87,7 +93,7 @@ def resegment(
     timing_line = _timing_style(document)
     new_cues: list[Cue] = []
     kept: Counter[str] = Counter()
-    estimated = False
+    estimated = cut = 0
     word_times: list[tuple[int, int] | None] = [None] * firsts[-1]
     starts = _sentence_starts(document)
     number = 0
@@ -110,7 +116,8 @@ def resegment(
         planned = plan_cues([word for word, _ in words], rules, until, runs_on, weak_words(language))
         if _fits(planned, cues[number].start, until, rules):
             new_cues += _new_cues(cues[number:stop], planned, rules, language, timing_line)
-            estimated = estimated or any(guessed for _, guessed in words)
+            estimated += sum(1 for _, guessed in words if guessed)
+            cut += len(words)
             for index, (word, _) in enumerate(words, start=firsts[number]):
                 word_times[index] = (word.start, word.end)
         else:  # words heard far from their cues, or no time to show them: leave the run as it is
@@ -126,7 +133,7 @@ def resegment(
         suggestions=list(document.suggestions),
         changes_since_save=document.changes_since_save + changed,
     )
-    return Resegmented(result, estimated, len(cues), len(new_cues), dict(kept), word_times, changed)
+    return Resegmented(result, estimated, len(cues), len(new_cues), dict(kept), word_times, changed, cut)
 
 
 def _ends_sentence_before(cue: Cue, cues: Sequence[Cue], later: int) -> bool:

@@ -76,26 +76,37 @@ def heard_times(measures: Sequence[GapMeasure] | None) -> list[tuple[int, int] |
 
 @dataclass(frozen=True)
 class Recut:
-    """What re-cutting did: the cuts' checks before and after, and whether any word's time was
-    estimated from its cue (no media heard it)."""
+    """What re-cutting did: the cuts' checks before and after, and of the words re-cut, how many
+    had their times estimated from their cue (no media heard them, no file gave them)."""
 
     before: CutChecks
     after: CutChecks
-    estimated: bool
+    estimated: int
+    words: int = 0
+    heard: int = 0  # words whose time was heard (or given by a file)
 
     def __add__(self, other: Recut) -> Recut:
-        return Recut(self.before + other.before, self.after + other.after, self.estimated or other.estimated)
+        return Recut(
+            self.before + other.before,
+            self.after + other.after,
+            self.estimated + other.estimated,
+            self.words + other.words,
+            self.heard + other.heard,
+        )
 
     def summary(self) -> str:
-        """One line: cues before and after, how many end at a sentence end or dangle a sentence's start."""
+        """One line: cues before and after, how many end at a sentence end or dangle a sentence's
+        start, and whose times were estimated."""
         before, after = self.before, self.after
         told = (
             f"cues re-cut {before.cues} -> {after.cues}; ending at a sentence end {before.sentence_ends}"
             f" -> {after.sentence_ends}; dangling a sentence's start {before.dangling_starts}"
             f" -> {after.dangling_starts}"
         )
-        if self.estimated:
+        if self.estimated and not self.heard:
             told += "; times estimated from the cues (no media heard the words)"
+        elif self.estimated:
+            told += f"; times of {self.estimated} of {self.words} words estimated from their cues (not heard)"
         return told
 
 
@@ -104,8 +115,11 @@ def recut_captions(
 ) -> tuple[Document, Recut]:
     """``document`` with its cues cut again at sentence ends (``core.resegment``), timed by the
     words as heard where ``measures`` hold heard times, else by their cues' times spread over them."""
-    result: Resegmented = resegment(document, heard_times(measures), language=language)
-    return result.document, Recut(cut_checks(document), cut_checks(result.document), result.estimated)
+    times = heard_times(measures)
+    result: Resegmented = resegment(document, times, language=language)
+    checks = cut_checks(document), cut_checks(result.document)
+    heard = sum(1 for t in times or () if t is not None)
+    return result.document, Recut(*checks, result.estimated_words, result.cut_words, heard)
 
 
 @dataclass(frozen=True)

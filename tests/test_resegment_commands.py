@@ -4,6 +4,7 @@ changed: the same words, marks and capitals as without it."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -64,8 +65,13 @@ def test_punctuate_resegment_without_media_says_the_times_are_estimated(
     plain, recut = tmp_path / "plain.srt", tmp_path / "recut.srt"
     common = ("punctuate", str(SAMPLE / "sample.srt"), "--model", str(tiny_model), "--apply", "all")
     assert run_punctum_here(*common, "-o", str(plain)).returncode == 0
-    result = run_punctum_here(*common, "-o", str(recut), "--resegment")
+    report = tmp_path / "suggestions.json"
+    result = run_punctum_here(*common, "-o", str(recut), "--resegment", "--suggestions", str(report))
     assert result.returncode == 0, result.stderr
+    # The suggestions number the cues as the captions written beside them do.
+    cue_of = [number for number, cue in enumerate(read_document(recut).cues, 1) for _ in cue.words]
+    suggestions = json.loads(report.read_text(encoding="utf-8"))["suggestions"]
+    assert suggestions and all(s["cue"] == cue_of[s["word_index"]] for s in suggestions)
     told = re.search(r"cues re-cut (\d+) -> (\d+); ending at a sentence end", result.stdout)
     assert told is not None and int(told.group(1)) == 24, result.stdout
     assert "times estimated from the cues" in result.stdout

@@ -173,9 +173,6 @@ def _punctuate(args: argparse.Namespace) -> int:
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence), style)
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
-    # Written together or not at all: suggestions whose captions a full disk kept from being
-    # written would replace an older file and describe captions that are not there.
-    reports = [(Path(args.suggestions), outcome.suggestions_json())] if args.suggestions else []
     told: list[str] = []
     if args.resegment:
         from app.services.captions_export import recut_captions
@@ -192,6 +189,10 @@ def _punctuate(args: argparse.Namespace) -> int:
             print(line)
         else:
             print(f"punctum: {line}", file=sys.stderr)
+    # Written together or not at all: suggestions whose captions a full disk kept from being
+    # written would replace an older file and describe captions that are not there. They number
+    # the cues as the captions written beside them do (re-cut, if asked).
+    reports = [(Path(args.suggestions), outcome.suggestions_json())] if args.suggestions else []
     save_together(outcome.document, args.output, reports)
     if args.output is not None:
         language = f" ({outcome.report.language})" if outcome.report.language else ""

@@ -53,9 +53,9 @@ EMPTY = "empty"  # no words to move
 @dataclass(frozen=True)
 class Resegmented:
     """A re-cut document and what happened: how many of the words re-cut had their times estimated
-    from their cues (nothing heard or given placed them), the cue counts,
-    how many cues kept their own cut, by reason (``POSITIONED``, ``STYLED`` …), and the time each
-    word was cut by (None for the words of a cue that kept its cut)."""
+    from their cues (nothing heard or given placed them), the cue counts, how many cues kept their
+    own cut, by reason (``POSITIONED``, ``STYLED`` …), and the time each word was cut by (None for
+    the words of a cue that kept its cut)."""
 
     document: Document
     estimated_words: int

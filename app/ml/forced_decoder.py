@@ -136,13 +136,13 @@ class ForcedDecoder:
     """The decoder of the Whisper in ``model_folder``, for teacher-forced passes."""
 
     def __init__(self, model_folder: Path, threads: int = 1, graphs: Path | None = None) -> None:
-
         graphs = graphs or listener_dir()
         try:
             expected = Dimensions.of_json(
                 json.loads((graphs / "whisper-graphs.json").read_text(encoding="utf-8"))
             )
-            found = dimensions_of(model_folder)
+            model = mapped_model(model_folder / "model.bin")
+            found = dimensions_of(model_folder, model)
         except (OSError, ValueError, KeyError, ModelFileError) as error:
             raise DecoderGraphError(f"the listener's decoder graphs cannot be read: {error}") from None
         if found != expected:
@@ -151,20 +151,23 @@ class ForcedDecoder:
                 f" width {expected.width}, not this recogniser ({found.layers} of {found.width})"
             )
         self.dimensions = found
-        variables = {v.name: v for v in mapped_model(model_folder / "model.bin").variables}
+        variables = {v.name: v for v in model.variables}
         self._embeddings = _Embeddings(variables[EMBEDDINGS], variables.get(EMBEDDINGS + "_scale"))
-        self._weights: dict[str, np.ndarray] = {}  # given with every run: ONNX Runtime reads them in place
-        for name, shape in weight_shapes(found).items():
-            if name == EMBEDDINGS:
-                continue
-            array = np.ascontiguousarray(_as_float32(variables[name], variables.get(name + "_scale")))
-            if array.shape != shape:
-                raise DecoderGraphError(f"{name}: shape {array.shape}, the graph expects {shape}")
-            self._weights[name] = array
-        del variables
+        shapes = weight_shapes(found)
+
+        def weights(names: list[str]) -> dict[str, np.ndarray]:
+            """Given with every run of a graph: ONNX Runtime reads them in place."""
+            made = {}
+            for name in names:
+                array = np.ascontiguousarray(_as_float32(variables[name], variables.get(name + "_scale")))
+                if array.shape != shapes[name]:
+                    raise DecoderGraphError(f"{name}: shape {array.shape}, the graph expects {shapes[name]}")
+                made[name] = array
+            return made
+
         by_graph = graph_weights(found)
-        self._memory_weights = {name: self._weights[name] for name in by_graph[MEMORY_GRAPH]}
-        self._decoder_weights = {name: self._weights[name] for name in by_graph[DECODER_GRAPH]}
+        self._memory_weights = weights(by_graph[MEMORY_GRAPH])
+        self._decoder_weights = weights(by_graph[DECODER_GRAPH])
         self._memory_names = memory_names(found)
         self._memory = _session(graphs / MEMORY_GRAPH, threads)
         self._decoder = _session(graphs / DECODER_GRAPH, threads)

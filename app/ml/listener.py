@@ -16,9 +16,9 @@ same text. The alignment heads' attention in the last pass places the words
 (``word_alignment``).
 
 Windows (``listening_windows``) depend on each other only through that context, so two are heard
-at once: a window's encoder pass runs while the window before decodes. Each window has its own verdict: where the forced words are far less
-likely than matching speech ever makes them, the audio does not say them and that window is not
-heard.
+at once: a window's encoder pass runs while the window before decodes. Each window has its own
+verdict: where the forced words are far less likely than matching speech ever makes them, the
+audio does not say them and that window is not heard.
 
 Audio arrives decoded (16 kHz mono float32); this module never opens media.
 """
@@ -134,7 +134,7 @@ class Listener:
             # One encoder pass at a time, on every core (each holds some 140 MB while it runs, and
             # two at once, a core each, were no faster), in the recogniser transcribing shares.
             self._model: Any = loaded_whisper(location, compute_type, cores).model
-            self._tokenizer: Any = load_tokenizer(location)
+            tokenizer = load_tokenizer(location)
             self._decoder = ForcedDecoder(Path(location), threads=max(1, cores // self.parallel))
         except DecoderGraphError as error:
             raise ListenerError(
@@ -147,7 +147,7 @@ class Listener:
         self._storage = ctranslate2.StorageView
         self.word_times = word_times  # whether windows also align their words to the audio
         self._features = FeatureExtractor(feature_size=self._model.n_mels)
-        self.text = ForcedText(self._tokenizer)
+        self.text = ForcedText(tokenizer)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -155,7 +155,7 @@ class Listener:
         if not self._model.is_multilingual:
             return ("en",)
         first, last = self.text.token("<|startoftranscript|>"), self.text.token("<|translate|>")
-        return tuple(self._tokenizer.id_to_token(i)[2:-2] for i in range(first + 1, last))
+        return tuple(self.text.tokenizer.id_to_token(i)[2:-2] for i in range(first + 1, last))
 
     def read(
         self,
@@ -278,9 +278,9 @@ class _FileListening:
             listener.text.token(t)
             for t in ("<|startoftranscript|>", f"<|{base}|>", "<|transcribe|>", "<|notimestamps|>")
         ]
-        # The marks second passes write, and per window whether its own are in: a window's second
-        # pass has the text before it as the window before wrote it (its first pass is done by
-        # then, on the other worker, as windows start in order).
+        # The marks second passes write, and per window whether its own are in: both passes of a
+        # window have the text before it as the window before wrote it (the first pass of the
+        # window before, on the other worker, is done by then or soon: windows start in order).
         self.second: dict[int, int] = {}
         self.written = [threading.Event() for _ in windows]
 
@@ -335,8 +335,6 @@ class _FileListening:
             if second:
                 self.second.update(second)
                 self.written[number].set()
-                if number:
-                    self.written[number - 1].wait()
                 written = Overlay(listening.first_marks, self.second)
                 again, gaps, firsts = listener.text.window_text(listening, window, written)
                 before = self.prefix(window, written)

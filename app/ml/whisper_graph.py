@@ -28,7 +28,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.ml.ctranslate2_file import ModelFile
 
 #: The ONNX operator set the graphs use (``Gelu`` arrived in 20).
 OPSET = 20
@@ -155,9 +158,10 @@ def build(dims: Dimensions, folder: Path) -> None:
             self.used: set[str] = set()
             self.count = 0
 
-        def op(self, kind: str, inputs: Sequence[str], **attributes: Any) -> str:
+        def op(self, kind: str, inputs: Sequence[str], output: str | None = None, **attributes: Any) -> str:
+            """One node, its output named ``output`` (a graph's output) or numbered."""
             self.count += 1
-            name = f"{kind.lower()}_{self.count}"
+            name = output or f"{kind.lower()}_{self.count}"
             self.nodes.append(helper.make_node(kind, list(inputs), [name], **attributes))
             return name
 
@@ -186,14 +190,21 @@ def build(dims: Dimensions, folder: Path) -> None:
         def linear(self, x: str, name: str) -> str:
             return self.op("Gemm", [x, self.weight(name + "/weight"), self.weight(name + "/bias")], transB=1)
 
-        def norm(self, x: str, name: str) -> str:
+        def norm(self, x: str, name: str, output: str | None = None) -> str:
             gamma, beta = self.weight(name + "/gamma"), self.weight(name + "/beta")
-            return self.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=LAYER_NORM_EPSILON)
+            return self.op(
+                "LayerNormalization", [x, gamma, beta], output, axis=-1, epsilon=LAYER_NORM_EPSILON
+            )
 
-        def heads(self, x: str) -> str:
+        def heads(self, x: str, output: str | None = None) -> str:
             """[T, width] -> [heads, T, head width]."""
             split = self.op("Reshape", [x, self.ints([0, dims.heads, head_width])])
-            return self.op("Transpose", [split], perm=[1, 0, 2])
+            return self.op("Transpose", [split], output, perm=[1, 0, 2])
+
+        def key_heads(self, x: str, output: str | None = None) -> str:
+            """[T, width] -> [heads, head width, T]: keys transposed for the product with queries."""
+            split = self.op("Reshape", [x, self.ints([0, dims.heads, head_width])])
+            return self.op("Transpose", [split], output, perm=[1, 2, 0])
 
         def merged(self, x: str) -> str:
             """[heads, T, head width] -> [T, width]."""
@@ -222,10 +233,9 @@ def build(dims: Dimensions, folder: Path) -> None:
         keys, values = memory.ops(
             "Split", [memory.linear("encoded", names["cross_kv"]), memory.ints([dims.width] * 2)], 2, axis=-1
         )
-        key_heads = memory.op("Reshape", [keys, memory.ints([0, dims.heads, head_width])])
         # Each layer's its own output: stacked, they would be copied once more (37 MB a window).
-        memory.nodes.append(helper.make_node("Transpose", [key_heads], [f"keys_{layer}"], perm=[1, 2, 0]))
-        memory.nodes.append(helper.make_node("Identity", [memory.heads(values)], [f"values_{layer}"]))
+        memory.key_heads(keys, f"keys_{layer}")
+        memory.heads(values, f"values_{layer}")
         memory_outputs += memory_shapes(dims, layer)
     memory_model = memory.model([frames], memory_outputs, "whisper_memory")
 
@@ -254,12 +264,7 @@ def build(dims: Dimensions, folder: Path) -> None:
             "Split", [decoder.linear(h, names["self_qkv"]), decoder.ints([dims.width] * 3)], 3, axis=-1
         )
         q = decoder.op("Mul", [decoder.heads(q), decoder.scalar(scale)])
-        k_t = decoder.op(
-            "Transpose",
-            [decoder.op("Reshape", [k, decoder.ints([0, dims.heads, head_width])])],
-            perm=[1, 2, 0],
-        )
-        scores = decoder.op("Add", [decoder.op("MatMul", [q, k_t]), mask])
+        scores = decoder.op("Add", [decoder.op("MatMul", [q, decoder.key_heads(k)]), mask])
         attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), decoder.heads(v)])
         x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["self_out"])])
 
@@ -275,16 +280,8 @@ def build(dims: Dimensions, folder: Path) -> None:
         h = decoder.norm(x, names["ffn_norm"])
         inner = decoder.op("Gelu", [decoder.linear(h, names["ffn_in"])])
         x = decoder.op("Add", [x, decoder.linear(inner, names["ffn_out"])])
-    decoder.nodes.append(
-        helper.make_node(
-            "LayerNormalization",
-            [x, decoder.weight("decoder/layer_norm/gamma"), decoder.weight("decoder/layer_norm/beta")],
-            ["hidden"],
-            axis=-1,
-            epsilon=LAYER_NORM_EPSILON,
-        )
-    )
-    decoder.nodes.append(helper.make_node("Concat", alignment, ["alignment_scores"], axis=0))
+    decoder.norm(x, "decoder/layer_norm", "hidden")
+    decoder.op("Concat", alignment, "alignment_scores", axis=0)
     decoder_model = decoder.model(
         inputs,
         [
@@ -303,11 +300,12 @@ def build(dims: Dimensions, folder: Path) -> None:
     (folder / "whisper-graphs.json").write_text(json.dumps(dims.as_json(), indent=1) + "\n", encoding="utf-8")
 
 
-def dimensions_of(model_folder: Path) -> Dimensions:
-    """The decoder's dimensions read from a CTranslate2 Whisper folder (its model.bin and config)."""
+def dimensions_of(model_folder: Path, model: ModelFile | None = None) -> Dimensions:
+    """The decoder's dimensions read from a CTranslate2 Whisper folder (its model.bin, unless
+    ``model`` is that file already read, and its config)."""
     from app.ml.ctranslate2_file import mapped_model
 
-    model = mapped_model(model_folder / "model.bin")
+    model = model or mapped_model(model_folder / "model.bin")
     shapes = {v.name: v.shape for v in model.variables}
     layers = sum(
         1 for name in shapes if name.startswith("decoder/layer_") and name.endswith("/ffn/linear_1/bias")

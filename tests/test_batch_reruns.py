@@ -82,6 +82,37 @@ def test_export_into_the_input_folder_in_the_other_format_is_refused(
     assert "cedar street" in (tmp_path / "out" / "a.vtt").read_text(encoding="utf-8")
 
 
+def test_export_inside_the_batch_folder_is_refused_so_no_later_batch_takes_it_for_new_captions(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "f9"
+    (folder / "season").mkdir(parents=True)
+    first_cues(folder / "t.srt")
+    first_cues(folder / "season" / "u.srt")
+    project = tmp_path / "f9.punctum"
+    batch = ("batch", str(folder), "--project", str(project), "--no-audio")
+    assert run_punctum_here(*batch).returncode == 0
+
+    for inside in (folder / "out", folder / "season" / "out", folder / "season"):
+        refused = run_punctum_here("export", str(project), "--out", str(inside))
+        assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+        assert refused.stderr.startswith(f"punctum: {inside}: inside {folder.resolve()}")
+        assert "outside it" in refused.stderr and refused.stdout == ""
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == [
+        "season",
+        "season/u.srt",
+        "t.srt",
+    ]  # nothing written, no folder made
+
+    # Beside the batch folder it is written, and the next batch finds nothing new to review.
+    exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"))
+    assert exported.returncode == 0 and "2 files written" in exported.stdout, exported.stderr
+    again = run_punctum_here(*batch)
+    assert again.returncode == 0, again.stderr
+    assert f"{project}: 0 processed, 0 failed, 2 already done" in again.stdout
+    assert _states(project) == {"t": "done", "season/u": "done"}
+
+
 def test_the_listener_s_warnings_reach_the_batch_summary_and_status(tiny_model: Path, tmp_path: Path) -> None:
     import numpy as np
 

@@ -138,6 +138,30 @@ def test_bad_project_and_batch_arguments_are_one_line(tmp_path: Path) -> None:
     assert a_file.read_text() == "not a folder"
 
 
+def test_min_confidence_with_a_policy_that_reads_none_is_refused_not_ignored(tmp_path: Path) -> None:
+    text = tmp_path / "ten.txt"
+    text.write_text("so this is the sample we talked about is it ready\n")
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    (folder / "a.srt").write_bytes((SAMPLE / "sample.srt").read_bytes())
+    out, project = tmp_path / "out.txt", tmp_path / "p.punctum"
+    cases = [
+        (
+            ("punctuate", str(text), "-o", str(out), "--apply", "none"),
+            "with --apply none nothing is accepted",
+        ),
+        (("punctuate", str(text), "-o", str(out), "--apply", "all"), "--apply all accepts every suggestion"),
+        (("batch", str(folder), "--project", str(project), "--apply", "all"), "accepts every suggestion"),
+        (("batch", str(folder), "--project", str(project)), "with --apply none nothing is accepted"),
+    ]
+    for args, said in cases:
+        result = punctum(*args, "--min-confidence", "0.8")
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, (args, result.stderr)
+        assert result.stderr.startswith("punctum: --min-confidence is for --apply confident or triage: ")
+        assert said in result.stderr, result.stderr
+    assert not out.exists() and not project.exists()  # refused before any work
+
+
 def test_usage_errors_exit_2() -> None:
     assert punctum().returncode == 2
     assert punctum("info").returncode == 2

@@ -597,6 +597,67 @@ def test_a_policy_change_re_triages_and_undo_takes_back_the_rules_settlement(
         reopened.close()
 
 
+@pytest.mark.parametrize(
+    ("stored", "target"),
+    [
+        ("0.6", 0.90),  # earlier versions offered 0.50 to 1.00: the nearest the dialog offers
+        ("1.0", 0.99),
+        ("-1", 0.90),
+        ("0.95", 0.95),
+        ("nan", 0.97),  # no number: the default
+        ("inf", 0.97),
+        ("lots", 0.97),
+        ("none", None),  # the model alone settles nothing, as the dialog keeps it
+    ],
+)
+def test_a_stored_triage_target_is_the_one_the_policy_dialog_shows(
+    qtbot, tmp_path: Path, stored: str, target: float | None
+) -> None:
+    from app.ui.dialogs import TriagePolicyDialog
+
+    kept = tmp_path / "settings.ini"
+    kept.write_text(f"[triage]\nmodel_threshold={stored}\n", encoding="utf-8")
+    window = MainWindow(settings=QSettings(str(kept), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    policy = window.triage_policy()  # what the editor settles by
+    assert policy.model_threshold == target
+    dialog = TriagePolicyDialog(policy, window)
+    qtbot.addWidget(dialog)
+    assert dialog.model_alone.isChecked() is (target is not None)
+    if target is not None:
+        assert dialog.threshold.text() == f"{target:.2f}"
+    assert dialog.policy() == policy  # OK with nothing changed keeps what the editor did
+
+
+def test_the_editor_settles_by_the_target_its_dialog_shows_when_an_older_one_was_kept(
+    qtbot, tmp_path: Path, sample: Path
+) -> None:
+    from app.ui.dialogs import TriagePolicyDialog
+
+    kept = tmp_path / "settings.ini"
+    kept.write_text("[model]\naudio=timings\n\n[triage]\nmodel_threshold=0.6\n", encoding="utf-8")
+    window = MainWindow(settings=QSettings(str(kept), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    (sample / "reference.txt").unlink()  # the model alone: its target decides
+    window.open_captions(sample / "sample.srt", None, None)
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    assert session is not None
+    settled = session.settled_by_rule()
+    assert settled
+    # Settled at the dialog's lowest target, 0.90, not at the 0.60 kept (which settles every gap of
+    # the sample): some gaps wait for a person.
+    assert sum(g.pending for g in session.queue()) > 0
+    # The dialog opened now shows that target: OK with nothing changed settles nothing differently.
+    dialog = TriagePolicyDialog(window.triage_policy(), window)
+    qtbot.addWidget(dialog)
+    assert dialog.threshold.text() == "0.90"
+    window.set_triage_policy(dialog.policy())
+    assert session.settled_by_rule() == settled
+    window.close()
+
+
 @requires_ffmpeg
 def test_the_evidence_panel_shows_what_is_known_about_a_gap(qtbot, window: MainWindow, sample: Path) -> None:
     from app.audio.analysis import analyse_media

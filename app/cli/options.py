@@ -115,12 +115,16 @@ def audio_use(args: argparse.Namespace) -> AudioUse:
 
 def threshold(args: argparse.Namespace, confident_default: float) -> float:
     """``--min-confidence`` as given, else the default of the ``--apply`` policy: triage's is its
-    precision target (``app.core.triage.OPERATING_THRESHOLD``)."""
+    precision target (``app.core.triage.OPERATING_THRESHOLD``). Given with a policy that reads no
+    confidence (``--apply none`` or ``all``), it is refused rather than silently ignored."""
     from app.services.punctuate import TRIAGE_TARGETS, TRIAGE_THRESHOLD
 
     value = args.min_confidence
     if value is None:
         return TRIAGE_THRESHOLD if args.apply == "triage" else confident_default
+    ignored = {"none": "with --apply none nothing is accepted", "all": "--apply all accepts every suggestion"}
+    if args.apply in ignored:
+        raise UsageError(f"--min-confidence is for --apply confident or triage: {ignored[args.apply]}")
     if not 0.0 <= value <= 1.0:
         raise UsageError("--min-confidence must be between 0 and 1")
     low, high = TRIAGE_TARGETS

@@ -256,7 +256,7 @@ def _batch(args: argparse.Namespace) -> int:
         summary.failures = failed_files(project)
         summary.failed = len(summary.failures)
     settled = (
-        f", {summary.settled} suggestions settled by triage (about {summary.may_be_wrong:.0f} may be wrong)"
+        f", {summary.settled} gaps settled by triage (about {summary.may_be_wrong:.0f} may be wrong)"
         if summary.settled
         else ""
     )

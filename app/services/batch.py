@@ -12,6 +12,7 @@ here on the processes of ``local_pool``, in ``cluster`` on Ray.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -36,7 +37,9 @@ SECONDS_PER_GAP = 4.0
 
 def import_folder(folder: Path, project: Project) -> Pairing:
     """Register every paired file of ``folder`` not yet in the project, and import again (as a
-    new version, keeping the decisions that still apply) those whose captions changed on disk."""
+    new version, keeping the decisions that still apply) those whose captions changed on disk.
+    The folder is remembered, so that no export of the project is written inside it."""
+    _remember_folder(project, folder)
     pairing = pair_folder(folder)
     known = {entry.stem: entry for entry in project.files()}
     for group in pairing.groups:
@@ -61,6 +64,26 @@ def import_folder(folder: Path, project: Project) -> Pairing:
             project.add_file_failed(group.stem, group.captions, str(error))
             pairing.failed_imports[group.stem] = str(error)
     return pairing
+
+
+#: Where the project keeps the folders ``batch`` reads (a JSON list of absolute paths).
+_BATCH_FOLDERS = "batch.folders"
+
+
+def _remember_folder(project: Project, folder: Path) -> None:
+    folders = batch_folders(project)
+    root = folder.resolve()
+    if root not in folders:
+        project.set_setting(_BATCH_FOLDERS, json.dumps([str(f) for f in [*folders, root]]))
+
+
+def batch_folders(project: Project) -> list[Path]:
+    """The folders ``batch`` has read for the project (none for a project it never ran on)."""
+    try:
+        kept = json.loads(project.setting(_BATCH_FOLDERS) or "[]")
+    except ValueError:  # edited by hand: no folder known
+        return []
+    return [Path(f) for f in kept if isinstance(f, str)] if isinstance(kept, list) else []
 
 
 def record_untranscribed(folder: Path, project: Project, failed: dict[Path, str]) -> dict[str, str]:
@@ -191,7 +214,8 @@ class StaleCaptionsError(PunctumError):
 
 
 class ExportFolderError(PunctumError):
-    """An ``--out`` folder that cannot be made: the user's mistake, as a usage error is."""
+    """An ``--out`` folder that cannot be made, or that a batch of the project reads: the user's
+    mistake, as a usage error is."""
 
     exit_code = 2
 
@@ -231,7 +255,8 @@ def export_project(
     """Write every processed file's captions (decisions applied, sentence starts and the words the
     language always capitalises given capitals) to ``out``.
 
-    Inputs are never overwritten: a target that is one of the project's own files is refused.
+    Inputs are never overwritten: a target that is one of the project's own files is refused, and
+    so is an ``out`` inside a folder ``batch`` reads for the project (``ExportFolderError``).
     ``out`` is made if the folder it goes in exists; a missing parent is refused (a mistyped path
     makes no tree of folders). Captions changed on disk since they were imported are refused, so
     the old words are never written in their place: ``punctum batch`` imports them again.
@@ -244,7 +269,14 @@ def export_project(
 
     if not out.is_dir() and not out.parent.is_dir():
         raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")
-    out = out.resolve()
+    given, out = out, out.resolve()
+    for folder in batch_folders(project):
+        # (The folder itself is refused below, by the inputs its files would replace or sit beside.)
+        if out != folder and out.is_relative_to(folder):
+            raise ExportFolderError(
+                f"{given}: inside {folder}, the folder punctum batch reads for this project, whose next"
+                " run would import the exported captions as new ones; export to a folder outside it"
+            )
     inputs = {p.resolve() for e in project.files() for p in (e.captions_path, e.reference_path) if p}
     captions = [e.captions_path.resolve() for e in project.files()]
     entries = [e for e in project.files() if e.state == DONE]

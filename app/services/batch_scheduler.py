@@ -20,7 +20,7 @@ from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.commands import ApplyPolicy, accept_confident
 from app.core.decisions import AcceptMany, Decision, Settle, encode
 from app.core.model import Suggestion
-from app.core.triage import about_wrong
+from app.core.triage import about_wrong, gaps_settled
 from app.services.analysis import AnalysisRequest
 from app.services.batch_job import BatchJob, FileOutcome
 from app.services.model import prepare_model
@@ -45,8 +45,8 @@ class BatchSummary:
     skipped: int = 0  # already done by an earlier run
     failures: dict[str, str] = field(default_factory=dict)
     workers_lowered: str | None = None  # why fewer workers ran than --workers asked for
-    settled: int = 0  # suggestions --apply triage settled in this run
-    may_be_wrong: float = 0.0  # of those the model settled alone, the sum of their chances of being wrong
+    settled: int = 0  # gaps --apply triage settled in this run (as ``punctum status`` counts them)
+    may_be_wrong: float = 0.0  # about how many of those may be wrong (``triage.about_wrong``)
     commit_seconds: float = 0.0  # the driver's time writing results: what bounds a large cluster
     #: What the files done in this run warn of (media without speech, a reference for another
     #: video...), by file: kept in the project too, and shown by ``punctum status``.
@@ -168,7 +168,7 @@ def _record_outcome(
     decisions, by = _batch_decisions(settled, settings)
     if by == "rule":
         accepted = [i for d in decisions if isinstance(d, Settle) for i in d.accept]
-        summary.settled += len(accepted)
+        summary.settled += gaps_settled(settled, accepted)
         summary.may_be_wrong += about_wrong(settled, accepted)
     project.finish(
         file_id,

@@ -14,7 +14,7 @@ from app.core import commands
 from app.core.decisions import Accept, Decision, DecisionError, EditWord, Reject, SetMark, decode, replay
 from app.core.history import History
 from app.core.model import Casing, Document, Source, Status, Suggestion
-from app.core.triage import about_wrong, gaps_of, gaps_to_review, settled_by_rule
+from app.core.triage import about_wrong, gaps_settled, gaps_to_review, settled_by_rule
 from app.formats import FormatError, format_of, parse_document, read_bytes
 from app.store.project import Project, ProjectError
 
@@ -229,6 +229,6 @@ def status_counts(
     counts = {
         **document.status_counts(),
         "gaps": gaps_to_review(document.suggestions),
-        "settled": len(gaps_of(s for s in document.suggestions if s.id in standing)),
+        "settled": gaps_settled(document.suggestions, standing),
     }
     return counts, about_wrong(document.suggestions, standing)

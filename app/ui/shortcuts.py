@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
 
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.checks import CaptionLimits
-from app.core.triage import OPERATING_THRESHOLD, TriagePolicy
+from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, TriagePolicy
 
 
 @dataclass(frozen=True)
@@ -127,14 +128,23 @@ def save_audio_use(settings: QSettings, audio: AudioUse) -> None:
 
 
 def saved_policy(settings: QSettings) -> TriagePolicy:
-    """The triage policy kept in the user's settings; the measured operating point by default."""
+    """The triage policy kept in the user's settings; the measured operating point by default.
+    A target is one the Triage policy dialog offers (``TARGET_RANGE``, two decimals), so that the
+    editor settles by what the dialog shows: one kept outside it (earlier versions offered 0.50 to
+    1.00) is brought to the nearest end, and one that is no number (edited by hand: "nan", "x")
+    is the default."""
     agreement = _saved_flag(settings, "triage/agreement", default=True)
-    threshold = str(settings.value("triage/model_threshold", OPERATING_THRESHOLD))
+    threshold = str(settings.value("triage/model_threshold", OPERATING_THRESHOLD)).strip()
+    if threshold.lower() in ("", "none"):
+        return TriagePolicy(agreement, None)
     try:
-        value = None if threshold in ("", "none") else min(1.0, max(0.0, float(threshold)))
+        value = float(threshold)
     except ValueError:
         value = OPERATING_THRESHOLD
-    return TriagePolicy(agreement, value)
+    if not math.isfinite(value):
+        value = OPERATING_THRESHOLD
+    low, high = TARGET_RANGE
+    return TriagePolicy(agreement, round(min(high, max(low, value)), 2))
 
 
 def save_policy(settings: QSettings, policy: TriagePolicy) -> None:

@@ -136,7 +136,9 @@ def test_an_abbreviations_full_stop_is_no_place_for_a_break() -> None:
 
 
 def test_a_name_is_not_split_across_lines_or_cues() -> None:
-    from app.core.cue_segmentation import CueRules, TimedWord, plan_cues
+    import dataclasses
+
+    from app.core.cue_segmentation import TRANSCRIPT_LIMITS, TimedWord, plan_cues
 
     # Without the rule, "Maple / Street": the balance of 31 and 19 characters beats 18 and 32.
     lines = _rebroken("Hello, and welcome to the Maple Street Repair Cafe.", "en")
@@ -144,5 +146,5 @@ def test_a_name_is_not_split_across_lines_or_cues() -> None:
     # Cues of one short line: without the rule, "landed in New / York on a rainy".
     words = ["at", "last", "we", "all", "landed", "in", "New", "York", "on", "a", "rainy", "night", "in", "May"]  # fmt: skip
     timed = [TimedWord(word, 300 * n, 300 * n + 250) for n, word in enumerate(words)]
-    cues = plan_cues(timed, CueRules(max_line_chars=20, max_lines=1))
+    cues = plan_cues(timed, dataclasses.replace(TRANSCRIPT_LIMITS, max_line_chars=20, max_lines=1))
     assert all(cue.words[-1].text != "New" for cue in cues), [[w.text for w in c.words] for c in cues]

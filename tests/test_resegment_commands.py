@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.resegment import cut_checks
+from app.core.cut_checks import cut_checks
 from app.formats import parse_document, read_document
 from app.services.model import DEFAULT_MODEL
 from tests.conftest import SAMPLE, run_punctum_here
@@ -115,3 +115,21 @@ def test_a_project_keeps_the_words_heard_times_for_export_to_cut_by(tmp_path: Pa
     assert "cues re-cut 24 ->" in exported.stdout and "estimated" not in exported.stdout
     first = read_document(tmp_path / "out" / "sample.srt").cues[0]
     assert 480 <= first.start <= 580  # where "Hello" is heard, after half a second of lead-in
+
+
+@pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
+def test_a_batch_cuts_by_the_word_times_file_it_paired(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("sample.srt", "sample.words.json"):  # no media: the timing file gives the times
+        shutil.copy(SAMPLE / name, folder / name)
+    project = tmp_path / "p.punctum"
+    batch = run_punctum_here("batch", str(folder), "--project", str(project), "--apply", "all")
+    assert batch.returncode == 0, batch.stderr
+    exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"), "--resegment")
+    assert exported.returncode == 0, exported.stderr
+    # It said "times estimated from the cues (no media heard the words)" and cut by the cues.
+    assert "cues re-cut 24 ->" in exported.stdout and "estimated" not in exported.stdout
+    given = json.loads((SAMPLE / "sample.words.json").read_text(encoding="utf-8"))
+    first = read_document(tmp_path / "out" / "sample.srt").cues[0]
+    assert (first.start, first.words[0].text) == (given[0]["start"], "Hello")  # the file's ms

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from pathlib import Path
@@ -10,12 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.cue_segmentation import CueRules, PlannedCue, TimedWord, plan_cues
+from app.core.checks import CaptionLimits
+from app.core.cue_segmentation import TRANSCRIPT_LIMITS, PlannedCue, TimedWord, plan_cues
 from app.formats import parse_document
 from app.formats.timings import read_timings
 from app.formats.transcript import transcript_text, words_json
 
-RULES = CueRules()
+RULES = TRANSCRIPT_LIMITS
 
 
 def timed(
@@ -38,7 +40,9 @@ def cue_texts(cues: list[PlannedCue]) -> list[str]:
     return [" ".join(line_text(line) for line in cue.lines) for cue in cues]
 
 
-def assert_good_captions(words: list[TimedWord], cues: list[PlannedCue], rules: CueRules = RULES) -> None:
+def assert_good_captions(
+    words: list[TimedWord], cues: list[PlannedCue], rules: CaptionLimits = RULES
+) -> None:
     """What every caption file must keep to, whatever the words."""
     assert [word for cue in cues for word in cue.words] == words  # every word once, in order
     for number, cue in enumerate(cues):
@@ -127,7 +131,7 @@ def test_short_sentences_share_a_cue() -> None:
 
 
 def test_short_cues_are_extended_to_a_second_without_overlapping_the_next() -> None:
-    rules = CueRules(max_line_chars=10, max_lines=1)
+    rules = dataclasses.replace(RULES, max_line_chars=10, max_lines=1)
     words = [TimedWord("Stop!", 0, 300), TimedWord("Wait!", 600, 900)]
     cues = plan_cues(words, rules)
     assert [(cue.start, cue.end) for cue in cues] == [(0, 600), (600, 1600)]
@@ -182,13 +186,13 @@ def test_no_words_give_no_cues() -> None:
 
 def test_rules_that_cannot_be_kept_are_refused() -> None:
     with pytest.raises(ValueError, match="shortest"):
-        CueRules(min_ms=8000)
+        CaptionLimits(min_ms=8000)
     with pytest.raises(ValueError, match="one character"):
-        CueRules(max_line_chars=0)
+        CaptionLimits(max_line_chars=0)
 
 
 def test_words_that_overlap_in_time_still_give_cues_that_do_not() -> None:
-    rules = CueRules(max_line_chars=5, max_lines=1)
+    rules = dataclasses.replace(RULES, max_line_chars=5, max_lines=1)
     words = [TimedWord("one", 0, 900), TimedWord("two", 500, 1200), TimedWord("three", 1100, 1300)]
     cues = plan_cues(words, rules)
     assert [word for cue in cues for word in cue.words] == words

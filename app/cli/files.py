@@ -7,6 +7,7 @@ import json
 import sys
 
 from app.cli.errors import EXIT_OK, UsageError
+from app.cli.limits import add_limit_options, limits_from
 from app.cli.options import (
     CAPTIONS,
     JSON,
@@ -80,14 +81,13 @@ def add_file_commands(commands: Commands) -> None:
     )
     add_audio_use(punctuate)
     add_precision(punctuate)
+    add_limit_options(punctuate)
     punctuate.set_defaults(run=_punctuate)
     check = commands.add_parser(
         "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
     )
     check.add_argument("file", metavar="FILE", help="an .srt or .vtt file")
-    check.add_argument("--max-cps", type=float, default=17.0, help="characters per second (default 17)")
-    check.add_argument("--max-line", type=int, default=42, help="characters per line (default 42)")
-    check.add_argument("--max-lines", type=int, default=2, help="lines per cue (default 2)")
+    add_limit_options(check)
     check.set_defaults(run=_check)
 
 
@@ -170,6 +170,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     )
     if args.resegment and request.format == "txt":
         raise UsageError(f"--resegment cuts captions' cues; {args.input} is plain text, which has none")
+    limits = limits_from(args)  # refused before the work, not after it
     outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence), style)
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
@@ -177,12 +178,14 @@ def _punctuate(args: argparse.Namespace) -> int:
     if args.resegment:
         from app.services.captions_export import recut_captions
 
-        outcome.document, recut = recut_captions(outcome.document, outcome.measures, outcome.report.language)
+        outcome.document, recut = recut_captions(
+            outcome.document, outcome.measures, outcome.report.language, limits
+        )
         told.append(recut.summary())
     if args.rebreak:
         from app.services.captions_export import rebreak_lines, rebreak_summary
 
-        checks = rebreak_lines(outcome.document)
+        checks = rebreak_lines(outcome.document, limits=limits)
         told.append(f"lines re-broken: {rebreak_summary(*checks)}")
     for line in told:  # beside what was written, as export tells it; on stderr when stdout has the captions
         if args.output is not None:
@@ -211,7 +214,7 @@ def _check(args: argparse.Namespace) -> int:
     document = open_document(args.file)
     if document.format == "txt":
         raise PunctumError(f"{args.file}: plain text has no timings; check reads SRT or WebVTT captions")
-    failing = cues_over_limits(document, args.max_cps, args.max_line, args.max_lines)
+    failing = cues_over_limits(document, limits_from(args))
     for number, start, problems in failing:
         print(f"{number:>4}  {format_duration(start)}  {'; '.join(problems)}")
     print(f"{len(failing)} of {len(document.cues)} cues over the limits", file=sys.stderr)

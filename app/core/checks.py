@@ -1,7 +1,9 @@
-"""Caption checks an editor watches while punctuating: reading speed and line layout.
+"""The caption limits, and the checks an editor watches while punctuating against them.
 
-Marks add characters, so accepting suggestions can push a cue over a limit; the editor shows these
-live. Counts are of what a viewer reads: styling tags are left out, line breaks are not characters.
+One set of limits serves every part that lays out or judges cues: the editor's checks and its
+Settings, ``check``, re-breaking lines and re-cutting cues. Marks add characters, so accepting
+suggestions can push a cue over a limit; the editor shows these live. Counts are of what a viewer
+reads: styling tags are left out, line breaks are not characters.
 """
 
 from __future__ import annotations
@@ -16,11 +18,38 @@ _TAG = re.compile(r"<[^>]*>|\{\\[^}]*\}")
 
 @dataclass(frozen=True)
 class CaptionLimits:
-    """Common broadcast limits; every one can be changed in the editor's settings."""
+    """The limits a cue keeps to. The defaults are those of streaming services' English style
+    guides (Netflix's English timed-text style guide: 42 characters a line, 2 lines, 17 characters
+    a second, 5/6 s to 7 s on screen, 2 frames between cues, a cue staying up to 12 frames after
+    its speech); every one can be changed in the editor's Settings and on the command line."""
 
-    max_cps: float = 17.0  # characters per second
-    max_line_length: int = 42
+    max_line_chars: int = 42
     max_lines: int = 2
+    #: Characters (spaces included) a viewer is given a second to read, where the words' times
+    #: leave room for it; None leaves reading speed to the other limits.
+    max_cps: float | None = 17.0
+    min_ms: int = 833
+    max_ms: int = 7000
+    #: The least time from one cue's end to the next one's start (2 frames at 24 fps is 84 ms).
+    min_gap_ms: int = 84
+    #: How long a cue cut from timed words stays up after its last word is said, where the next
+    #: cue leaves room (12 frames at 24 fps); reading speed and the shortest duration may keep it
+    #: up longer.
+    linger_ms: int = 500
+
+    def __post_init__(self) -> None:
+        if self.max_line_chars < 1 or self.max_lines < 1 or self.max_ms < 1:
+            raise ValueError("a cue needs room for one character, one line and one millisecond")
+        if min(self.min_ms, self.min_gap_ms, self.linger_ms) < 0:
+            raise ValueError("durations cannot be negative")
+        if self.max_cps is not None and not self.max_cps > 0:
+            raise ValueError("a reading speed must be positive")
+        if self.min_ms > self.max_ms:
+            raise ValueError("a cue's shortest duration cannot exceed its longest")
+
+
+#: The limits a cue keeps to unless a person sets others.
+STYLE_GUIDE_LIMITS = CaptionLimits()
 
 
 @dataclass(frozen=True)
@@ -53,10 +82,17 @@ def check_cue(cue: Cue, limits: CaptionLimits) -> CueCheck:
         problems.append(
             f"{characters} characters shown for {'no time' if seconds == 0 else 'a negative time'}"
         )
-    elif cps > limits.max_cps:
+    elif limits.max_cps is not None and cps > limits.max_cps:
         problems.append(f"{cps:.1f} characters per second (limit {limits.max_cps:g})")
-    if longest > limits.max_line_length:
-        problems.append(f"a line of {longest} characters (limit {limits.max_line_length})")
+    if characters and seconds > 0 and not limits.min_ms <= cue.duration <= limits.max_ms:
+        bound = (
+            f"at least {limits.min_ms / 1000:g}"
+            if cue.duration < limits.min_ms
+            else f"at most {limits.max_ms / 1000:g}"
+        )
+        problems.append(f"on screen {seconds:.2f} s ({bound} s)")
+    if longest > limits.max_line_chars:
+        problems.append(f"a line of {longest} characters (limit {limits.max_line_chars})")
     if len(lines) > limits.max_lines:
         problems.append(f"{len(lines)} lines (limit {limits.max_lines})")
     return CueCheck(round(cps, 1) if cps != float("inf") else cps, longest, len(lines), tuple(problems))

@@ -12,7 +12,8 @@ from app.core.errors import PunctumError
 from app.core.history import CueEdit, Edit, History, Step, SuggestionEdit, WordEdit
 from app.core.marks import same_mark
 from app.core.marks import set_mark as written_with
-from app.core.model import Document, Source, Status, Suggestion, apply_casing
+from app.core.model import Cue, Document, Source, Status, Suggestion, apply_casing
+from app.core.recut_cues import CueCut, RecordedCutError, cut_as
 from app.core.resegment import resegment
 from app.core.triage import TriagePolicy, triage
 
@@ -280,11 +281,29 @@ _WORD_FIELDS = ("text", "mark", "prefix", "start", "end")
 
 def recut(document: Document, times: Sequence[tuple[int, int] | None] | None = None) -> Step:
     """The cues cut again at sentence ends (``core.resegment``, by the words' ``times`` as heard,
-    in ms, where known) as one step; no edit when the cut would be the same."""
-    result = resegment(document, times or None)
-    if not result.changed:
+    in ms, where known, within the style guides' limits) as one step; no edit when the cut would
+    be the same. (Projects of earlier versions recorded a re-cut so.)"""
+    return _cut_step(document, resegment(document, times or None).document.cues)
+
+
+def recut_as(document: Document, cut: Sequence[CueCut]) -> Step:
+    """The cues as ``cut`` records them (a re-cut as approved) as one step; an ``EditError`` when
+    the cut does not fit the words (they changed since)."""
+    try:
+        cues = cut_as(document, cut)
+    except RecordedCutError as error:
+        raise EditError(f"the recorded re-cut does not fit the captions: {error}") from None
+    return _cut_step(document, cues)
+
+
+def _cut_step(document: Document, cues: Sequence[Cue]) -> Step:
+    if [_cut_of(cue) for cue in cues] == [_cut_of(cue) for cue in document.cues]:
         return Step("Re-cut cues at sentence ends", ())
-    return Step("Re-cut cues at sentence ends", (CueEdit(tuple(document.cues), tuple(result.document.cues)),))
+    return Step("Re-cut cues at sentence ends", (CueEdit(tuple(document.cues), tuple(cues)),))
+
+
+def _cut_of(cue: Cue) -> tuple[object, ...]:
+    return cue.start, cue.end, tuple(cue.words), tuple(cue.layout), cue.index
 
 
 def _merged(edits: list[Edit]) -> tuple[Edit, ...]:

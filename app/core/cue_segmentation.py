@@ -1,23 +1,25 @@
 """Plan caption cues from recognised words and their times: which words share a cue, and its lines.
 
 Speech-to-text gives a run of timed words; a caption editor expects them laid out as subtitle
-guidelines ask. With the limits of ``CueRules``:
+guidelines ask. With the limits of ``CaptionLimits``:
 
 - Every word appears once, in order; cues are in time order and never overlap.
 - A cue has at most ``max_lines`` lines of at most ``max_line_chars`` characters (words joined by
   one space). A word longer than a line gets a line of its own and is never cut.
 - A cue spans at most ``max_ms`` from its first word's start to its last word's end, unless it is
   one word that is longer. It starts at its first word and ends at its last word's end, then is
-  extended into the silence after it to last ``min_ms``, as far as the next cue's start allows.
+  extended into the silence after it to last ``min_ms`` and to stay ``linger_ms`` after its speech,
+  as far as the next cue's start (less ``min_gap_ms``) and ``max_ms`` allow.
 - Cues break preferably at a sentence end (``. ? ! …`` or their CJK forms, closing quotes and
-  brackets allowed after them, and no lower-case word next) or at a pause of ``pause_ms`` or more,
+  brackets allowed after them, and no lower-case word next) or at a pause of ``PAUSE_MS`` or more,
   then at a clause mark (``, ; :`` or a dash); a shorter pause makes any break cheaper. A sentence
   end or a long pause inside a cue costs something, a cue with little text or too little time to
   be read costs more, and every cue costs a little, so short sentences share a cue instead of
   flashing by one at a time, and a long sentence is split evenly rather than leaving a scrap.
-- Re-cutting captions (``core.resegment``) also asks for a reading speed (``max_cps``: the cue
-  goes on into the silence after it until its text can be read, and a cue that cannot be costs
-  more) and a gap between cues (``min_gap_ms``); transcription leaves both unset.
+- With a reading speed (``max_cps``) a cue also goes on into the silence after it until its text
+  can be read, and a cue that cannot be costs more, as does one shorter than ``min_ms``.
+  Re-cutting captions (``core.resegment``) keeps to the caption limits in full; transcription
+  (``TRANSCRIPT_LIMITS``) asks for no reading speed, gap or lingering.
 - Within a cue the text stays on one line when it fits; otherwise it takes as few lines as it
   can, as balanced in length as possible (either line may be the longer), broken after
   punctuation where that costs little balance, and without a one-word line where avoidable.
@@ -33,6 +35,7 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from app.core.checks import CaptionLimits
 from app.core.orthography import is_abbreviation
 from app.core.weak_words import weak_words
 
@@ -44,33 +47,6 @@ class TimedWord:
     text: str
     start: int
     end: int
-
-
-@dataclass(frozen=True)
-class CueRules:
-    """The limits a cue keeps to: characters per line, lines per cue, duration, and the silence
-    that counts as a natural break."""
-
-    max_line_chars: int = 42
-    max_lines: int = 2
-    min_ms: int = 1000
-    max_ms: int = 7000
-    pause_ms: int = 500
-    #: Characters (spaces included) a viewer is given a second to read, where the words' times
-    #: leave room for it; None (transcription) leaves reading speed to the other limits.
-    max_cps: float | None = None
-    #: The least time from one cue's end to the next one's start (2 frames at 24 fps is 84 ms).
-    min_gap_ms: int = 0
-
-    def __post_init__(self) -> None:
-        if self.max_line_chars < 1 or self.max_lines < 1 or self.max_ms < 1:
-            raise ValueError("a cue needs room for one character, one line and one millisecond")
-        if self.min_ms < 0 or self.pause_ms < 0 or self.min_gap_ms < 0:
-            raise ValueError("durations cannot be negative")
-        if self.max_cps is not None and self.max_cps <= 0:
-            raise ValueError("a reading speed must be positive")
-        if self.min_ms > self.max_ms:
-            raise ValueError("a cue's shortest duration cannot exceed its longest")
 
 
 @dataclass(frozen=True)
@@ -86,6 +62,13 @@ class PlannedCue:
         return tuple(word for line in self.lines for word in line)
 
 
+#: Silence between two words (ms) that makes a natural place to end a cue.
+PAUSE_MS = 500
+
+#: Cues planned from a transcript's words: each follows the speech as said, with no reading speed,
+#: gap or lingering asked of it.
+TRANSCRIPT_LIMITS = CaptionLimits(max_cps=None, min_ms=1000, min_gap_ms=0, linger_ms=0)
+
 _NONE, _CLAUSE, _SENTENCE, _WEAK = 0, 1, 2, 3
 
 _SENTENCE_ENDS = frozenset(".?!…。？！‼⁇⁈⁉")
@@ -100,7 +83,7 @@ _WEAK_END = 40.0  # ending a cue on an article or a preposition, read with the w
 _INNER_SENTENCE = 40.0  # a sentence end inside a cue: a new sentence reads best from a new cue
 _INNER_PAUSE = 20.0  # per pause_ms of silence inside a cue: its text shows before it is said
 _SHORT_TEXT = 40.0  # a cue with a scrap of text flashes by (scaled by the missing part of a line)
-_SHORT_TIME = 30.0  # a cue with less than min_ms before the next one cannot be read
+_SHORT_TIME = 100.0  # a cue with less than min_ms before the next one flashes by, unread
 _DANGLING = 40.0  # a cue ending with the start of a sentence that runs on past the words
 _FAST_TEXT = 100.0  # per share of max_cps a cue is over: its text goes before it can be read
 # Within a cue, in characters of imbalance between lines that a better break is worth.
@@ -149,7 +132,7 @@ def ends_sentence(text: str, following: str | None = None) -> bool:
 
 def plan_cues(
     words: Sequence[TimedWord],
-    rules: CueRules = CueRules(),
+    rules: CaptionLimits = TRANSCRIPT_LIMITS,
     until: int | None = None,
     runs_on: bool = False,
     weak: Collection[str] = (),
@@ -183,11 +166,10 @@ def plan_cues(
         end = max(start, *(word.end for word in group))
         limit = words[stop].start - rules.min_gap_ms if stop < count else until
         wanted = max(rules.min_ms, _reading_ms(sum(lengths[first:stop]) + stop - first - 1, rules))
-        if end - start < wanted:
-            target = start + min(wanted, rules.max_ms)
-            if limit is not None:
-                target = min(target, limit)
-            end = max(end, target)
+        target = max(start + min(wanted, rules.max_ms), min(end + rules.linger_ms, start + rules.max_ms))
+        if limit is not None:
+            target = min(target, limit)
+        end = max(end, target)
         if limit is not None and (rules.min_gap_ms or stop == count):
             end = max(start + 1, min(end, limit))
         lines = _layout(group, lengths[first:stop], kinds[first : stop - 1], rules)
@@ -197,16 +179,16 @@ def plan_cues(
 
 
 def _boundary_costs(
-    words: Sequence[TimedWord], kinds: list[int], rules: CueRules, weak: Collection[str] = ()
+    words: Sequence[TimedWord], kinds: list[int], rules: CaptionLimits, weak: Collection[str] = ()
 ) -> tuple[list[float], list[float]]:
     """For each gap between two words: the cost of ending a cue there, and of a cue spanning it
     (more after a ``weak`` word, which a viewer reads with the next)."""
-    pause = max(rules.pause_ms, 1)
+    pause = max(PAUSE_MS, 1)
     end_costs: list[float] = []
     inner_costs: list[float] = []
     for b, kind in enumerate(kinds):
         gap = max(0, words[b + 1].start - words[b].end)
-        is_pause = gap >= rules.pause_ms
+        is_pause = gap >= PAUSE_MS
         if kind == _SENTENCE or is_pause:
             end_costs.append(0.0)
         else:
@@ -228,7 +210,7 @@ def _cue_spans(
     lengths: list[int],
     end_costs: list[float],
     inner_costs: list[float],
-    rules: CueRules,
+    rules: CaptionLimits,
     until: int | None = None,
     kinds_if_runs_on: list[int] | None = None,
 ) -> list[tuple[int, int]]:
@@ -271,8 +253,10 @@ def _cue_spans(
                 room = words[stop].start - rules.min_gap_ms - words[first].start
                 if room < rules.min_ms:
                     cost += _SHORT_TIME * (rules.min_ms - room) / rules.min_ms
-            elif sentence_inside:
-                cost += _DANGLING
+            else:
+                cost += _DANGLING if sentence_inside else 0.0
+                if until is not None and until - words[first].start < rules.min_ms:
+                    cost += _SHORT_TIME * (rules.min_ms - (until - words[first].start)) / rules.min_ms
             if rules.max_cps is not None:
                 shown_until = words[stop].start - rules.min_gap_ms if stop < count else until
                 shown_until = latest if shown_until is None else max(shown_until, latest)
@@ -288,7 +272,7 @@ def _cue_spans(
     return spans[::-1]
 
 
-def _reading_ms(chars: int, rules: CueRules) -> int:
+def _reading_ms(chars: int, rules: CaptionLimits) -> int:
     """How long ``chars`` characters take to read at ``rules.max_cps`` (0 without a limit)."""
     return 0 if rules.max_cps is None else math.ceil(chars * 1000 / rules.max_cps)
 
@@ -305,7 +289,7 @@ def _lines_needed(lengths: list[int], width: int) -> int:
 
 def line_words(
     texts: Sequence[str],
-    rules: CueRules,
+    rules: CaptionLimits,
     at_least: int = 1,
     language: str | None = None,
     breaks: Collection[int] | None = None,
@@ -332,7 +316,7 @@ def _layout(
     words: Sequence[TimedWord],
     lengths: list[int],
     kinds: list[int],
-    rules: CueRules,
+    rules: CaptionLimits,
     at_least: int = 1,
     costs: dict[int, float] | None = None,
     moved: Sequence[float] | None = None,

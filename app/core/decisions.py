@@ -16,6 +16,7 @@ from app.core import commands
 from app.core.errors import PunctumError
 from app.core.history import History, Step
 from app.core.model import Document, Source, Suggestion
+from app.core.recut_cues import CueCut
 
 
 class DecisionError(PunctumError):
@@ -70,10 +71,13 @@ class EditWord:
 
 @dataclass(frozen=True)
 class Recut:
-    """The cues cut again at sentence ends, by the words' times as heard then (ms; None: not
-    heard), so a reopened project cuts them as they were cut."""
+    """The cues cut again at sentence ends: the cut as it was made and approved (``cut``), so a
+    reopened project has exactly those cues whatever the re-cut's rules are by then; projects of
+    earlier versions hold only the words' times as heard then (ms; None: not heard), from which
+    the cues are cut again."""
 
-    times: tuple[tuple[int, int] | None, ...]
+    times: tuple[tuple[int, int] | None, ...] = ()
+    cut: tuple[CueCut, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,10 @@ def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
             "joins": decision.joins,
             "recalibrate": [list(pair) for pair in decision.recalibrate],
         }
+    if isinstance(decision, Recut):
+        if decision.cut:
+            return _NAMES[Recut], {"cut": [[c.words, c.start, c.end, list(c.lines)] for c in decision.cut]}
+        return _NAMES[Recut], {"times": list(decision.times)}
     arguments = {
         name: list(value) if isinstance(value, tuple) else value for name, value in vars(decision).items()
     }
@@ -216,6 +224,12 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
         if kind is EditWord:
             return EditWord(int(arguments["word"]), str(arguments["text"]))
         if kind is Recut:
+            if arguments.get("cut"):
+                cut = tuple(
+                    CueCut(int(n), int(a), int(b), tuple(int(k) for k in lines))
+                    for n, a, b, lines in arguments["cut"]
+                )
+                return Recut(cut=cut)
             return Recut(tuple(None if t is None else (int(t[0]), int(t[1])) for t in arguments["times"]))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         raise DecisionError(f"{action}: unreadable arguments ({error})") from None
@@ -237,8 +251,8 @@ def step_of(document: Document, decision: Decision) -> Step | None:
             return commands.settle(document, reopen, accept)
         case Restyle(reopen, put, drop, accept, joins, recalibrate):
             return commands.restyle(document, reopen, put, drop, accept, joins, recalibrate)
-        case Recut(times):
-            return commands.recut(document, times)
+        case Recut(times, cut):
+            return commands.recut_as(document, cut) if cut else commands.recut(document, times)
         case SetMark(word, mark):
             return commands.set_mark(document, word, mark)
         case ChangeMark(suggestion, mark):

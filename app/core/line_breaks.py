@@ -16,14 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.checks import visible_lines
-from app.core.cue_segmentation import CueRules, line_words
+from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, visible_lines
+from app.core.cue_segmentation import line_words
 from app.core.marks import REPLACEABLE
 from app.core.model import Cue, Document, LayoutPiece, Slot, Word
 from app.core.orthography import is_abbreviation
-
-#: At most two lines of 42 characters: broadcasters' and streaming services' style guides.
-GUIDELINES = CueRules()
 
 
 @dataclass(frozen=True)
@@ -47,7 +44,7 @@ class LineChecks:
         return self.breaks_after_a_mark / self.line_breaks if self.line_breaks else 0.0
 
 
-def line_checks(document: Document, rules: CueRules = GUIDELINES) -> LineChecks:
+def line_checks(document: Document, rules: CaptionLimits = STYLE_GUIDE_LIMITS) -> LineChecks:
     """The checks of the lines a viewer reads (``core.checks.visible_lines``, as the editor counts
     them)."""
     over = breaks = after_mark = 0
@@ -62,14 +59,16 @@ def line_checks(document: Document, rules: CueRules = GUIDELINES) -> LineChecks:
     return LineChecks(over, breaks, after_mark)
 
 
-def rebreak_document(document: Document, rules: CueRules = GUIDELINES, language: str | None = None) -> int:
+def rebreak_document(
+    document: Document, rules: CaptionLimits = STYLE_GUIDE_LIMITS, language: str | None = None
+) -> int:
     """Lay out the lines of every cue that may be again, in place; how many cues changed.
     ``language`` (the document's own unless given) chooses the words a line should not end on."""
     language = language or document.language
     return sum(rebreak_cue(cue, rules, language) for cue in document.cues)
 
 
-def rebreak_cue(cue: Cue, rules: CueRules = GUIDELINES, language: str | None = None) -> bool:
+def rebreak_cue(cue: Cue, rules: CaptionLimits = STYLE_GUIDE_LIMITS, language: str | None = None) -> bool:
     """Lay out ``cue``'s lines again if it may be (see the module's text); whether it changed."""
     gaps = word_gaps(cue)
     if gaps is None or cue.settings.strip():

@@ -196,10 +196,12 @@ def analyse(
     report.warnings += found.warnings
     stage("Done", 1.0)
     measures = evidence.measures if evidence is not None else None
-    if measures is not None and heard is not None and heard.word_times:
+    if measures is not None:
         from app.services.listening import with_heard_times
 
-        measures = with_heard_times(measures, document, heard.word_times)
+        # Kept with the measures (a project stores them), so a later export cuts its cues by
+        # the words' times: the captions' own or a timing file's, else those heard.
+        measures = with_heard_times(measures, document, heard.word_times if heard is not None else ())
     return Analysis(
         document, [*document.suggestions, *suggestions], report, track, measures, reading, found.readings
     )

@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
+from app.core.cut_checks import CutChecks, cut_checks
 from app.core.gap_features import GapMeasure
 from app.core.history import History, Step, WordEdit
 from app.core.line_breaks import LineChecks, line_checks, rebreak_document
 from app.core.model import Document, apply_casing
-from app.core.resegment import CutChecks, Resegmented, cut_checks, resegment
+from app.core.resegment import Resegmented, resegment
 from app.core.sentences import starts_sentence
 from app.formats import write_document
 from app.services.suggestions import written_capital
@@ -46,12 +48,14 @@ def as_exported(document: Document, language: str | None, capitalise: bool = Tru
     return exported
 
 
-def rebreak_lines(document: Document, language: str | None = None) -> tuple[LineChecks, LineChecks]:
-    """Lay out ``document``'s lines again in place (in ``language``'s way, the document's own
-    unless given); the lines' checks before and after."""
-    before = line_checks(document)
-    rebreak_document(document, language=language)
-    return before, line_checks(document)
+def rebreak_lines(
+    document: Document, language: str | None = None, limits: CaptionLimits = STYLE_GUIDE_LIMITS
+) -> tuple[LineChecks, LineChecks]:
+    """Lay out ``document``'s lines again in place within ``limits`` (in ``language``'s way, the
+    document's own unless given); the lines' checks before and after."""
+    before = line_checks(document, limits)
+    rebreak_document(document, limits, language)
+    return before, line_checks(document, limits)
 
 
 def rebreak_summary(before: LineChecks, after: LineChecks) -> str:
@@ -72,6 +76,20 @@ def heard_times(measures: Sequence[GapMeasure] | None) -> list[tuple[int, int] |
     return [
         (m.start_ms, m.end_ms) if m.start_ms is not None and m.end_ms is not None else None for m in measures
     ]
+
+
+#: How many cues over a limit a re-cut's summary names.
+_NAMED_CUES = 8
+
+
+def _limits_told(checks: CutChecks) -> str:
+    counts = (
+        (checks.over_speed, "reading speed"),
+        (checks.over_duration, "duration"),
+        (checks.over_lines, "lines"),
+        (checks.short_gaps, "gap to the next"),
+    )
+    return ", ".join(f"{what} {count}" for count, what in counts if count)
 
 
 @dataclass(frozen=True)
@@ -103,6 +121,14 @@ class Recut:
             f" -> {after.sentence_ends}; dangling a sentence's start {before.dangling_starts}"
             f" -> {after.dangling_starts}"
         )
+        if before.over_any or after.over_any:
+            told += f"; over a caption limit {before.over_any} -> {after.over_any}"
+        if after.over:
+            named = ", ".join(str(number) for number in after.over[:_NAMED_CUES])
+            more = f" and {len(after.over) - _NAMED_CUES} more" if len(after.over) > _NAMED_CUES else ""
+            told += f" (cue {named}{more}: {_limits_told(after)})"
+        elif after.over_any:
+            told += f" ({_limits_told(after)})"
         if self.estimated and not self.heard:
             told += "; times estimated from the cues (no media heard the words)"
         elif self.estimated:
@@ -111,14 +137,20 @@ class Recut:
 
 
 def recut_captions(
-    document: Document, measures: Sequence[GapMeasure] | None, language: str | None = None
+    document: Document,
+    measures: Sequence[GapMeasure] | None,
+    language: str | None = None,
+    limits: CaptionLimits = STYLE_GUIDE_LIMITS,
 ) -> tuple[Document, Recut]:
-    """``document`` with its cues cut again at sentence ends (``core.resegment``), timed by the
-    words as heard where ``measures`` hold heard times, else by their cues' times spread over them."""
+    """``document`` with its cues cut again at sentence ends within ``limits`` (``core.resegment``),
+    timed by the words as heard where ``measures`` hold heard times, else by their cues' times
+    spread over them."""
     times = heard_times(measures)
-    result: Resegmented = resegment(document, times, language=language)
-    checks = cut_checks(document), cut_checks(result.document)
-    heard = sum(1 for t in times or () if t is not None)
+    result: Resegmented = resegment(document, times, limits, language)
+    checks = cut_checks(document, limits), cut_checks(result.document, limits)
+    # Heard, or given by a timing file; a word's own time (a cue of one word) is neither.
+    own = [word.start is not None and word.end is not None for word in document.words()]
+    heard = sum(1 for t, given in zip(times or (), own, strict=False) if t is not None and not given)
     return result.document, Recut(*checks, result.estimated_words, result.cut_words, heard)
 
 
@@ -141,6 +173,7 @@ def export_captions(
     rebreak: bool = False,
     recut: bool = False,
     measures: Sequence[GapMeasure] | None = None,
+    limits: CaptionLimits = STYLE_GUIDE_LIMITS,
 ) -> Exported:
     """Write ``document`` as exported to ``target`` (atomically; the source file only with
     ``replace_source``); with ``recut`` its cues cut again at sentence ends, timed by the words'
@@ -149,7 +182,7 @@ def export_captions(
     exported = as_exported(document, language, capitalise)
     cuts = None
     if recut:
-        exported, cuts = recut_captions(exported, measures, language)
-    checks = rebreak_lines(exported, language) if rebreak else None
+        exported, cuts = recut_captions(exported, measures, language, limits)
+    checks = rebreak_lines(exported, language, limits) if rebreak else None
     write_document(exported, target, format=format, replace_source=replace_source)
     return Exported(Path(target), checks, cuts)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.checks import STYLE_GUIDE_LIMITS as STYLE_GUIDE_LIMITS
+from app.core.checks import CaptionLimits as CaptionLimits
 from app.core.model import Document
 from app.formats import read_document
 
@@ -63,13 +66,16 @@ def format_duration(millis: int) -> str:
     return f"{hours}:{minutes:02d}:{seconds:02d}.{millis:03d}"
 
 
-def cues_over_limits(
-    document: Document, max_cps: float, max_line: int, max_lines: int
-) -> list[tuple[int, int, list[str]]]:
-    """(cue number, start in ms, problems) of each cue over the reading-speed and layout limits."""
-    from app.core.checks import CaptionLimits, check_cue
+def caption_limits(**given: float) -> CaptionLimits:
+    """The style guides' caption limits (``STYLE_GUIDE_LIMITS``) with ``given`` ones changed; a
+    ``ValueError`` says what cannot hold."""
+    return dataclasses.replace(STYLE_GUIDE_LIMITS, **given)  # type: ignore[arg-type]
 
-    limits = CaptionLimits(max_cps, max_line, max_lines)
+
+def cues_over_limits(document: Document, limits: CaptionLimits) -> list[tuple[int, int, list[str]]]:
+    """(cue number, start in ms, problems) of each cue over the caption limits."""
+    from app.core.checks import check_cue
+
     found = []
     for number, cue in enumerate(document.cues, start=1):
         problems = check_cue(cue, limits).problems

@@ -113,7 +113,8 @@ def with_heard_times(
     """``measures`` with each word's start and end as heard, where it was heard; the captions'
     own word times (a VTT's inline times, a timing file) win over what was heard."""
     result = list(measures)
-    for index, word, heard in zip(range(len(result)), document.words(), word_times, strict=False):
+    for index, word in zip(range(len(result)), document.words(), strict=False):
+        heard = word_times[index] if index < len(word_times) else None
         if word.start is not None and word.end is not None:
             result[index] = replace(result[index], start_ms=word.start, end_ms=word.end)
         elif heard is not None:

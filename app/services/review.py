@@ -20,6 +20,7 @@ from typing import Any
 
 from app.core import commands
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
+from app.core.checks import STYLE_GUIDE_LIMITS
 from app.core.decisions import (
     Accept,
     AcceptMany,
@@ -42,6 +43,7 @@ from app.core.gap_readings import GapReading
 from app.core.history import History, Step
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
+from app.core.recut_cues import cut_of
 from app.core.triage import (
     ReviewRow,
     TriagePolicy,
@@ -86,6 +88,8 @@ class ReviewSession(SessionStyle):
         self.file_id = file_id
         self._measures: list[GapMeasure] | None = None
         self.policy: TriagePolicy | None = None
+        #: The caption limits a re-cut keeps to (the editor's Settings).
+        self.limits = STYLE_GUIDE_LIMITS
         self.learns = True
         self._readings: list[GapReading] | None = None
         self._other_examples: list[StyleExample] | None = None
@@ -334,13 +338,15 @@ class ReviewSession(SessionStyle):
         return self._do(Accept(suggestion_id))
 
     def recut_preview(self) -> tuple[Document, Recut]:
-        """The document as ``recut`` would cut its cues, and what that does to the cuts' checks."""
-        return recut_captions(self.document, self.measures(), self.language)
+        """The document as ``recut`` would cut its cues within ``limits``, and what that does to
+        the cuts' checks."""
+        return recut_captions(self.document, self.measures(), self.language, self.limits)
 
     def recut(self) -> Step | None:
         """Cut the cues again at sentence ends, by the words' times as heard (estimated from the
-        cues where the media was not heard): one undoable decision."""
-        return self._do(RecutCues(tuple(heard_times(self.measures()) or ())))
+        cues where the media was not heard): one undoable decision, recorded as the cues it made."""
+        preview, _ = self.recut_preview()
+        return self._do(RecutCues(cut=cut_of(self.document.cues, preview.cues)))
 
     def reject(self, suggestion_id: int) -> Step | None:
         return self._do(Reject(suggestion_id))
@@ -424,4 +430,5 @@ class ReviewSession(SessionStyle):
             rebreak=rebreak,
             recut=recut,
             measures=self.measures() if recut else None,
+            limits=self.limits,
         )

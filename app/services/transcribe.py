@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.audio.decode import decode_audio
-from app.core.cue_segmentation import CueRules, TimedWord, plan_cues
+from app.core.checks import CaptionLimits
+from app.core.cue_segmentation import TRANSCRIPT_LIMITS, TimedWord, plan_cues
 from app.core.errors import PunctumError, file_failure
 from app.formats import write_files
 from app.formats.cuetext import split_token
@@ -66,7 +67,7 @@ def transcribe_media(
     transcriber: Transcriber,
     language: str | None = None,
     strip_punctuation: bool = False,
-    rules: CueRules | None = None,
+    rules: CaptionLimits | None = None,
     progress: Callable[[float], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> Transcript:
@@ -81,7 +82,7 @@ def transcribe_media(
     words = [timed for word in recognition.words if (timed := _timed(word, strip_punctuation)) is not None]
     if not words:
         raise NoSpeechError(f"{media}: no speech was heard; nothing was written")
-    cues = plan_cues(words, rules or CueRules())
+    cues = plan_cues(words, rules or TRANSCRIPT_LIMITS)
     text = transcript_text(cues, suffix[1:])
     words_file = words_file_for(output) if suffix == ".srt" else None
     # The captions and their word times land together or not at all (a full disk, a cancel).

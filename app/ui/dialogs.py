@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.checks import CaptionLimits
+from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
 from app.core.model import Cue
 from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, TriagePolicy
 from app.ui.models import timestamp
@@ -127,22 +127,41 @@ class ShortcutDialog(QDialog):
 
 
 class LimitsDialog(QDialog):
+    """The caption limits the checks, re-breaking and re-cutting keep to."""
+
     def __init__(self, limits: CaptionLimits, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Caption limits")
         form = QFormLayout(self)
         self.cps = QDoubleSpinBox(self)
         self.cps.setRange(5, 60)
-        self.cps.setValue(limits.max_cps)
+        self.cps.setValue(limits.max_cps or STYLE_GUIDE_LIMITS.max_cps or 17.0)
         self.line = QSpinBox(self)
         self.line.setRange(10, 200)
-        self.line.setValue(limits.max_line_length)
+        self.line.setValue(limits.max_line_chars)
         self.lines = QSpinBox(self)
         self.lines.setRange(1, 10)
         self.lines.setValue(limits.max_lines)
+        self.shortest, self.longest = QDoubleSpinBox(self), QDoubleSpinBox(self)
+        self.gap, self.linger = QSpinBox(self), QSpinBox(self)
+        for seconds, millis in ((self.shortest, limits.min_ms), (self.longest, limits.max_ms)):
+            seconds.setRange(0.1, 20)
+            seconds.setDecimals(3)
+            seconds.setSuffix(" s")
+            seconds.setValue(millis / 1000)
+        for box, millis in ((self.gap, limits.min_gap_ms), (self.linger, limits.linger_ms)):
+            box.setRange(0, 5000)
+            box.setSuffix(" ms")
+            box.setValue(millis)
         form.addRow("Characters per &second at most", self.cps)
         form.addRow("Characters per l&ine at most", self.line)
         form.addRow("&Lines per cue at most", self.lines)
+        form.addRow("On screen at l&east", self.shortest)
+        form.addRow("On screen at &most", self.longest)
+        form.addRow("&Gap between cues at least", self.gap)
+        form.addRow("S&tays up after its speech", self.linger)
+        self.problem = QLabel(self)
+        form.addRow(self.problem)
         buttons = dialog_buttons(
             self, QDialogButtonBox.StandardButton.Ok, QDialogButtonBox.StandardButton.Cancel
         )
@@ -151,7 +170,23 @@ class LimitsDialog(QDialog):
         form.addRow(buttons)
 
     def limits(self) -> CaptionLimits:
-        return CaptionLimits(self.cps.value(), self.line.value(), self.lines.value())
+        return CaptionLimits(
+            max_line_chars=self.line.value(),
+            max_lines=self.lines.value(),
+            max_cps=self.cps.value(),
+            min_ms=round(self.shortest.value() * 1000),
+            max_ms=round(self.longest.value() * 1000),
+            min_gap_ms=self.gap.value(),
+            linger_ms=self.linger.value(),
+        )
+
+    def accept(self) -> None:
+        try:
+            self.limits()
+        except ValueError as error:
+            self.problem.setText(str(error).capitalize())
+            return
+        super().accept()
 
 
 class TriagePolicyDialog(QDialog):

@@ -182,8 +182,8 @@ class CueModel(_Table):
         if role == Qt.ItemDataRole.BackgroundRole and column >= self.CPS:
             check = self.check(row)
             over = (
-                (column == self.CPS and check.cps > self.limits.max_cps)
-                or (column == self.LINE and check.longest_line > self.limits.max_line_length)
+                (column == self.CPS and self.limits.max_cps is not None and check.cps > self.limits.max_cps)
+                or (column == self.LINE and check.longest_line > self.limits.max_line_chars)
                 or (column == self.LINES and check.lines > self.limits.max_lines)
             )
             return PROBLEM_COLOUR if over else None

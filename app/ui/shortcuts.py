@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QSettings
 
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
-from app.core.checks import CaptionLimits
+from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
 from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, TriagePolicy
 
 
@@ -78,13 +78,41 @@ def saved_keys(settings: QSettings) -> dict[str, str]:
     return {c.name: str(settings.value(f"shortcuts/{c.name}", c.keys)) for c in COMMANDS}
 
 
+#: Each caption limit and the settings key it is kept under ("max_line_length": as earlier
+#: versions kept it).
+LIMIT_KEYS = {
+    "max_line_chars": "limits/max_line_length",
+    "max_lines": "limits/max_lines",
+    "max_cps": "limits/max_cps",
+    "min_ms": "limits/min_ms",
+    "max_ms": "limits/max_ms",
+    "min_gap_ms": "limits/min_gap_ms",
+    "linger_ms": "limits/linger_ms",
+}
+
+
 def saved_limits(settings: QSettings) -> CaptionLimits:
-    defaults = CaptionLimits()
-    return CaptionLimits(
-        float(settings.value("limits/max_cps", defaults.max_cps)),  # type: ignore[arg-type]
-        int(settings.value("limits/max_line_length", defaults.max_line_length)),  # type: ignore[call-overload]
-        int(settings.value("limits/max_lines", defaults.max_lines)),  # type: ignore[call-overload]
-    )
+    """The caption limits set in Settings; a value that is not a number, or limits that contradict
+    one another (a settings file edited by hand), give the style guides' own."""
+    values: dict[str, float] = {}
+    for field, key in LIMIT_KEYS.items():
+        default = getattr(STYLE_GUIDE_LIMITS, field)
+        try:
+            value = float(settings.value(key, default))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return STYLE_GUIDE_LIMITS
+        if not math.isfinite(value):
+            return STYLE_GUIDE_LIMITS
+        values[field] = value if field == "max_cps" else round(value)
+    try:
+        return CaptionLimits(**values)  # type: ignore[arg-type]
+    except ValueError:
+        return STYLE_GUIDE_LIMITS
+
+
+def save_limits(settings: QSettings, limits: CaptionLimits) -> None:
+    for field, key in LIMIT_KEYS.items():
+        settings.setValue(key, getattr(limits, field))
 
 
 def _saved_flag(settings: QSettings, key: str, default: bool = False) -> bool:

@@ -42,6 +42,7 @@ from app.ui.shortcuts import (
     MARK_COMMANDS,
     MENUS,
     save_audio_use,
+    save_limits,
     save_policy,
     saved_audio_use,
     saved_keys,
@@ -209,6 +210,7 @@ class MainWindow(QMainWindow):
         if self.session is not None:
             self.session.close()
         self.session = session
+        session.limits = self.limits  # re-cutting and export keep to the limits set in Settings
         self.cue_model = CueModel(session, self.limits)
         self.gap_model = GapModel(session, self.cue_model.cue_of_word)
         self.gap_model.set_view(self.review.queue_only, self.review.lowest_first, self.review.settled_only)
@@ -410,12 +412,9 @@ class MainWindow(QMainWindow):
         dialog = LimitsDialog(self.limits, self)
         if dialog.exec():
             self.limits = dialog.limits()
-            for key, value in (
-                ("max_cps", self.limits.max_cps),
-                ("max_line_length", self.limits.max_line_length),
-                ("max_lines", self.limits.max_lines),
-            ):
-                self.settings.setValue(f"limits/{key}", value)
+            save_limits(self.settings, self.limits)
+            if self.session is not None:
+                self.session.limits = self.limits
             if self.cue_model is not None:
                 self.cue_model.set_limits(self.limits)
 

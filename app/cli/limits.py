@@ -1,0 +1,47 @@
+"""The caption limits on the command line: the same set the editor's Settings hold, each option
+defaulting to the style guides' value (``services.documents.STYLE_GUIDE_LIMITS``)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from app.cli.errors import UsageError
+from app.services.documents import STYLE_GUIDE_LIMITS as _DEFAULTS
+from app.services.documents import CaptionLimits, caption_limits
+
+#: option -> (field, type, help)
+_OPTIONS = {
+    "--max-cps": ("max_cps", float, f"characters per second (default {_DEFAULTS.max_cps:g})"),
+    "--max-line": ("max_line_chars", int, f"characters per line (default {_DEFAULTS.max_line_chars})"),
+    "--max-lines": ("max_lines", int, f"lines per cue (default {_DEFAULTS.max_lines})"),
+    "--min-duration": ("min_ms", int, f"shortest time on screen, ms (default {_DEFAULTS.min_ms})"),
+    "--max-duration": ("max_ms", int, f"longest time on screen, ms (default {_DEFAULTS.max_ms})"),
+    "--min-gap": ("min_gap_ms", int, f"least time between cues, ms (default {_DEFAULTS.min_gap_ms})"),
+    "--linger": (
+        "linger_ms",
+        int,
+        f"time a re-cut cue stays after its speech, ms (default {_DEFAULTS.linger_ms})",
+    ),
+}
+
+
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("caption limits")
+    for option, (field, kind, told) in _OPTIONS.items():
+        group.add_argument(option, dest=f"limit_{field}", type=kind, metavar="N", help=told)
+
+
+def limits_from(args: argparse.Namespace) -> CaptionLimits:
+    """The limits the options give (the style guides' where not given); limits that cannot hold
+    are refused in one line."""
+    given = {field: getattr(args, f"limit_{field}") for field, _, _ in _OPTIONS.values()}
+    given = {field: value for field, value in given.items() if value is not None}
+    for option, (field, _, _) in _OPTIONS.items():
+        value = given.get(field)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise UsageError(f"{option} {value}: give a number of 0 or more")
+    try:
+        return caption_limits(**given)
+    except ValueError as error:
+        raise UsageError(f"caption limits: {error}") from None

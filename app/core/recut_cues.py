@@ -1,0 +1,186 @@
+"""Cues built from a cut (how many words each holds, its times and lines), and a cut recorded so a
+project reopens with exactly the cues a person approved, whatever the re-cut's rules are by then.
+
+A cut that ends where a cue of the document ended keeps what followed it in the file (spacing, a
+NOTE block), and a cut that is a cue of the document as it was read is that cue, copied (its
+styling, number and identifier too). New cues' timing lines are written as the file writes its
+own; SRT numbers are counted again where the file counted its cues.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.core.model import Cue, Document, LayoutPiece, Slot
+
+
+@dataclass(frozen=True)
+class CueCut:
+    """One cue of a cut: how many words it holds, its times (ms), and how many of its words go on
+    each line; ``lines`` empty: the cue as the document has it (kept, styling and all)."""
+
+    words: int
+    start: int
+    end: int
+    lines: tuple[int, ...] = ()
+
+
+class RecordedCutError(ValueError):
+    """A recorded cut that does not fit the document (its words changed since)."""
+
+
+def copied(cue: Cue) -> Cue:
+    return dataclasses.replace(cue, words=list(cue.words), layout=list(cue.layout))
+
+
+def cut_of(before: Sequence[Cue], after: Sequence[Cue]) -> tuple[CueCut, ...]:
+    """``after``, the cues of a re-cut of ``before``, as a cut to record: a cue of ``before`` kept
+    as it was is recorded as kept."""
+    kept = set()
+    first = 0
+    for cue in before:
+        kept.add((first, cue.start, cue.end, cue.text()))
+        first += len(cue.words)
+    cuts = []
+    first = 0
+    for cue in after:
+        same = (first, cue.start, cue.end, cue.text()) in kept
+        cuts.append(CueCut(len(cue.words), cue.start, cue.end, () if same else _line_counts(cue)))
+        first += len(cue.words)
+    return tuple(cuts)
+
+
+def _line_counts(cue: Cue) -> tuple[int, ...]:
+    counts = [0]
+    for piece in cue.layout:
+        if isinstance(piece, str):
+            counts.extend([0] * piece.count("\n"))
+        elif piece[0] is Slot.WORD:
+            counts[-1] += 1
+    return tuple(count for count in counts if count)
+
+
+def cut_as(document: Document, cut: Sequence[CueCut]) -> list[Cue]:
+    """``document``'s cues as ``cut`` records them (``RecordedCutError`` when it does not fit)."""
+    cues = document.cues
+    total = sum(len(cue.words) for cue in cues)
+    if sum(one.words for one in cut) != total or any(one.words < 0 or one.end < one.start for one in cut):
+        raise RecordedCutError(
+            f"a re-cut of {sum(one.words for one in cut)} words does not fit {total} words"
+        )
+    originals = {}
+    first = 0
+    for cue in cues:
+        originals[first, len(cue.words), cue.start, cue.end] = cue
+        first += len(cue.words)
+    result: list[Cue] = []
+    first = 0
+    for one in cut:
+        original = originals.get((first, one.words, one.start, one.end))
+        if not one.lines:
+            if original is None:
+                raise RecordedCutError(f"no cue of {one.words} words at {one.start} ms to keep")
+            result.append(copied(original))
+        else:
+            if sum(one.lines) != one.words or not one.words:
+                raise RecordedCutError(f"lines of {sum(one.lines)} words in a cue of {one.words}")
+            result += built_cues(cues, [one], timing_style(document), first)
+        first += one.words
+    number_cues(cues, result, document.format)
+    return result
+
+
+def built_cues(
+    run: Sequence[Cue],
+    cuts: Sequence[CueCut],
+    timing_line: Callable[[int, int], str] | None,
+    first_word: int = 0,
+) -> list[Cue]:
+    """Cues holding the run's words as cut (the first cut from its ``first_word``); a cue ending
+    where one of the run's cues ended keeps what followed it (the spacing), and a cue cut and
+    laid out just as it was is that cue, written as it was read."""
+    words = [word for cue in run for word in cue.words]
+    endings = {}  # the word each cue of the run ended with -> what the file had after the cue
+    originals = {}  # (first word, start, end) of each cue of the run -> the cue
+    total = 0
+    for cue in run:
+        originals[total, cue.start, cue.end] = cue
+        total += len(cue.words)
+        endings[total] = cue.after_text
+    cues: list[Cue] = []
+    taken = first_word
+    for cut in cuts:
+        group = words[taken : taken + cut.words]
+        original = originals.get((taken, cut.start, cut.end))
+        taken += len(group)
+        line_ends = set(itertools.accumulate(cut.lines[:-1]))
+        layout: list[LayoutPiece] = []
+        for position in range(len(group)):
+            if position:
+                layout.append("\n" if position in line_ends else " ")
+            layout += [(Slot.WORD, position), (Slot.MARK, position)]
+        cue = Cue(
+            index=None,
+            start=cut.start,
+            end=cut.end,
+            words=list(group),
+            original_text="",
+            layout=layout,
+            timing_line=timing_line(cut.start, cut.end) if timing_line else None,
+            after_text=endings.get(taken),
+        )
+        cue.original_text = cue.text()
+        same = original is not None and original.words == cue.words and original.text() == cue.original_text
+        cues.append(copied(original) if same and original is not None else cue)
+    return cues
+
+
+def number_cues(before: Sequence[Cue], after: list[Cue], file_format: str) -> None:
+    """SRT numbers: 1..N again where the file counted its cues so; where it numbered them some
+    other way, a new cue takes the number after the cue before it. A VTT identifier names one
+    cue, so a new cue has none."""
+    # A cue numbered by an earlier re-cut has its number and no identifier: it is numbered too.
+    if file_format != "srt" or not any(cue.identifier is not None or cue.index is not None for cue in before):
+        return
+    first = before[0].index if before[0].index is not None else 1
+    counted = all(cue.index == first + n for n, cue in enumerate(before))
+    previous = first - 1
+    for cue in after:
+        if counted:
+            cue.index, cue.identifier = previous + 1, None
+        elif cue.identifier is None:
+            cue.index = previous + 1
+        previous = cue.index if cue.index is not None else previous + 1
+
+
+#: A timing line written as the standard writes it, but for the spacing, the digits of the hours
+#: (which WebVTT may leave out) and the separator before the milliseconds.
+_TIMING = re.compile(r"([ \t]*)(?:(\d+):)?(\d\d):(\d\d)([,.])(\d\d\d)([ \t]*-->[ \t]*)\S+[ \t]*\n?")
+
+
+def timing_style(document: Document) -> Callable[[int, int], str] | None:
+    """How the document writes a timing line, as a function of a cue's times; None when no line
+    reads plainly (the writer's own style then)."""
+    plain = (_TIMING.fullmatch(cue.timing_line or "") for cue in document.cues if not cue.settings)
+    match = next((found for found in plain if found is not None), None)
+    if match is None or (document.format == "srt" and match.group(2) is None):
+        return None
+    indent, hours, _, _, separator, _, arrow = match.groups()
+    hour_digits = len(hours) if hours is not None else 0
+    return lambda start, end: (
+        f"{indent}{_clock(start, hour_digits, separator)}{arrow}{_clock(end, hour_digits, separator)}\n"
+    )
+
+
+def _clock(millis: int, hour_digits: int, separator: str) -> str:
+    """``millis`` as a timestamp with hours of ``hour_digits`` digits (left out at 0 when the file
+    leaves them out, as WebVTT may) and ``separator`` before the milliseconds."""
+    hour, rest = divmod(millis, 3_600_000)
+    minute, rest = divmod(rest, 60_000)
+    second, fraction = divmod(rest, 1000)
+    head = f"{hour:0{hour_digits}d}:" if hour_digits or hour else ""
+    return f"{head}{minute:02d}:{second:02d}{separator}{fraction:03d}"

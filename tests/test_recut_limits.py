@@ -1,0 +1,141 @@
+"""Re-cut cues a subtitler signs off: one set of caption limits for the checks, re-breaking and
+re-cutting (set in the editor's Settings or on the command line), no flashes, estimated times
+that stay in their cue, cues over a limit named, and a re-cut kept in a project as approved."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, visible_lines
+from app.core.cut_checks import cut_checks
+from app.core.decisions import Recut, decode, encode
+from app.core.recut_cues import CueCut
+from app.core.resegment import resegment
+from app.formats import parse_document, render_document
+from app.services.captions_export import recut_captions
+from app.services.review import ReviewSession
+from app.ui.shortcuts import save_limits, saved_limits
+from tests.conftest import run_punctum_here
+
+#: The issue's example: a cue keeping its own cut (styled) after two plain ones, the second
+#: ending with the first word of a sentence that runs on into it.
+OK_BEFORE_A_STYLED_CUE = (
+    "1\n00:00:00,000 --> 00:00:03,000\nSo let us begin with the first one, and\n\n"
+    "2\n00:00:03,000 --> 00:00:06,000\nthen we will see what happens next. OK,\n\n"
+    "3\n00:00:06,000 --> 00:00:09,000\n<i>so what do you think about that?</i>\n"
+)
+
+
+def _words(text: str) -> list[str]:
+    return [word.rendered() for word in parse_document(text.encode(), "srt").words()]
+
+
+def test_a_word_is_not_cut_off_to_flash_by_alone() -> None:
+    document = parse_document(OK_BEFORE_A_STYLED_CUE.encode(), "srt")
+    result = resegment(document)
+    written = render_document(result.document)
+    assert _words(written) == _words(OK_BEFORE_A_STYLED_CUE)
+    # "OK," on its own would have been up for a fifth of a second.
+    assert all(cue.duration >= STYLE_GUIDE_LIMITS.min_ms for cue in result.document.cues)
+    assert "OK," not in [cue.plain_text() for cue in result.document.cues]
+    assert "<i>so what do you think about that?</i>" in written
+
+
+def test_a_cue_whose_words_cannot_all_be_shown_in_its_time_keeps_its_cut() -> None:
+    rng = random.Random(1)
+    words = [rng.choice(["alpha", "beta", "gamma", "delta", "echo", "fox"]) for _ in range(1900)]
+    lines = "\n".join(" ".join(words[n : n + 100]) for n in range(0, len(words), 100))
+    text = f"1\n00:00:00,000 --> 00:00:10,000\n{lines}\n\n2\n00:00:12,000 --> 00:00:14,000\nthe end\n"
+    document = parse_document(text.encode(), "srt")
+    result = resegment(document)
+    # Cut afresh, it made 125 cues of 1 ms, running 0.5 s past the cue's end into the silence.
+    cues = result.document.cues
+    assert all(cue.duration >= 1000 for cue in cues)
+    assert cues[0].start == 0 and cues[0].end <= 10_000
+    assert _words(render_document(result.document)) == _words(text)
+    # Kept as it was, and said so: over the limits, by number.
+    checks = cut_checks(result.document)
+    assert 1 in checks.over and checks.over_speed >= 1
+
+
+def test_the_summary_names_the_cues_over_a_limit() -> None:
+    fast = (
+        "1\n00:00:00,000 --> 00:00:01,200\nwe could not possibly read all of this in time.\n\n"
+        "2\n00:00:01,200 --> 00:00:04,000\n<i>The end came later.</i>\n"
+    )
+    _, told = recut_captions(parse_document(fast.encode(), "srt"), None, "en")
+    summary = told.summary()
+    assert "over a caption limit 1 -> 1 (cue 1: reading speed 1" in summary, summary
+
+
+def test_the_limits_set_reach_the_recut_and_its_checks(sample: Path) -> None:
+    session = ReviewSession.open(sample / "sample.srt")
+    try:
+        narrow = dataclasses.replace(STYLE_GUIDE_LIMITS, max_line_chars=24, max_lines=1)
+        session.limits = narrow
+        preview, told = session.recut_preview()
+        made = [cue for cue in preview.cues if cue not in session.document.cues]
+        assert made
+        for cue in made:
+            lines = visible_lines(cue)
+            assert len(lines) == 1 and (len(lines[0]) <= 24 or " " not in lines[0]), lines
+        assert told.after == cut_checks(preview, narrow)
+    finally:
+        session.close()
+
+
+def test_a_reopened_project_has_the_cues_approved_whatever_the_rules_are_now(sample: Path) -> None:
+    session = ReviewSession.open(sample / "sample.srt")
+    session.limits = dataclasses.replace(STYLE_GUIDE_LIMITS, max_line_chars=30, max_cps=14.0)
+    assert session.recut() is not None
+    approved = [(cue.start, cue.end, cue.text(), cue.index) for cue in session.document.cues]
+    session.close()
+    # Reopened with other limits (today's defaults): the cues are those approved, not a new cut.
+    again = ReviewSession.open(sample / "sample.srt")
+    try:
+        assert again.limits == STYLE_GUIDE_LIMITS
+        assert [(cue.start, cue.end, cue.text(), cue.index) for cue in again.document.cues] == approved
+        assert again.history.undo_description == "Re-cut cues at sentence ends"
+    finally:
+        again.close()
+
+
+def test_a_recut_is_stored_as_its_cues_and_an_older_one_as_its_times() -> None:
+    cut = (CueCut(3, 0, 1500, (3,)), CueCut(2, 1584, 3000))
+    action, arguments = encode(Recut(cut=cut))
+    assert (action, arguments) == ("recut", {"cut": [[3, 0, 1500, [3]], [2, 1584, 3000, []]]})
+    assert decode(action, arguments) == Recut(cut=cut)
+    # Projects of earlier versions recorded the heard times, replayed by the rules.
+    assert decode("recut", {"times": [[0, 10], None]}) == Recut(((0, 10), None))
+
+
+def test_limits_from_a_settings_file_edited_by_hand_fall_back_to_the_style_guides(tmp_path: Path) -> None:
+    settings = QSettings(str(tmp_path / "punctum.ini"), QSettings.Format.IniFormat)
+    assert saved_limits(settings) == STYLE_GUIDE_LIMITS
+    mine = CaptionLimits(
+        max_line_chars=37, max_lines=3, max_cps=15.0, min_ms=1000, max_ms=6000, linger_ms=300
+    )
+    save_limits(settings, mine)
+    assert saved_limits(settings) == mine
+    for key, value in (("limits/max_cps", "fast"), ("limits/min_ms", "nan"), ("limits/min_ms", "9000")):
+        save_limits(settings, mine)
+        settings.setValue(key, value)
+        assert saved_limits(settings) == STYLE_GUIDE_LIMITS, (key, value)
+
+
+def test_the_command_line_takes_the_same_limits(tmp_path: Path) -> None:
+    captions = tmp_path / "talk.srt"
+    captions.write_text(OK_BEFORE_A_STYLED_CUE, encoding="utf-8")
+    passing = run_punctum_here("check", str(captions))
+    assert passing.returncode == 0, passing.stderr
+    failing = run_punctum_here("check", str(captions), "--min-duration", "3500")
+    assert failing.returncode == 1
+    assert "on screen 3.00 s (at least 3.5 s)" in failing.stdout
+    for bad in (["--max-cps", "0"], ["--min-duration", "9000"], ["--min-gap", "-1"]):
+        refused = run_punctum_here("check", str(captions), *bad)
+        assert refused.returncode == 2, (bad, refused.stderr)
+        assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr

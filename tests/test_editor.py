@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -757,7 +758,7 @@ def test_cues_recut_are_previewed_applied_as_one_step_undone_and_kept(
 ) -> None:
     """Edit ▸ Re-cut (Ctrl+Shift+C): today's cues beside the re-cut ones; Apply is one undoable
     step that changes where cues begin and end and nothing else; the project keeps it."""
-    from PySide6.QtWidgets import QPlainTextEdit
+    from PySide6.QtWidgets import QLabel, QPlainTextEdit
 
     from app.ui.dialogs import RecutPreviewDialog
 
@@ -775,8 +776,25 @@ def test_cues_recut_are_previewed_applied_as_one_step_undone_and_kept(
     assert dialog is not None and dialog.isVisible()
     now, recut = dialog.findChildren(QPlainTextEdit)
     assert now.toPlainText().count(" - ") == 24 and 0 < recut.toPlainText().count(" - ") < 24
+    # Each cue as export writes it (sentence starts capitalised), how long it is up and how fast
+    # it reads, and what it is over.
+    assert "\nHello" in recut.toPlainText() and "\nhello" not in recut.toPlainText()
+    assert re.search(r"\(\d+\.\d\d s, \d+\.\d cps\)", recut.toPlainText())
+    over = now.toPlainText().count("⚠")
+    assert over >= 1 and f"Now: 24 cues, {over} over a limit" in [
+        label.text() for label in dialog.findChildren(QLabel)
+    ]
     assert [(c.start, c.end) for c in session.document.cues] == cuts  # a preview changes nothing
+    current = window.current_id
+    assert current is not None
     dialog.accept()
+    # The cue of the suggestion at hand is still the one shown, in the cues as they are now.
+    shown = window.transcript.currentIndex().row()
+    assert shown == window.cue_model.cue_of_word(session.document.suggestion(current).gap)
+    # Settings ▸ Re-cut on export shows what export will do: the cues stand re-cut.
+    on_export = window.actions_by_name["recut"]
+    assert on_export.isChecked() and not on_export.isEnabled()
+    assert window.settings.value("export/recut", "false") == "false"  # the setting is not changed
     after = [(c.start, c.end) for c in session.document.cues]
     assert len(after) == recut.toPlainText().count(" - ") and after != cuts
     assert [w.rendered() for w in session.document.words()] == words
@@ -789,6 +807,7 @@ def test_cues_recut_are_previewed_applied_as_one_step_undone_and_kept(
     assert all(mark in (".", "?", "!", ",", ":", ";") for mark in ends), ends
     press(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert [(c.start, c.end) for c in session.document.cues] == cuts and window.waveform.cues == cuts
+    assert not on_export.isChecked() and on_export.isEnabled()
     press(
         qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )

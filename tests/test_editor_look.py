@@ -107,7 +107,7 @@ def test_every_dialog_button_and_field_has_an_alt_key(qtbot, window: MainWindow)
         ShortcutDialog(saved_keys(window.settings), window),
         LimitsDialog(saved_limits(window.settings), window),
         TriagePolicyDialog(saved_policy(window.settings), window),
-        RecutPreviewDialog([], [], "cues re-cut 0 -> 0", window),
+        RecutPreviewDialog([], [], "cues re-cut 0 -> 0", parent=window),
     ]
     for dialog in dialogs:
         qtbot.addWidget(dialog)

@@ -40,7 +40,7 @@ from app.core.decisions import Recut as RecutCues
 from app.core.errors import PunctumError
 from app.core.gap_features import GapMeasure
 from app.core.gap_readings import GapReading
-from app.core.history import History, Step
+from app.core.history import CueEdit, History, Step
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
 from app.core.recut_cues import cut_of
@@ -58,7 +58,7 @@ from app.formats import format_of, parse_document
 from app.ml.house_style import HouseStyle, StyleExample
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.autosave import autosave_path, free_stem, matching_file
-from app.services.captions_export import Exported, Recut, heard_times, recut_captions
+from app.services.captions_export import Exported, Recut, as_exported, heard_times, recut_captions
 from app.services.projects import add_caption_file, load_document
 from app.services.review_style import SessionStyle
 from app.store.project import DONE, FileEntry, Project
@@ -337,16 +337,24 @@ class ReviewSession(SessionStyle):
     def accept(self, suggestion_id: int) -> Step | None:
         return self._do(Accept(suggestion_id))
 
-    def recut_preview(self) -> tuple[Document, Recut]:
-        """The document as ``recut`` would cut its cues within ``limits``, and what that does to
-        the cuts' checks."""
-        return recut_captions(self.document, self.measures(), self.language, self.limits)
+    def recut_preview(self) -> tuple[Document, Document, Recut]:
+        """The document as export writes it now and as it would after ``recut`` (capitals in),
+        and what the re-cut does to the cuts' checks."""
+        now = as_exported(self.document, self.language)
+        recut, told = recut_captions(now, self.measures(), self.language, self.limits)
+        return now, recut, told
 
     def recut(self) -> Step | None:
-        """Cut the cues again at sentence ends, by the words' times as heard (estimated from the
-        cues where the media was not heard): one undoable decision, recorded as the cues it made."""
-        preview, _ = self.recut_preview()
-        return self._do(RecutCues(cut=cut_of(self.document.cues, preview.cues)))
+        """Cut the cues again at sentence ends within ``limits``, by the words' times as heard
+        (estimated from the cues where the media was not heard): one undoable decision, recorded
+        as the cues it made."""
+        recut, _ = recut_captions(self.document, self.measures(), self.language, self.limits)
+        return self._do(RecutCues(cut=cut_of(self.document.cues, recut.cues)))
+
+    @property
+    def cues_recut(self) -> bool:
+        """Whether the cues stand cut again (a re-cut applied and not undone): export writes them so."""
+        return any(isinstance(edit, CueEdit) for step in self.history.done for edit in step.edits)
 
     def reject(self, suggestion_id: int) -> Step | None:
         return self._do(Reject(suggestion_id))

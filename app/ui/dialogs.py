@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
+from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, check_cue
 from app.core.model import Cue
 from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, TriagePolicy
 from app.ui.models import timestamp
@@ -262,12 +262,28 @@ def _input_dialog(parent: QWidget, title: str, label: str) -> QInputDialog:
     return dialog
 
 
+def _previewed(cue: Cue, limits: CaptionLimits) -> str:
+    """A cue as the re-cut preview shows it: its times, how long it is up and how fast it reads,
+    what it is over (marked ⚠), and its text."""
+    check = check_cue(cue, limits)
+    speed = f"{check.cps:.1f} cps" if check.cps != float("inf") else "no time"
+    head = f"{timestamp(cue.start)} - {timestamp(cue.end)}  ({cue.duration / 1000:.2f} s, {speed})"
+    if check.problems:
+        head += "  ⚠ " + "; ".join(check.problems)
+    return f"{head}\n{cue.text()}"
+
+
 class RecutPreviewDialog(QDialog):
     """The cues cut again at sentence ends, beside today's, before they are: Apply makes it one
     undoable step."""
 
     def __init__(
-        self, now: Sequence[Cue], recut: Sequence[Cue], summary: str, parent: QWidget | None = None
+        self,
+        now: Sequence[Cue],
+        recut: Sequence[Cue],
+        summary: str,
+        limits: CaptionLimits = STYLE_GUIDE_LIMITS,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Re-cut the cues at sentence ends")
@@ -277,13 +293,12 @@ class RecutPreviewDialog(QDialog):
         layout.addWidget(told)
         sides = QHBoxLayout()
         for title, cues in ((f"Now: {len(now)} cues", now), (f"Re-cut: {len(recut)} cues", recut)):
+            over = sum(not check_cue(cue, limits).ok for cue in cues)
             column = QVBoxLayout()
-            column.addWidget(QLabel(title, self))
+            column.addWidget(QLabel(f"{title}, {over} over a limit", self))
             text = QPlainTextEdit(self)
             text.setReadOnly(True)
-            text.setPlainText(
-                "\n\n".join(f"{timestamp(c.start)} - {timestamp(c.end)}\n{c.text()}" for c in cues)
-            )
+            text.setPlainText("\n\n".join(_previewed(cue, limits) for cue in cues))
             column.addWidget(text)
             sides.addLayout(column)
         layout.addLayout(sides)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel
@@ -198,9 +199,9 @@ class ReviewController:
         session = self.window.session
         if session is None:
             return
-        preview, recut = session.recut_preview()
+        now, preview, recut = session.recut_preview()
         dialog = RecutPreviewDialog(
-            session.document.cues, preview.cues, recut.summary(), self.window.dialog_parent()
+            now.cues, preview.cues, recut.summary(), session.limits, self.window.dialog_parent()
         )
         dialog.accepted.connect(lambda: self._apply_recut(recut))
         dialog.open()
@@ -233,7 +234,7 @@ class ReviewController:
                 touched = _steps_between(before, session.history.done) or touched
             cut = any(isinstance(edit, CueEdit) for each in touched for edit in each.edits)
             if cut and self.window.session is not None:
-                self.window.waveform.set_cues(self.window.session.document.cues)
+                self.window.cues_cut_again()
             for each in touched:
                 self.window.cue_model.changed(each)
             self.window.gap_model.changed(step)
@@ -243,6 +244,9 @@ class ReviewController:
                 if self.window.session is not None and self.window.current_id is not None
                 else None
             )
+            if cut:  # the transcript was laid out again: the current cue is shown again
+                with contextlib.suppress(KeyError):
+                    self.select(self.window.current_id)
         self.window.show_counts()
         if step is not None:
             self._tell_style()

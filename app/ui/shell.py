@@ -77,5 +77,8 @@ class EditorWindow(Protocol):
     def show_counts(self) -> None:
         """The status bar's counts and the enabled actions, after a decision."""
 
+    def cues_cut_again(self) -> None:
+        """Show where the open file's cues begin and end now (after a re-cut, its undo or redo)."""
+
     def after_analysis(self) -> None:
         """Triage the file's fresh suggestions by the chosen policy and go to the first to decide."""

@@ -215,8 +215,7 @@ class MainWindow(QMainWindow):
         self.gap_model = GapModel(session, self.cue_model.cue_of_word)
         self.gap_model.set_view(self.review.queue_only, self.review.lowest_first, self.review.settled_only)
         self.editor_page.show_models(self.cue_model, self.gap_model)
-        self.waveform.set_cues(session.document.cues)
-        self._cue_starts = [cue.start for cue in session.document.cues]
+        self.cues_cut_again()
         self.waveform.set_waveform(None, "No media" if not session.entry.media_path else "Reading the audio…")
         self.current_id = None
         self.show_evidence(None)
@@ -247,6 +246,12 @@ class MainWindow(QMainWindow):
             self.review.next_suggestion()
 
     # --- review ---------------------------------------------------------------------------------
+
+    def cues_cut_again(self) -> None:
+        """Show where the session's cues now begin and end: the waveform, and the cue playing."""
+        if self.session is not None:
+            self.waveform.set_cues(self.session.document.cues)
+            self._cue_starts = [cue.start for cue in self.session.document.cues]
 
     def _seek(self, millis: int) -> None:
         self.media.seek(millis)
@@ -320,6 +325,15 @@ class MainWindow(QMainWindow):
         redo.setEnabled(bool(history and history.can_redo))
         undo.setText(f"&Undo {history.undo_description}" if history and history.can_undo else "&Undo")
         redo.setText(f"&Redo {history.redo_description}" if history and history.can_redo else "&Redo")
+        # Re-cut on export: ticked, and not to be unticked, while the file's cues stand re-cut.
+        recut, applied = self.actions_by_name["recut"], self.session is not None and self.session.cues_recut
+        recut.blockSignals(True)
+        recut.setChecked(applied or saved_recut(self.settings))
+        recut.blockSignals(False)
+        recut.setEnabled(not applied)
+        recut.setStatusTip(
+            "This file's cues are cut at sentence ends already (Undo goes back)" if applied else ""
+        )
         for name in (
             "export",
             "save_project",

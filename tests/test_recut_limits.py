@@ -77,7 +77,7 @@ def test_the_limits_set_reach_the_recut_and_its_checks(sample: Path) -> None:
     try:
         narrow = dataclasses.replace(STYLE_GUIDE_LIMITS, max_line_chars=24, max_lines=1)
         session.limits = narrow
-        preview, told = session.recut_preview()
+        _, preview, told = session.recut_preview()
         made = [cue for cue in preview.cues if cue not in session.document.cues]
         assert made
         for cue in made:

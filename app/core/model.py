@@ -218,6 +218,9 @@ class Document:
     #: Format-specific text kept verbatim, such as the VTT header and its STYLE/NOTE/REGION blocks.
     preamble: str = ""
     trailer: str = ""
+    #: A timing line as the file writes its own (the first without cue settings), for the cues
+    #: it did not have (a re-cut's) to be written alike; None for a file that has none.
+    timing_example: str | None = None
     warnings: list[str] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
     #: The language of the words once known (ISO 639-1); where a new mark goes beside a closing

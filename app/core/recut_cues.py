@@ -4,15 +4,14 @@ project reopens with exactly the cues a person approved, whatever the re-cut's r
 A cut that ends where a cue of the document ended keeps what followed it in the file (spacing, a
 NOTE block), and a cut that is a cue of the document as it was read is that cue, copied (its
 styling, number and identifier too). New cues' timing lines are written as the file writes its
-own; SRT numbers are counted again where the file counted its cues.
+own (by the format writers); SRT numbers are counted again where the file counted its cues.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.model import Cue, Document, LayoutPiece, Slot
@@ -88,7 +87,7 @@ def cut_as(document: Document, cut: Sequence[CueCut]) -> list[Cue]:
         else:
             if sum(one.lines) != one.words or not one.words:
                 raise RecordedCutError(f"lines of {sum(one.lines)} words in a cue of {one.words}")
-            result += built_cues(cues, [one], timing_style(document), first)
+            result += built_cues(cues, [one], first)
         first += one.words
     number_cues(cues, result, document.format)
     return result
@@ -97,7 +96,6 @@ def cut_as(document: Document, cut: Sequence[CueCut]) -> list[Cue]:
 def built_cues(
     run: Sequence[Cue],
     cuts: Sequence[CueCut],
-    timing_line: Callable[[int, int], str] | None,
     first_word: int = 0,
 ) -> list[Cue]:
     """Cues holding the run's words as cut (the first cut from its ``first_word``); a cue ending
@@ -130,7 +128,6 @@ def built_cues(
             words=list(group),
             original_text="",
             layout=layout,
-            timing_line=timing_line(cut.start, cut.end) if timing_line else None,
             after_text=endings.get(taken),
         )
         cue.original_text = cue.text()
@@ -155,32 +152,3 @@ def number_cues(before: Sequence[Cue], after: list[Cue], file_format: str) -> No
         elif cue.identifier is None:
             cue.index = previous + 1
         previous = cue.index if cue.index is not None else previous + 1
-
-
-#: A timing line written as the standard writes it, but for the spacing, the digits of the hours
-#: (which WebVTT may leave out) and the separator before the milliseconds.
-_TIMING = re.compile(r"([ \t]*)(?:(\d+):)?(\d\d):(\d\d)([,.])(\d\d\d)([ \t]*-->[ \t]*)\S+[ \t]*\n?")
-
-
-def timing_style(document: Document) -> Callable[[int, int], str] | None:
-    """How the document writes a timing line, as a function of a cue's times; None when no line
-    reads plainly (the writer's own style then)."""
-    plain = (_TIMING.fullmatch(cue.timing_line or "") for cue in document.cues if not cue.settings)
-    match = next((found for found in plain if found is not None), None)
-    if match is None or (document.format == "srt" and match.group(2) is None):
-        return None
-    indent, hours, _, _, separator, _, arrow = match.groups()
-    hour_digits = len(hours) if hours is not None else 0
-    return lambda start, end: (
-        f"{indent}{_clock(start, hour_digits, separator)}{arrow}{_clock(end, hour_digits, separator)}\n"
-    )
-
-
-def _clock(millis: int, hour_digits: int, separator: str) -> str:
-    """``millis`` as a timestamp with hours of ``hour_digits`` digits (left out at 0 when the file
-    leaves them out, as WebVTT may) and ``separator`` before the milliseconds."""
-    hour, rest = divmod(millis, 3_600_000)
-    minute, rest = divmod(rest, 60_000)
-    second, fraction = divmod(rest, 1000)
-    head = f"{hour:0{hour_digits}d}:" if hour_digits or hour else ""
-    return f"{head}{minute:02d}:{second:02d}{separator}{fraction:03d}"

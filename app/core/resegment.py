@@ -37,7 +37,7 @@ from app.core.cut_checks import as_planned, sentence_starts
 # Re-breaking's own tests of which cues can be rewritten, so the two features never disagree.
 from app.core.line_breaks import has_description_line, word_gaps
 from app.core.model import Cue, Document, Slot
-from app.core.recut_cues import CueCut, built_cues, copied, number_cues, timing_style
+from app.core.recut_cues import CueCut, built_cues, copied, number_cues
 from app.core.weak_words import weak_words
 
 #: Why a cue keeps its own cut.
@@ -89,7 +89,6 @@ def resegment(
     cues = document.cues
     reasons = _keep_reasons(cues)
     firsts = list(itertools.accumulate((len(cue.words) for cue in cues), initial=0))
-    timing_line = timing_style(document)
     new_cues: list[Cue] = []
     kept: Counter[str] = Counter()
     estimated = cut = 0
@@ -120,7 +119,7 @@ def resegment(
         now = list(itertools.accumulate(len(plan.words) for plan in planned))
         no_worse = _dangling(texts, now, following) <= _dangling(texts, was, following)
         if no_worse and _fits(planned, words, cues[number].start, until, rules.min_gap_ms):
-            new_cues += built_cues(cues[number:stop], _layouts(planned, rules, language), timing_line)
+            new_cues += built_cues(cues[number:stop], _layouts(planned, rules, language))
             estimated += sum(1 for _, guessed, _ in words if guessed)
             cut += len(words)
             for index, (word, _, _) in enumerate(words, start=firsts[number]):

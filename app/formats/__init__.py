@@ -14,6 +14,7 @@ from app.core.errors import PunctumError
 from app.core.model import Document
 from app.formats import srt, text, vtt
 from app.formats.atomic import write_bytes_atomically, write_together
+from app.formats.common import timing_example
 from app.formats.encoding import decode, encode
 from app.formats.errors import FormatError
 
@@ -118,6 +119,7 @@ def parse_document(data: bytes, format: str, path: Path | None = None) -> Docume
         bom=decoded.bom,
         line_ending=decoded.line_ending,
         preamble=preamble,
+        timing_example=timing_example(cues),
         warnings=warnings,
     )
 

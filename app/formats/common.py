@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from app.core.model import Cue, Document
@@ -69,13 +70,58 @@ def render(document: Document, head: Callable[[Cue], str], default_after: str) -
     return "".join(parts)
 
 
-def cue_head(label: object, cue: Cue, as_read: bool, format_time: Callable[[int], str]) -> str:
+def cue_head(
+    label: object,
+    cue: Cue,
+    as_read: bool,
+    format_time: Callable[[int], str],
+    style: Callable[[int, int], str] | None = None,
+) -> str:
     """A cue's label line (when it has one) and its timing line: the line as read where the
-    document came in this format, else written afresh with the format's ``format_time``."""
+    document came in this format, else written as the document writes its own (``style``, from
+    ``timing_style``) or afresh with the format's ``format_time``."""
     timing = cue.timing_line if as_read else None
+    if timing is None and as_read and style is not None and not cue.settings:
+        timing = style(cue.start, cue.end)
     if timing is None:
         timing = f"{format_time(cue.start)} --> {format_time(cue.end)}"
         if cue.settings:
             timing += " " + cue.settings
         timing += "\n"
     return (f"{label}\n" if label is not None else "") + timing
+
+
+#: A timing line written as the standard writes it, but for the spacing, the digits of the hours
+#: (which WebVTT may leave out) and the separator before the milliseconds.
+_TIMING = re.compile(r"([ \t]*)(?:(\d+):)?(\d\d):(\d\d)([,.])(\d\d\d)([ \t]*-->[ \t]*)\S+[ \t]*\n?")
+
+
+def timing_example(cues: Sequence[Cue]) -> str | None:
+    """The first timing line of ``cues`` written plainly (no cue settings), as ``timing_style``
+    reads it; None when there is none."""
+    return next(
+        (c.timing_line for c in cues if not c.settings and _TIMING.fullmatch(c.timing_line or "")), None
+    )
+
+
+def timing_style(document: Document) -> Callable[[int, int], str] | None:
+    """How the document writes a timing line, as a function of a cue's times, for cues it did not
+    read (a re-cut's new cues); None when no line reads plainly (the writer's own style then)."""
+    match = _TIMING.fullmatch(document.timing_example or "")
+    if match is None or (document.format == "srt" and match.group(2) is None):
+        return None
+    indent, hours, _, _, separator, _, arrow = match.groups()
+    hour_digits = len(hours) if hours is not None else 0
+    return lambda start, end: (
+        f"{indent}{_clock(start, hour_digits, separator)}{arrow}{_clock(end, hour_digits, separator)}\n"
+    )
+
+
+def _clock(millis: int, hour_digits: int, separator: str) -> str:
+    """``millis`` as a timestamp with hours of ``hour_digits`` digits (left out at 0 when the file
+    leaves them out, as WebVTT may) and ``separator`` before the milliseconds."""
+    hour, rest = divmod(millis, 3_600_000)
+    minute, rest = divmod(rest, 60_000)
+    second, fraction = divmod(rest, 1000)
+    head = f"{hour:0{hour_digits}d}:" if hour_digits or hour else ""
+    return f"{head}{minute:02d}:{second:02d}{separator}{fraction:03d}"

@@ -11,13 +11,14 @@ written with pysrt's formatter.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from pysrt import SubRipTime
 
 from app.core.model import Cue, Document
-from app.formats.common import cue_head, make_cue, render, timing_warnings
+from app.formats.common import cue_head, make_cue, render, timing_style, timing_warnings
 from app.formats.errors import FormatError
 
 _TIME = r"(\d{1,3}):(\d{1,2}):(\d{1,2})(?:[,.:](\d{1,3}))?"
@@ -117,9 +118,9 @@ def _check_body(lines: list[str], first: int, stop: int, path: Path | None) -> N
             raise FormatError(path, row + 2, f"cue {lines[row].strip()} has no timing line")
 
 
-def _head(cue: Cue, as_read: bool) -> str:
+def _head(cue: Cue, as_read: bool, style: Callable[[int, int], str] | None) -> str:
     number = cue.identifier if as_read and cue.identifier is not None else cue.index
-    return cue_head(number, cue, as_read, format_time)
+    return cue_head(number, cue, as_read, format_time, style)
 
 
 def write(document: Document) -> str:
@@ -131,4 +132,5 @@ def write(document: Document) -> str:
             for n, cue in enumerate(document.cues, start=1)
         ]
         document = replace(document, cues=numbered, preamble="", trailer="")
-    return render(document, lambda cue: _head(cue, as_read), "\n\n")
+    style = timing_style(document) if as_read else None
+    return render(document, lambda cue: _head(cue, as_read, style), "\n\n")

@@ -9,6 +9,7 @@ timestamps give the words their times (see ``cuetext``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from webvtt.errors import MalformedCaptionError
 from webvtt.models import Timestamp
 
 from app.core.model import Cue, Document
-from app.formats.common import cue_head, make_cue, render, timing_warnings
+from app.formats.common import cue_head, make_cue, render, timing_style, timing_warnings
 from app.formats.errors import FormatError
 
 _TIMING = re.compile(r"[ \t]*(\S+)[ \t]+-->[ \t]+(\S+)((?:[ \t].*)?)")
@@ -113,8 +114,8 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     return cues, text[: cue_spans[0][0]], timing_warnings(cues, [r + 1 for r in cue_rows])
 
 
-def _head(cue: Cue, as_read: bool) -> str:
-    return cue_head(cue.identifier if as_read else None, cue, as_read, format_time)
+def _head(cue: Cue, as_read: bool, style: Callable[[int, int], str] | None) -> str:
+    return cue_head(cue.identifier if as_read else None, cue, as_read, format_time, style)
 
 
 #: SRT styling a WebVTT player would show as text: ASS override blocks ({\an8}) and font tags.
@@ -155,4 +156,5 @@ def write(document: Document) -> str:
     if not as_read:
         cues = [_from_srt(cue) for cue in document.cues]
         document = replace(document, cues=cues, preamble=HEADER + "\n\n", trailer="")
-    return render(document, lambda cue: _head(cue, as_read), "\n\n")
+    style = timing_style(document) if as_read else None
+    return render(document, lambda cue: _head(cue, as_read, style), "\n\n")

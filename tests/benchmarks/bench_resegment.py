@@ -33,6 +33,7 @@ a change to the re-cut alone is measured in seconds (the costs then report the f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import pickle
@@ -306,7 +307,12 @@ def main() -> int:
         )
     for row in results.values():
         row.pop("_checks", None)
-    print(json.dumps({"cpu_flags": cpu_flags(), "sets": results, "overall": summary}, indent=2))
+    limits = dataclasses.asdict(STYLE_GUIDE_LIMITS)
+    print(
+        json.dumps(
+            {"cpu_flags": cpu_flags(), "limits": limits, "sets": results, "overall": summary}, indent=2
+        )
+    )
     return 0
 
 

@@ -84,6 +84,7 @@ _INNER_SENTENCE = 40.0  # a sentence end inside a cue: a new sentence reads best
 _INNER_PAUSE = 20.0  # per pause_ms of silence inside a cue: its text shows before it is said
 _SHORT_TEXT = 40.0  # a cue with a scrap of text flashes by (scaled by the missing part of a line)
 _SHORT_TIME = 100.0  # a cue with less than min_ms before the next one flashes by, unread
+_FLASH = 30.0  # and any such cue, however little it is short of min_ms
 _DANGLING = 40.0  # a cue ending with the start of a sentence that runs on past the words
 _FAST_TEXT = 100.0  # per share of max_cps a cue is over: its text goes before it can be read
 # Within a cue, in characters of imbalance between lines that a better break is worth.
@@ -252,11 +253,11 @@ def _cue_spans(
                 cost += end_costs[stop - 1]
                 room = words[stop].start - rules.min_gap_ms - words[first].start
                 if room < rules.min_ms:
-                    cost += _SHORT_TIME * (rules.min_ms - room) / rules.min_ms
+                    cost += _FLASH + _SHORT_TIME * (rules.min_ms - room) / rules.min_ms
             else:
                 cost += _DANGLING if sentence_inside else 0.0
                 if until is not None and until - words[first].start < rules.min_ms:
-                    cost += _SHORT_TIME * (rules.min_ms - (until - words[first].start)) / rules.min_ms
+                    cost += _FLASH + _SHORT_TIME * (rules.min_ms - (until - words[first].start)) / rules.min_ms
             if rules.max_cps is not None:
                 shown_until = words[stop].start - rules.min_gap_ms if stop < count else until
                 shown_until = latest if shown_until is None else max(shown_until, latest)

@@ -37,7 +37,7 @@ MANIFEST = "punctum-whisper.json"
 STORED_AS = "int8"
 #: The recogniser's arithmetic on the CPU: 1.6 to 1.9 times as fast as float32 in transcribing
 #: on two cores, with a word error rate of 6.62% on the LJSpeech clips against float32's 6.97%
-#: (README). Listening uses it for the encoder; its decoder computes in float (``forced_decoder``).
+#: (docs/models.md). Listening uses it for the encoder; its decoder computes in float (``forced_decoder``).
 COMPUTE_TYPE = "int8"
 #: SHA-256 of the joined ``model.bin`` (Whisper base, CTranslate2, as faster-whisper publishes it),
 #: by the version of the packages holding its halves: a half damaged or replaced is refused, not

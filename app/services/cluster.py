@@ -2,7 +2,7 @@
 
 Each file is a call on one of a pool of Ray actors (``cluster_worker``), worker processes that
 load the model on their first file and keep it. Plain Ray tasks did as well on one machine (see
-the README's figures), but only because Ray happened to reuse their processes; an actor loads the
+the figures in docs/cluster.md), but only because Ray happened to reuse their processes; an actor loads the
 model once by design, and is the worker Ray restarts and retries on. The actors are the workers
 of the local batch's own scheduler (``batch_scheduler``), so the driver, this process, stays the
 project's only writer and commits each file's outcome as it arrives: everything the local batch

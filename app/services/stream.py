@@ -38,14 +38,14 @@ from app.services.model import Punctuator
 from app.services.stream_input import MAX_LINE_BYTES, OVERLONG, StreamInputError, parse_line, read_lines
 from app.services.suggestions import head_casing, model_mark, model_word, written_capital
 
-#: Words after a gap before it is decided, by default (F1 and delay for each lookahead: the README).
+#: Words after a gap before it is decided, by default (F1 and delay for each lookahead: docs/stream.md).
 DEFAULT_LOOKAHEAD = 4
 #: The longest lookahead accepted: the waiting words must fit one model window.
 MAX_LOOKAHEAD = 32
 #: Sub-tokens of the window read per new word: the model's whole window (some 140 words). On
 #: the dev sets (``bench_stream --tune``) F1 at lookahead 4 is 63.1 with it, 62.1 with 96 and
 #: 61.7 with 48 (half and a third of the compute); on the TED test talks only the whole window
-#: brings lookahead 4 within 3 F1 of whole documents (the README's table).
+#: brings lookahead 4 within 3 F1 of whole documents (the table in docs/stream.md).
 CONTEXT_TOKENS = 190
 #: The smallest window accepted: a few words of context.
 MIN_CONTEXT_TOKENS = 8

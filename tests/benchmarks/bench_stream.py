@@ -19,7 +19,7 @@ constants of ``app.services.stream`` come from. The test sets are never used to 
 
 Run: `OMP_NUM_THREADS=2 .venv/bin/python -m tests.benchmarks.bench_stream --threads 2 [--data DIR]
 [--context-tokens N] [--int8] [--tune [--budgets N ...]]` (exit 3 without the shared data; about an hour
-with the default window on a 2-core machine, the README's figures).
+with the default window on a 2-core machine, the figures in docs/stream.md).
 """
 
 from __future__ import annotations

@@ -257,7 +257,9 @@ def _cue_spans(
             else:
                 cost += _DANGLING if sentence_inside else 0.0
                 if until is not None and until - words[first].start < rules.min_ms:
-                    cost += _FLASH + _SHORT_TIME * (rules.min_ms - (until - words[first].start)) / rules.min_ms
+                    cost += (
+                        _FLASH + _SHORT_TIME * (rules.min_ms - (until - words[first].start)) / rules.min_ms
+                    )
             if rules.max_cps is not None:
                 shown_until = words[stop].start - rules.min_gap_ms if stop < count else until
                 shown_until = latest if shown_until is None else max(shown_until, latest)

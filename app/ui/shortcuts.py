@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAction
 
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
@@ -179,3 +180,16 @@ def save_policy(settings: QSettings, policy: TriagePolicy) -> None:
     settings.setValue("triage/agreement", "true" if policy.agreement else "false")
     threshold = policy.model_threshold
     settings.setValue("triage/model_threshold", "none" if threshold is None else threshold)
+
+
+def show_recut_on_export(action: QAction, applied: bool, chosen: bool) -> None:
+    """Settings ▸ Re-cut on export as export will do it: ticked, and not to be unticked, while
+    the open file's cues stand re-cut (``applied``); else as the person chose (``chosen``), which
+    showing it so never changes."""
+    action.blockSignals(True)
+    action.setChecked(applied or chosen)
+    action.blockSignals(False)
+    action.setEnabled(not applied)
+    action.setStatusTip(
+        "This file's cues are cut at sentence ends already (Undo goes back)" if applied else ""
+    )

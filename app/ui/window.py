@@ -50,6 +50,7 @@ from app.ui.shortcuts import (
     saved_policy,
     saved_rebreak,
     saved_recut,
+    show_recut_on_export,
 )
 from app.ui.tasks import Worker
 
@@ -325,15 +326,8 @@ class MainWindow(QMainWindow):
         redo.setEnabled(bool(history and history.can_redo))
         undo.setText(f"&Undo {history.undo_description}" if history and history.can_undo else "&Undo")
         redo.setText(f"&Redo {history.redo_description}" if history and history.can_redo else "&Redo")
-        # Re-cut on export: ticked, and not to be unticked, while the file's cues stand re-cut.
-        recut, applied = self.actions_by_name["recut"], self.session is not None and self.session.cues_recut
-        recut.blockSignals(True)
-        recut.setChecked(applied or saved_recut(self.settings))
-        recut.blockSignals(False)
-        recut.setEnabled(not applied)
-        recut.setStatusTip(
-            "This file's cues are cut at sentence ends already (Undo goes back)" if applied else ""
-        )
+        applied = self.session is not None and self.session.cues_recut
+        show_recut_on_export(self.actions_by_name["recut"], applied, saved_recut(self.settings))
         for name in (
             "export",
             "save_project",

@@ -180,7 +180,8 @@ def cut_media(
 
 def decoded_audio(source: Path, seconds: float | None = None) -> np.ndarray:
     """The first ``seconds`` of ``source``'s audio as Punctum hears it: 16 kHz mono float32."""
-    from app.audio.decode import SAMPLE_RATE, stream_audio
+    from app.audio.decode import stream_audio
+    from app.core.audio_format import SAMPLE_RATE
 
     wanted = None if seconds is None else round(seconds * SAMPLE_RATE)
     chunks, held = [], 0
@@ -196,7 +197,7 @@ def write_audio(target: Path, samples: np.ndarray, codec: str | None = None, bit
     """16 kHz mono ``samples`` (float in [-1, 1]) written as ``target``: a ``.wav`` as 16-bit PCM by
     soundfile, or encoded by PyAV with ``codec`` (``"libmp3lame"``, ``"aac"``...) at ``bit_rate``.
     ``write_audio(path, np.zeros(4 * 16_000))`` is 4 s of silence."""
-    from app.audio.decode import SAMPLE_RATE
+    from app.core.audio_format import SAMPLE_RATE
 
     if codec is None:
         import soundfile

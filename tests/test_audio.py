@@ -12,10 +12,11 @@ import pytest
 import soundfile
 
 from app.audio.analysis import analyse_media
-from app.audio.decode import CHUNK_SECONDS, SAMPLE_RATE, decode_audio, probe, stream_audio
+from app.audio.decode import CHUNK_SECONDS, decode_audio, probe, stream_audio
 from app.audio.errors import AudioError
 from app.audio.prosody import gap_prosody
 from app.audio.timing import TimingSource, word_timings
+from app.core.audio_format import SAMPLE_RATE
 from app.formats import parse_document, read_document
 from tests.conftest import SAMPLE, requires_ffmpeg, shared_data
 

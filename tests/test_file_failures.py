@@ -255,7 +255,8 @@ def test_ctrl_c_in_the_loop_puts_the_files_still_out_back_to_pending(tmp_path: P
 def test_captions_running_past_the_media_get_one_warning_and_no_measures_there(tmp_path: Path) -> None:
     import soundfile
 
-    from app.audio.decode import SAMPLE_RATE, decode_audio
+    from app.audio.decode import decode_audio
+    from app.core.audio_format import SAMPLE_RATE
     from app.formats import read_document
     from app.services.gap_evidence import gap_evidence
 
@@ -288,7 +289,8 @@ def test_status_leaves_nothing_beside_the_project(tmp_path: Path) -> None:
 def test_media_under_a_second_is_said_to_last_what_it_lasts(tmp_path: Path) -> None:
     import soundfile
 
-    from app.audio.decode import SAMPLE_RATE, decode_audio
+    from app.audio.decode import decode_audio
+    from app.core.audio_format import SAMPLE_RATE
     from app.formats import read_document
     from app.services.gap_evidence import gap_evidence
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from app.audio.decode import SAMPLE_RATE, probe, stream_audio
+from app.audio.decode import probe, stream_audio
 from app.audio.vad import VAD_FRAME, SpeechDetector
+from app.core.audio_format import SAMPLE_RATE
 
 HOP = 160  # 10 ms frames for loudness and pitch
 PITCH_WINDOW = 800  # 50 ms: two periods of the lowest pitch looked for

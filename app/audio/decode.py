@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from app.audio.errors import AudioError
+from app.core.audio_format import SAMPLE_RATE
 
-SAMPLE_RATE = 16_000
 CHUNK_SECONDS = 30.0
 SOUNDFILE_SUFFIXES = {".wav", ".flac", ".ogg", ".oga"}
 #: FFmpeg's note when a stream has no length of its own (a raw MP3 without a Xing/Info header, an

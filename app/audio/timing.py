@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.audio.analysis import AudioTrack
-from app.audio.decode import SAMPLE_RATE
 from app.audio.vad import VAD_FRAME
+from app.core.audio_format import SAMPLE_RATE
 from app.core.model import Document, Word
 
 FRAME = VAD_FRAME / SAMPLE_RATE  # seconds per speech-activity frame

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from app.audio.decode import SAMPLE_RATE
+from app.core.audio_format import SAMPLE_RATE
 from app.core.bundled import packaged_speech_model
 
 #: Silero scores 512-sample frames at 16 kHz: 32 ms each.

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from app.core.audio_format import SAMPLE_RATE
 from app.core.errors import PunctumError, error_line
 from app.core.memory import cap_malloc_arenas
 from app.ml.forced_decoder import DecoderGraphError, ForcedDecoder, ForcedPass
@@ -55,7 +56,6 @@ from app.ml.listening_windows import (
 from app.ml.whisper_model import COMPUTE_TYPE, install_hint, load_tokenizer, loaded_whisper, whisper_model
 from app.ml.word_alignment import MEL_FRAMES_PER_SECOND, attention_matrix, heard_word_times, monotonic
 
-SAMPLE_RATE = 16_000
 #: The decoder holds 448 positions: the end of the text before as context (48 tokens), the start of
 #: a transcript, and the forced words with the text model's marks, planned to this budget, which a
 #: second pass's marks can at most double in the words' count (a mark after every word).

@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from app.core.audio_format import SAMPLE_RATE
 from app.core.errors import PunctumError, error_line
 from app.ml.whisper_model import COMPUTE_TYPE, install_hint, loaded_whisper, whisper_model
-
-SAMPLE_RATE = 16_000
 
 
 class TranscriberError(PunctumError):

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-SAMPLE_RATE = 16_000
+from app.core.audio_format import SAMPLE_RATE
+
 #: The encoder's output: one frame per 20 ms (two mel frames of 10 ms).
 SECONDS_PER_FRAME = 0.02
 MEL_FRAMES_PER_SECOND = 100

@@ -25,8 +25,8 @@ class Waveform:
         import numpy as np
 
         from app.audio.analysis import SPEECH_THRESHOLD
-        from app.audio.decode import SAMPLE_RATE
         from app.audio.vad import VAD_FRAME
+        from app.core.audio_format import SAMPLE_RATE
 
         loudness = np.clip((np.asarray(track.energy_db, dtype=np.float32) + 60.0) / 60.0, 0.0, 1.0)
         speaking = np.asarray(track.speech) >= SPEECH_THRESHOLD

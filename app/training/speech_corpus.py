@@ -30,8 +30,8 @@ import numpy as np
 import soundfile
 
 from app.audio.analysis import analyse_media
-from app.audio.decode import SAMPLE_RATE
 from app.audio.gap_features import caption_gaps
+from app.core.audio_format import SAMPLE_RATE
 from app.core.errors import PunctumError
 from app.core.gap_features import SIZE as GAP_SIZE
 from app.core.marks import MODEL_MARKS

@@ -45,7 +45,7 @@ from typing import Any
 
 import soundfile
 
-from app.audio.decode import SAMPLE_RATE
+from app.core.audio_format import SAMPLE_RATE
 from app.core.checks import STYLE_GUIDE_LIMITS
 from app.core.cut_checks import CutChecks, cut_checks
 from app.core.marks import SENTENCE_END_CLASSES

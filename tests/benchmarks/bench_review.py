@@ -45,7 +45,7 @@ from pathlib import Path
 import soundfile
 
 from app.align.alignment import align
-from app.audio.decode import SAMPLE_RATE
+from app.core.audio_format import SAMPLE_RATE
 from app.core.marks import MODEL_MARKS, model_class
 from app.core.model import Status
 from app.core.triage import OPERATING_THRESHOLD, ReviewRow, TriagePolicy

@@ -39,7 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.audio.decode import SAMPLE_RATE, decode_audio
+from app.audio.decode import decode_audio
+from app.core.audio_format import SAMPLE_RATE
 from app.formats import read_document
 from app.ml.listener import Hearing, Listener, Listening
 from app.training.data import from_punctuated_text

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from app.align.alignment import align
-from app.audio.decode import SAMPLE_RATE, decode_audio
+from app.audio.decode import decode_audio
+from app.core.audio_format import SAMPLE_RATE
 from app.ml.base_encoder import cache_root
 from app.training.data import from_punctuated_text
 from app.training.speech_corpus import CUE_GAP_SECONDS

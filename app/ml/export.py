@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from app.ml.model import PunctuationModel, _gather, batch_tensors
+from app.ml.model import PunctuationModel, batch_tensors
 from app.ml.packaging import ModelError, load_model
 from app.ml.quantize import float16_matrices, int8_embeddings, int8_rows, quantize_graph, storable_in_float16
 from app.ml.runtime import (
@@ -69,16 +69,10 @@ class ExportedModel(nn.Module):
         gap_features: torch.Tensor | None = None,
         gap_present: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        network = self.network
-        states = network.mixed_layers(input_ids, attention_mask)
-        last = _gather(states, last_index)
-        text = torch.cat([last, _gather(states, next_index)], dim=-1)
-        marks = network.mark_head(text)
-        if network.gap_branch is not None:
-            marks = marks + network.gap_branch(text, gap_features, gap_present)
-        if network.timing_branch is not None and gap_features is not None and gap_present is not None:
-            marks = marks + network.timing_branch(text, gap_features, gap_present)
-        casing = network.casing_head(torch.cat([_gather(states, first_index), last], dim=-1))
+        # The network's own pass: in eval mode its dropout is the identity, which exports as nothing.
+        marks, casing = self.network(
+            input_ids, attention_mask, first_index, last_index, next_index, gap_features, gap_present
+        )
         return marks, casing
 
 

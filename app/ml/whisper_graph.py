@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import onnx
+
     from app.ml.ctranslate2_file import ModelFile
 
 #: The ONNX operator set the graphs use (``Gelu`` arrived in 20).
@@ -143,89 +145,96 @@ def graph_weights(dims: Dimensions) -> dict[str, list[str]]:
     return {MEMORY_GRAPH: memory, DECODER_GRAPH: rest}
 
 
-def build(dims: Dimensions, folder: Path) -> None:
-    """Write both graphs into ``folder``, with a ``whisper-graphs.json`` naming their dimensions."""
-    import onnx
+class _Graph:
+    """A graph under construction: its nodes, constants and the weights it names (ONNX's
+    ``helper`` makes each piece; ``onnx`` is needed only to build the graphs)."""
+
+    def __init__(self, dims: Dimensions) -> None:
+        from onnx import helper
+
+        self.helper = helper
+        self.dims = dims
+        self.head_width = dims.width // dims.heads
+        self.nodes: list[onnx.NodeProto] = []
+        self.constants: list[onnx.TensorProto] = []
+        self.used: set[str] = set()
+        self.count = 0
+
+    def op(self, kind: str, inputs: Sequence[str], output: str | None = None, **attributes: Any) -> str:
+        """One node, its output named ``output`` (a graph's output) or numbered."""
+        self.count += 1
+        name = output or f"{kind.lower()}_{self.count}"
+        self.nodes.append(self.helper.make_node(kind, list(inputs), [name], **attributes))
+        return name
+
+    def ops(self, kind: str, inputs: Sequence[str], outputs: int, **attributes: Any) -> list[str]:
+        self.count += 1
+        names = [f"{kind.lower()}_{self.count}_{k}" for k in range(outputs)]
+        self.nodes.append(self.helper.make_node(kind, list(inputs), names, **attributes))
+        return names
+
+    def weight(self, name: str) -> str:
+        self.used.add(name)
+        return name
+
+    def ints(self, values: Sequence[int]) -> str:
+        from onnx import TensorProto
+
+        self.count += 1
+        name = f"ints_{self.count}"
+        self.constants.append(self.helper.make_tensor(name, TensorProto.INT64, [len(values)], list(values)))
+        return name
+
+    def scalar(self, value: float) -> str:
+        from onnx import TensorProto
+
+        self.count += 1
+        name = f"scalar_{self.count}"
+        self.constants.append(self.helper.make_tensor(name, TensorProto.FLOAT, [], [value]))
+        return name
+
+    def linear(self, x: str, name: str) -> str:
+        return self.op("Gemm", [x, self.weight(name + "/weight"), self.weight(name + "/bias")], transB=1)
+
+    def norm(self, x: str, name: str, output: str | None = None) -> str:
+        gamma, beta = self.weight(name + "/gamma"), self.weight(name + "/beta")
+        return self.op("LayerNormalization", [x, gamma, beta], output, axis=-1, epsilon=LAYER_NORM_EPSILON)
+
+    def heads(self, x: str, output: str | None = None) -> str:
+        """[T, width] -> [heads, T, head width]."""
+        split = self.op("Reshape", [x, self.ints([0, self.dims.heads, self.head_width])])
+        return self.op("Transpose", [split], output, perm=[1, 0, 2])
+
+    def key_heads(self, x: str, output: str | None = None) -> str:
+        """[T, width] -> [heads, head width, T]: keys transposed for the product with queries."""
+        split = self.op("Reshape", [x, self.ints([0, self.dims.heads, self.head_width])])
+        return self.op("Transpose", [split], output, perm=[1, 2, 0])
+
+    def merged(self, x: str) -> str:
+        """[heads, T, head width] -> [T, width]."""
+        joined = self.op("Transpose", [x], perm=[1, 0, 2])
+        return self.op("Reshape", [joined, self.ints([0, self.dims.width])])
+
+    def model(
+        self, inputs: list[onnx.ValueInfoProto], outputs: list[onnx.ValueInfoProto], name: str
+    ) -> onnx.ModelProto:
+        from onnx import TensorProto
+
+        shapes = weight_shapes(self.dims)
+        helper = self.helper
+        weights = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n]) for n in sorted(self.used)]
+        graph = helper.make_graph(self.nodes, name, inputs + weights, outputs, initializer=self.constants)
+        model: onnx.ModelProto = helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION
+        )
+        return model
+
+
+def _memory_graph(dims: Dimensions) -> tuple[_Graph, onnx.ModelProto]:
+    """The memory graph: keys (transposed) and values of the audio, per layer."""
     from onnx import TensorProto, helper
 
-    shapes = weight_shapes(dims)
-    head_width = dims.width // dims.heads
-
-    class Graph:
-        def __init__(self) -> None:
-            self.nodes: list[onnx.NodeProto] = []
-            self.constants: list[onnx.TensorProto] = []
-            self.used: set[str] = set()
-            self.count = 0
-
-        def op(self, kind: str, inputs: Sequence[str], output: str | None = None, **attributes: Any) -> str:
-            """One node, its output named ``output`` (a graph's output) or numbered."""
-            self.count += 1
-            name = output or f"{kind.lower()}_{self.count}"
-            self.nodes.append(helper.make_node(kind, list(inputs), [name], **attributes))
-            return name
-
-        def ops(self, kind: str, inputs: Sequence[str], outputs: int, **attributes: Any) -> list[str]:
-            self.count += 1
-            names = [f"{kind.lower()}_{self.count}_{k}" for k in range(outputs)]
-            self.nodes.append(helper.make_node(kind, list(inputs), names, **attributes))
-            return names
-
-        def weight(self, name: str) -> str:
-            self.used.add(name)
-            return name
-
-        def ints(self, values: Sequence[int]) -> str:
-            self.count += 1
-            name = f"ints_{self.count}"
-            self.constants.append(helper.make_tensor(name, TensorProto.INT64, [len(values)], list(values)))
-            return name
-
-        def scalar(self, value: float) -> str:
-            self.count += 1
-            name = f"scalar_{self.count}"
-            self.constants.append(helper.make_tensor(name, TensorProto.FLOAT, [], [value]))
-            return name
-
-        def linear(self, x: str, name: str) -> str:
-            return self.op("Gemm", [x, self.weight(name + "/weight"), self.weight(name + "/bias")], transB=1)
-
-        def norm(self, x: str, name: str, output: str | None = None) -> str:
-            gamma, beta = self.weight(name + "/gamma"), self.weight(name + "/beta")
-            return self.op(
-                "LayerNormalization", [x, gamma, beta], output, axis=-1, epsilon=LAYER_NORM_EPSILON
-            )
-
-        def heads(self, x: str, output: str | None = None) -> str:
-            """[T, width] -> [heads, T, head width]."""
-            split = self.op("Reshape", [x, self.ints([0, dims.heads, head_width])])
-            return self.op("Transpose", [split], output, perm=[1, 0, 2])
-
-        def key_heads(self, x: str, output: str | None = None) -> str:
-            """[T, width] -> [heads, head width, T]: keys transposed for the product with queries."""
-            split = self.op("Reshape", [x, self.ints([0, dims.heads, head_width])])
-            return self.op("Transpose", [split], output, perm=[1, 2, 0])
-
-        def merged(self, x: str) -> str:
-            """[heads, T, head width] -> [T, width]."""
-            joined = self.op("Transpose", [x], perm=[1, 0, 2])
-            return self.op("Reshape", [joined, self.ints([0, dims.width])])
-
-        def model(
-            self, inputs: list[onnx.ValueInfoProto], outputs: list[onnx.ValueInfoProto], name: str
-        ) -> onnx.ModelProto:
-            weights = [
-                helper.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n]) for n in sorted(self.used)
-            ]
-            graph = helper.make_graph(self.nodes, name, inputs + weights, outputs, initializer=self.constants)
-            return helper.make_model(
-                graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION
-            )
-
-    scale = 1.0 / float(head_width) ** 0.5
-
-    # The memory graph: keys (transposed) and values of the audio, per layer.
-    memory = Graph()
+    memory = _Graph(dims)
     frames = helper.make_tensor_value_info("encoded", TensorProto.FLOAT, ["frames", dims.width])
     memory_outputs = []
     for layer in range(dims.layers):
@@ -237,10 +246,42 @@ def build(dims: Dimensions, folder: Path) -> None:
         memory.key_heads(keys, f"keys_{layer}")
         memory.heads(values, f"values_{layer}")
         memory_outputs += memory_shapes(dims, layer)
-    memory_model = memory.model([frames], memory_outputs, "whisper_memory")
+    return memory, memory.model([frames], memory_outputs, "whisper_memory")
 
-    # The decoder graph: every position at once.
-    decoder = Graph()
+
+def _decoder_layer(decoder: _Graph, x: str, layer: int, mask: str, alignment: list[str]) -> str:
+    """One decoder layer on ``x``: attention to the positions before, to the audio (the alignment
+    heads' scores kept in ``alignment``), and the feed-forward block."""
+    dims, names = decoder.dims, linear_names(layer)
+    scale = 1.0 / float(decoder.head_width) ** 0.5
+    h = decoder.norm(x, names["self_norm"])
+    q, k, v = decoder.ops(
+        "Split", [decoder.linear(h, names["self_qkv"]), decoder.ints([dims.width] * 3)], 3, axis=-1
+    )
+    q = decoder.op("Mul", [decoder.heads(q), decoder.scalar(scale)])
+    scores = decoder.op("Add", [decoder.op("MatMul", [q, decoder.key_heads(k)]), mask])
+    attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), decoder.heads(v)])
+    x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["self_out"])])
+
+    h = decoder.norm(x, names["cross_norm"])
+    q = decoder.op("Mul", [decoder.heads(decoder.linear(h, names["cross_query"])), decoder.scalar(scale)])
+    scores = decoder.op("MatMul", [q, f"keys_{layer}"])
+    heads_here = [head for at, head in dims.alignment_heads if at == layer]
+    if heads_here:
+        alignment.append(decoder.op("Gather", [scores, decoder.ints(heads_here)], axis=0))
+    attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), f"values_{layer}"])
+    x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["cross_out"])])
+
+    h = decoder.norm(x, names["ffn_norm"])
+    inner = decoder.op("Gelu", [decoder.linear(h, names["ffn_in"])])
+    return decoder.op("Add", [x, decoder.linear(inner, names["ffn_out"])])
+
+
+def _decoder_graph(dims: Dimensions) -> tuple[_Graph, onnx.ModelProto]:
+    """The decoder graph: every position at once."""
+    from onnx import TensorProto, helper
+
+    decoder = _Graph(dims)
     inputs = [
         helper.make_tensor_value_info("embedded", TensorProto.FLOAT, ["positions", dims.width]),
         *(info for layer in range(dims.layers) for info in memory_shapes(dims, layer)),
@@ -258,40 +299,24 @@ def build(dims: Dimensions, folder: Path) -> None:
     mask = decoder.op("Mul", [decoder.op("Sub", [seen, decoder.scalar(1.0)]), decoder.scalar(1e9)])
     alignment: list[str] = []
     for layer in range(dims.layers):
-        names = linear_names(layer)
-        h = decoder.norm(x, names["self_norm"])
-        q, k, v = decoder.ops(
-            "Split", [decoder.linear(h, names["self_qkv"]), decoder.ints([dims.width] * 3)], 3, axis=-1
-        )
-        q = decoder.op("Mul", [decoder.heads(q), decoder.scalar(scale)])
-        scores = decoder.op("Add", [decoder.op("MatMul", [q, decoder.key_heads(k)]), mask])
-        attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), decoder.heads(v)])
-        x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["self_out"])])
-
-        h = decoder.norm(x, names["cross_norm"])
-        q = decoder.op("Mul", [decoder.heads(decoder.linear(h, names["cross_query"])), decoder.scalar(scale)])
-        scores = decoder.op("MatMul", [q, f"keys_{layer}"])
-        heads_here = [head for at, head in dims.alignment_heads if at == layer]
-        if heads_here:
-            alignment.append(decoder.op("Gather", [scores, decoder.ints(heads_here)], axis=0))
-        attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), f"values_{layer}"])
-        x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["cross_out"])])
-
-        h = decoder.norm(x, names["ffn_norm"])
-        inner = decoder.op("Gelu", [decoder.linear(h, names["ffn_in"])])
-        x = decoder.op("Add", [x, decoder.linear(inner, names["ffn_out"])])
+        x = _decoder_layer(decoder, x, layer, mask, alignment)
     decoder.norm(x, "decoder/layer_norm", "hidden")
     decoder.op("Concat", alignment, "alignment_scores", axis=0)
-    decoder_model = decoder.model(
-        inputs,
-        [
-            helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["positions", dims.width]),
-            helper.make_tensor_value_info(
-                "alignment_scores", TensorProto.FLOAT, [len(dims.alignment_heads), "positions", "frames"]
-            ),
-        ],
-        "whisper_decoder",
-    )
+    outputs = [
+        helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["positions", dims.width]),
+        helper.make_tensor_value_info(
+            "alignment_scores", TensorProto.FLOAT, [len(dims.alignment_heads), "positions", "frames"]
+        ),
+    ]
+    return decoder, decoder.model(inputs, outputs, "whisper_decoder")
+
+
+def build(dims: Dimensions, folder: Path) -> None:
+    """Write both graphs into ``folder``, with a ``whisper-graphs.json`` naming their dimensions."""
+    import onnx
+
+    memory, memory_model = _memory_graph(dims)
+    decoder, decoder_model = _decoder_graph(dims)
     expected = graph_weights(dims)
     assert memory.used == set(expected[MEMORY_GRAPH]) and decoder.used == set(expected[DECODER_GRAPH])
     folder.mkdir(parents=True, exist_ok=True)

@@ -99,27 +99,7 @@ def transfer(
         )
         return TransferResult([], alignment, report)
 
-    carried: dict[int, tuple[str, float, bool]] = {}  # caption gap -> (mark, confidence, both)
-    skipped: Counter[str] = Counter()
-    for ref_index, word in enumerate(reference):
-        mark = clean_mark(word.mark)
-        if not mark:
-            continue
-        if ref_index not in ref.last:
-            skipped[NO_TOKENS] += 1
-            continue
-        gap, both = _place(ref.last[ref_index], alignment, hyp, len(ref.items))
-        if gap is None:
-            skipped[NO_WORD_BEFORE if both is None else NEITHER_NEIGHBOUR] += 1
-            continue
-        confidence = HIGH_CONFIDENCE if both else MEDIUM_CONFIDENCE
-        if gap in carried:
-            skipped[SAME_GAP] += 1
-            held = carried[gap]
-            if (confidence, strength(mark)) <= (held[1], strength(held[0])):
-                continue
-        carried[gap] = (mark, confidence, bool(both))
-
+    carried, skipped = _carried_marks(reference, alignment, hyp, ref)
     suggestions: list[Suggestion] = []
     next_id = first_id
     for gap in sorted(carried):
@@ -141,6 +121,34 @@ def transfer(
     }
     report["casing_carried"] = len(casing)
     return TransferResult(suggestions, alignment, report)
+
+
+def _carried_marks(
+    reference: Sequence[Word], alignment: Alignment, hyp: _Tokens, ref: _Tokens
+) -> tuple[dict[int, tuple[str, float, bool]], Counter[str]]:
+    """Each reference mark placed at its caption gap: gap -> (mark, confidence, whether both
+    neighbours matched), the strongest where two meet; and the marks not placed, by reason."""
+    carried: dict[int, tuple[str, float, bool]] = {}
+    skipped: Counter[str] = Counter()
+    for ref_index, word in enumerate(reference):
+        mark = clean_mark(word.mark)
+        if not mark:
+            continue
+        if ref_index not in ref.last:
+            skipped[NO_TOKENS] += 1
+            continue
+        gap, both = _place(ref.last[ref_index], alignment, hyp, len(ref.items))
+        if gap is None:
+            skipped[NO_WORD_BEFORE if both is None else NEITHER_NEIGHBOUR] += 1
+            continue
+        confidence = HIGH_CONFIDENCE if both else MEDIUM_CONFIDENCE
+        if gap in carried:
+            skipped[SAME_GAP] += 1
+            held = carried[gap]
+            if (confidence, strength(mark)) <= (held[1], strength(held[0])):
+                continue
+        carried[gap] = (mark, confidence, bool(both))
+    return carried, skipped
 
 
 def _place(r: int, alignment: Alignment, hyp: _Tokens, ref_length: int) -> tuple[int | None, bool | None]:

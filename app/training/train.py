@@ -170,22 +170,12 @@ def _train(
     started = time.monotonic()
     preparation_minutes = round((started - preparing) / 60, 1)
     log(f"data ready in {preparation_minutes} minutes")
-    if resume:
-        restored = _resume(checkpoints, model, optimizer)
-        if restored is not None:
-            state = restored
-            started -= float(state.get("elapsed_seconds", 0.0))
-            sampler.rng.setstate(_tuple_state(state["sampler_rng"]))
-            log(f"resumed at step {state['step']}")
-    # Each start or resumption is a segment of the run, recorded with where it began and ended.
-    state.setdefault("segments", []).append(
-        {
-            "started": datetime.now(UTC).isoformat(timespec="seconds"),
-            "from_step": state["step"],
-            "to_step": state["step"],
-            "minutes": 0.0,
-        }
-    )
+    restored = _resume(checkpoints, model, optimizer) if resume else None
+    if restored is not None:
+        state, started = restored, started - float(restored.get("elapsed_seconds", 0.0))
+        sampler.rng.setstate(_tuple_state(state["sampler_rng"]))
+        log(f"resumed at step {state['step']}")
+    _begin_segment(state)
     segment_started = time.monotonic()
     config.output.mkdir(parents=True, exist_ok=True)
     step_once = Stepper(model, tokenizer, optimizer, sampler, config)
@@ -227,20 +217,39 @@ def _train(
     progress.close()
     # The final state too: the early-stopping pick is not always the one to keep or build on.
     save(config.output / "last")
-    summary = {
+    summary = _summary(state, stop_reason, (time.monotonic() - started) / 60, preparation_minutes, inventory)
+    (config.output / "training.json").write_text(json.dumps(summary, indent=2))
+    log(f"done: {stop_reason}; best dev SER {state['best_ser']} at step {state['best_step']}")
+    return summary
+
+
+def _summary(
+    state: dict[str, Any], stop_reason: str, minutes: float, preparation_minutes: float, inventory: Any
+) -> dict[str, Any]:
+    """What ``training.json`` says of a run."""
+    return {
         "stop_reason": stop_reason,
         "steps": state["step"],
         "best_step": state["best_step"],
         "best_dev_ser": state["best_ser"],
-        "minutes": round((time.monotonic() - started) / 60, 1),
+        "minutes": round(minutes, 1),
         "data_preparation_minutes": preparation_minutes,
         "evaluations": state["evaluations"],
         "segments": state["segments"],
         "data": inventory,
     }
-    (config.output / "training.json").write_text(json.dumps(summary, indent=2))
-    log(f"done: {stop_reason}; best dev SER {state['best_ser']} at step {state['best_step']}")
-    return summary
+
+
+def _begin_segment(state: dict[str, Any]) -> None:
+    """Each start or resumption is a segment of the run, recorded with where it began and ended."""
+    state.setdefault("segments", []).append(
+        {
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            "from_step": state["step"],
+            "to_step": state["step"],
+            "minutes": 0.0,
+        }
+    )
 
 
 def _fresh_state() -> dict[str, Any]:

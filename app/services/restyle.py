@@ -127,21 +127,19 @@ def proposed_suggestion(
 
 def restyle(
     document: Document,
-    history: History,
+    state: Decided,
     readings: Sequence[GapReading] | None,
     style: HouseStyle,
     policy: TriagePolicy | None,
     has_reference: bool,
     joins: bool = True,
-    state: Decided | None = None,
 ) -> Restyle | None:
-    """The gaps no person decided, read again with ``style``, and the triage rule's settlement by
-    ``policy`` (None: nothing settles) after it; None when that changes nothing."""
+    """The gaps no person decided (``state``: ``decided`` of the document), read again with
+    ``style``, and the triage rule's settlement by ``policy`` (None: nothing settles) after it;
+    None when that changes nothing."""
     words = list(document.words())
-    language = document.language or "en"
     if not readings or len(readings) != len(words):
         return None
-    state = state or decided(document, history)
     # Without a policy (a session that has not triaged) what the rule settled stays as it is.
     settled = state.settled if policy is not None else set()
     kept = set() if policy is not None else {s.gap for s in document.suggestions if s.id in state.settled}
@@ -152,7 +150,48 @@ def restyle(
         if (s.gap, s.casing is not None) in slots and s.source is not Source.EDITOR
     )
     reopened = set(reopen)
-    original = state.original
+    put, drop, recalibrate = _read_again(document, state, readings, style, kept, reopened)
+    accept: list[int] = []
+    if policy is not None:
+        changed = {s.id: s for s in put}
+        by_id = {s.id: s for s in document.suggestions}
+        changed |= {
+            i: dataclasses.replace(by_id[i], confidence=c, status=Status.PENDING) for i, c in recalibrate
+        }
+        dropped = set(drop)
+        trial = [
+            changed.get(s.id, dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s)
+            for s in document.suggestions
+            if s.id not in dropped
+        ]
+        trial += [s for s in put if s.id >= document.next_suggestion_id()]
+        accept = sorted(triage(trial, policy, has_reference).accepted)
+    if not put and not drop and not recalibrate and set(accept) == settled:
+        return None
+    # Only what changes: a settled suggestion that stays settled as it was is neither reopened nor
+    # accepted again (on a long call the rule holds a thousand, and every decision re-reads).
+    touched = {s.id for s in put} | set(drop) | {i for i, _ in recalibrate}
+    still = set(accept)
+    slot_of = {s.id: (s.gap, s.casing is not None) for s in document.suggestions}
+    unchanged = slots - {slot_of[i] for i in settled if i not in still or i in touched}
+    reopen = [i for i in reopen if slot_of[i] not in unchanged]
+    accept = [i for i in accept if not (i in settled and slot_of[i] in unchanged)]
+    return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins, tuple(recalibrate))
+
+
+def _read_again(
+    document: Document,
+    state: Decided,
+    readings: Sequence[GapReading],
+    style: HouseStyle,
+    kept: set[int],
+    reopened: set[int],
+) -> tuple[list[Suggestion], list[int], list[tuple[int, float]]]:
+    """The open gaps no person decided (nor ``kept``, nor the reference's) read with ``style``:
+    the model's suggestions to put (new, or with another mark), to drop, and to give another
+    confidence; a suggestion ``reopened`` counts as pending."""
+    words = list(document.words())
+    language = document.language or "en"
     referenced = {s.gap for s in document.suggestions if s.source is Source.REFERENCE and s.casing is None}
     current: dict[int, Suggestion] = {}
     for s in document.suggestions:
@@ -162,7 +201,7 @@ def restyle(
     put: list[Suggestion] = []
     drop: list[int] = []
     recalibrate: list[tuple[int, float]] = []
-    first_new = next_id = document.next_suggestion_id()
+    next_id = document.next_suggestion_id()
     gaps = [
         gap
         for gap in range(len(readings))
@@ -170,6 +209,7 @@ def restyle(
     ]
     # The next word matters only to a style that has learnt something of words.
     following = [_next_word(words, gap) for gap in gaps] if style.word_bias else [""] * len(gaps)
+    original = state.original
     proposals = style.proposals([readings[g] for g in gaps], following, [original[g] for g in gaps], language)
     for gap, proposal in zip(gaps, proposals, strict=True):
         reading = readings[gap]
@@ -187,32 +227,7 @@ def restyle(
             put.append(wanted)
         elif abs(wanted.confidence - existing.confidence) >= _CONFIDENCE_STEP:
             recalibrate.append((existing.id, wanted.confidence))
-    accept: list[int] = []
-    if policy is not None:
-        changed = {s.id: s for s in put}
-        by_id = {s.id: s for s in document.suggestions}
-        changed |= {
-            i: dataclasses.replace(by_id[i], confidence=c, status=Status.PENDING) for i, c in recalibrate
-        }
-        dropped = set(drop)
-        trial = [
-            changed.get(s.id, dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s)
-            for s in document.suggestions
-            if s.id not in dropped
-        ]
-        trial += [s for s in put if s.id >= first_new]
-        accept = sorted(triage(trial, policy, has_reference).accepted)
-    if not put and not drop and not recalibrate and set(accept) == settled:
-        return None
-    # Only what changes: a settled suggestion that stays settled as it was is neither reopened nor
-    # accepted again (on a long call the rule holds a thousand, and every decision re-reads).
-    touched = {s.id for s in put} | set(drop) | {i for i, _ in recalibrate}
-    still = set(accept)
-    slot_of = {s.id: (s.gap, s.casing is not None) for s in document.suggestions}
-    unchanged = slots - {slot_of[i] for i in settled if i not in still or i in touched}
-    reopen = [i for i in reopen if slot_of[i] not in unchanged]
-    accept = [i for i in accept if not (i in settled and slot_of[i] in unchanged)]
-    return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins, tuple(recalibrate))
+    return put, drop, recalibrate
 
 
 def styled(
@@ -228,7 +243,7 @@ def styled(
     trial = Document(copy.deepcopy(document.cues), document.format, language=document.language)
     trial.add_suggestions(list(suggestions))
     history = History(trial)
-    change = restyle(trial, history, readings, style, None, False, joins=False)
+    change = restyle(trial, decided(trial, history), readings, style, None, False, joins=False)
     if change is None:
         return suggestions
     from app.core.decisions import step_of

@@ -95,7 +95,5 @@ class SessionStyle:
             return None
         state = decided(self.document, self.history)  # read once for the style and the re-reading
         style = style or self.style(state)
-        change = restyle(
-            self.document, self.history, self.readings(), style, self.policy, self.has_reference, joins, state
-        )
+        change = restyle(self.document, state, self.readings(), style, self.policy, self.has_reference, joins)
         return self._do(change, by="rule") if change is not None else None

@@ -91,11 +91,12 @@ def sample_track():  # type: ignore[no-untyped-def]
 def _heard(document: Document, track: object, listener: object, language: str = "en"):  # type: ignore[no-untyped-def]
     from app.services.listening import listen
     from app.services.model import Punctuator
-    from app.services.suggestions import model_word
+    from app.services.suggestions import TextReading, model_word
 
     words = [model_word(w) for w in document.words()]
     read, casing = Punctuator().probabilities(words, language)
-    return read, listen(document, words, track, language, read, casing, lambda: listener)
+    reading = TextReading(words, language, read, casing, ["text"] * len(words), hears=False)
+    return read, listen(document, reading, track, lambda: listener)
 
 
 def test_the_listener_hears_the_samples_full_stops_and_questions(listener, sample_track) -> None:  # type: ignore[no-untyped-def]

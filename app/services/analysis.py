@@ -178,13 +178,9 @@ def analyse(
 
         heard = listen(
             document,
-            reading.words,
+            reading,
             track,
-            reading.language,
-            reading.marks,
-            reading.casing,
             punctuator.listener,
-            None,
             lambda f: stage("Listening along the words", f),
             cancelled,
             request.word_times,

@@ -19,12 +19,13 @@ import numpy as np
 from app.core.errors import PunctumError
 from app.core.gap_features import GapMeasure
 from app.core.model import Document
-from app.ml.combination import Combination, shipped_combination
+from app.ml.combination import shipped_combination
 from app.ml.listener import Hearing, Listening
 from app.services.gap_evidence import too_little_speech
 
 if TYPE_CHECKING:
     from app.ml.listener import Listener
+    from app.services.suggestions import TextReading
 
 #: A lowercase word is written with a capital in the forced text above this casing probability.
 _CAPITAL = 0.5
@@ -47,23 +48,21 @@ class Readings:
 
 def listen(
     document: Document,
-    words: Sequence[str],
+    reading: TextReading,
     track: Any,
-    language: str,
-    read: Sequence[Sequence[float]],
-    casing: Sequence[Sequence[float]],
     listener: Callable[[], Listener],
-    combination: Combination | None = None,
     progress: Callable[[float], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     word_times: bool = True,
 ) -> Readings:
-    """The listener's reading of ``document`` (``words`` as the model reads them) against the
-    media's ``track`` (``AudioTrack`` with its samples), combined with the text model's ``read``.
-    ``listener`` gives the loaded recogniser: it is loaded only when there is something to hear.
-    ``word_times``: whether it also places each word in the audio (an eighth more time)."""
-    combination = combination or shipped_combination()
-    text = [list(row) for row in read]
+    """The listener's reading of ``document`` against the media's ``track`` (``AudioTrack`` with
+    its samples), combined with the text model's ``reading`` (in its language, which it must
+    have) by the shipped combination. ``listener`` gives the loaded recogniser: it is loaded only
+    when there is something to hear. ``word_times``: whether it also places each word in the
+    audio (an eighth more time)."""
+    assert reading.language is not None, "the text reading's language decides what is heard"
+    combination, language, casing = shipped_combination(), reading.language, reading.casing
+    text = [list(row) for row in reading.marks]
     unheard = Readings([None] * len(text), text)
     if track is None or track.samples is None or not len(track.samples):
         return unheard

@@ -51,3 +51,36 @@ def test_batch_workers_end_with_their_driver(number: int, tiny_model: Path, tmp_
         for pid in workers:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_terminated_batch_ends_its_workers_and_leaks_nothing(tiny_model: Path, tmp_path: Path) -> None:
+    folder = long_captions(tmp_path / "in")  # the worker is still on it when the batch is terminated
+    project = tmp_path / "work.punctum"
+    command = [
+        sys.executable, "-m", "app", "batch", str(folder), "--project", str(project),
+        "--model", str(tiny_model), "--workers", "1",
+    ]  # fmt: skip
+    driver = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and driver.poll() is None and not workers:
+            workers = _busy_workers(driver.pid)
+            time.sleep(0.02)
+        assert workers, "the worker finished before the batch could be terminated"
+        driver.terminate()
+        # Read to the end: the pool's resource tracker, which writes here too, has ended as well.
+        _, stderr = driver.communicate(timeout=60)
+        assert driver.returncode == 143, stderr
+        assert stderr == "punctum: terminated\n"  # no "leaked semaphore objects" from the tracker
+        assert not any(_alive(pid) for pid in workers), "a worker outlived its driver"
+    finally:
+        driver.kill()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    status = subprocess.run(
+        [sys.executable, "-m", "app", "status", str(project), "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert status.returncode == 0 and '"state": "pending"' in status.stdout, status  # done next run

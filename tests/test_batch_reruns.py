@@ -136,3 +136,88 @@ def test_the_listener_s_warnings_reach_the_batch_summary_and_status(tiny_model: 
     table = run_punctum_here("status", str(project)).stdout.splitlines()
     quiet = next(i for i, line in enumerate(table) if line.startswith("quiet "))
     assert any("warning: speech found in only 0%" in line for line in table[quiet + 1 : quiet + 3]), table
+
+
+def _person_accepts_the_first(project: Path) -> None:
+    """A person accepts the first suggestion of the project's one file, as the editor records it."""
+    from app.core.model import Status
+    from app.services.review import ReviewSession
+    from app.store.project import Project
+
+    with Project(project) as opened:
+        session = ReviewSession(opened, opened.files()[0].id)
+        session.accept(next(s for s in session.review_order() if s.status is Status.PENDING).id)
+
+
+def test_a_file_processed_without_audio_is_heard_once_its_video_is_added(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    from app.store.project import Project
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "sample.srt")
+    project = tmp_path / "p.punctum"
+    batch = ("batch", str(folder), "--project", str(project), "--model", str(tiny_model))
+    first = run_punctum_here(*batch, "--no-audio")
+    assert first.returncode == 0 and f"{project}: 1 processed" in first.stdout, first.stderr
+    _person_accepts_the_first(project)  # "hello." (this model puts a period after every word)
+
+    shutil.copy(SAMPLE / "sample.mp4", folder / "sample.mp4")
+    heard = run_punctum_here(*batch, "--listen")
+    assert heard.returncode == 0, heard.stderr
+    assert f"{project}: 1 processed, 0 failed, 0 already done" in heard.stdout
+    assert (
+        "punctum: sample: analysed again with its media (processed without audio before;"
+        " 1 of 1 decisions kept)"
+    ) in heard.stderr.splitlines(), heard.stderr
+    with Project(project, read_only=True) as opened:
+        entry = opened.files()[0]
+        assert entry.media_path == (folder / "sample.mp4").resolve()
+        assert opened.report(entry.id)["evidence"] != "text"  # heard this time
+    exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"))
+    assert exported.returncode == 0, exported.stderr
+    text = (tmp_path / "out" / "sample.srt").read_text(encoding="utf-8")
+    assert text.splitlines()[2].startswith("Hello. And"), text[:200]  # the person's decision stands
+
+    again = run_punctum_here(*batch, "--listen")  # nothing new: done, not heard again
+    assert f"{project}: 0 processed, 0 failed, 1 already done" in again.stdout, again.stderr
+
+
+def test_media_relinked_after_a_file_was_done_is_heard_and_media_that_fails_keeps_its_results(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "sample.srt")
+    project = tmp_path / "p.punctum"
+    batch = ("batch", str(folder), "--project", str(project), "--model", str(tiny_model), "--no-listen")
+    assert f"{project}: 1 processed" in run_punctum_here(*batch).stdout  # no media to measure yet
+    video = tmp_path / "elsewhere" / "talk.mp4"
+    video.parent.mkdir()
+    shutil.copy(SAMPLE / "sample.mp4", video)
+    assert run_punctum_here("relink", str(project), "sample", str(video)).returncode == 0
+    video.write_bytes(b"not a video any more" * 100)  # spoilt after the relink
+
+    spoilt = run_punctum_here(*batch)
+    assert spoilt.returncode == 0, spoilt.stderr
+    assert f"{project}: 0 processed, 0 failed, 1 already done" in spoilt.stdout
+    told = [line for line in spoilt.stderr.splitlines() if line.startswith("punctum: sample: warning: ")]
+    assert len(told) == 1 and "not analysed again with its media (added or relinked since" in told[0]
+    assert "its earlier results stand" in told[0] and "Traceback" not in spoilt.stderr
+    assert _states(project) == {"sample": "done"}
+    exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"))
+    assert exported.returncode == 0 and "1 files written" in exported.stdout, exported.stderr
+
+    shutil.copy(SAMPLE / "sample.mp4", video)  # mended
+    mended = run_punctum_here(*batch)
+    assert mended.returncode == 0, mended.stderr
+    assert f"{project}: 1 processed, 0 failed, 0 already done" in mended.stdout
+    assert (
+        "punctum: sample: analysed again with its media (added or relinked since it was processed;"
+        " no decisions to keep)"
+    ) in mended.stderr.splitlines(), mended.stderr

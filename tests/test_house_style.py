@@ -404,7 +404,7 @@ def test_marks_a_person_adds_before_a_word_make_that_word_s_gaps_likelier_to_tak
         (
             "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
             ' VALUES (1, \'restyle\', \'{"reopen": [], "put": [], "drop": [99999], "accept": []}\', \'rule\', 0, 1)',
-            "a recorded restyle does not fit file 1",
+            "a recorded restyle does not fit file 'a'",
         ),
     ],
     ids=["readings not JSON", "a re-reading of a suggestion that is not there"],

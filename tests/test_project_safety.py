@@ -364,3 +364,52 @@ def test_export_makes_its_out_folder_but_never_a_tree_of_missing_ones(tmp_path: 
     exported = punctum("export", str(project), "--out", str(fresh))
     assert exported.returncode == 0, exported.stderr
     assert (fresh / "talk.srt").is_file()
+
+
+@pytest.fixture(scope="module")
+def _measured_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample processed by batch with the captions' timings (so its gaps' measures are kept)
+    and re-cut for every export."""
+    folder = tmp_path_factory.mktemp("measured") / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
+    project = folder.parent / "p.punctum"
+    made = punctum("batch", str(folder), "--project", str(project), "--audio", "timings", "--resegment")
+    assert made.returncode == 0, made.stderr
+    return project
+
+
+_DECISION = "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version) VALUES"
+
+
+@pytest.mark.parametrize(
+    ("damage", "command", "said"),
+    [
+        (f"{_DECISION} (1, 'recut', '{{\"times\": [[1]]}}', 'editor', 0, 1)", "status", "cannot be read"),
+        (f"{_DECISION} (1, 'recut', '{{\"times\": [[1e400, 0]]}}', 'editor', 0, 1)", "status", "infinity"),
+        (f"{_DECISION} (1, 'accept', 'not json', 'editor', 0, 1)", "status", "accept decision"),
+        ("UPDATE files SET report = 'not json'", "status", "analysis report"),
+        ("UPDATE files SET gap_measures = 'not json'", "export", "gap measures"),
+        ("UPDATE files SET gap_measures = '[[1, 2, 3, 4, 5, 6, 7]]'", "export", "5 values at most"),
+    ],
+    ids=[
+        "recut times cut short",
+        "recut time past any number",
+        "arguments not JSON",
+        "report not JSON",
+        "measures not JSON",
+        "a measure of 7 values",
+    ],
+)
+def test_a_damaged_row_is_one_line_naming_the_project_and_the_file(
+    _measured_project: Path, tmp_path: Path, damage: str, command: str, said: str
+) -> None:
+    project = tmp_path / "p.punctum"
+    shutil.copy(_measured_project, project)
+    with contextlib.closing(sqlite3.connect(project)) as connection, connection:
+        connection.execute(damage)
+    out = tmp_path / "out"
+    result = punctum(command, str(project), *(["--out", str(out)] if command == "export" else []))
+    stderr = _one_line_error(result, 3)
+    assert stderr.startswith(f"punctum: {project}: ") and "'talk'" in stderr and said in stderr, stderr
+    assert not out.exists()  # nothing half exported

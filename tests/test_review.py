@@ -217,7 +217,10 @@ def test_a_decision_row_this_version_cannot_read_is_the_project_s_error(tmp_path
             [file_id, time.time()],
         )
         # A ProjectError, which a re-import catches to carry nothing over rather than fail.
-        with pytest.raises(ProjectError, match=r"p\.punctum: unknown action 'shrug'"):
+        with pytest.raises(
+            ProjectError,
+            match=r"p\.punctum: a recorded decision of file 'sample' cannot be read \(unknown action 'shrug'\)",
+        ):
             load_document(project, file_id)
 
 

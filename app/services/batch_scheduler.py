@@ -19,12 +19,14 @@ from typing import Any, Protocol
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.commands import ApplyPolicy, accept_confident
 from app.core.decisions import AcceptMany, Decision, Settle, encode
+from app.core.errors import PunctumError
 from app.core.model import Suggestion
 from app.core.triage import about_wrong, gaps_settled
 from app.services.analysis import AnalysisRequest
 from app.services.batch_job import BatchJob, FileOutcome
+from app.services.hearing import AUDIO_GIVEN, audio_given, why_hear_again
 from app.services.model import prepare_model
-from app.services.projects import carried_decisions
+from app.services.projects import carried_decisions, reanalyse_file
 from app.store.project import DONE, FAILED, PENDING, FileEntry, Project
 
 
@@ -51,6 +53,9 @@ class BatchSummary:
     #: What the files done in this run warn of (media without speech, a reference for another
     #: video...), by file: kept in the project too, and shown by ``punctum status``.
     warnings: dict[str, list[str]] = field(default_factory=dict)
+    #: Files done before and analysed again, as their media is heard only now: what was done,
+    #: by file.
+    heard_again: dict[str, str] = field(default_factory=dict)
 
 
 def report_warnings(report: dict[str, Any]) -> list[str]:
@@ -93,15 +98,16 @@ def run_pending(
     on_progress: Callable[[str, str], None] | None = None,
 ) -> None:
     """Process every pending file on the workers ``start_workers(files to do)`` starts (and stops
-    when the run ends); ``on_progress(stem, state)`` hears each start and finish, and ``summary``
-    counts what was done."""
-    queue = _pending_files(project, summary)
+    when the run ends), and those done before to hear again (``hearing``); ``on_progress(stem,
+    state)`` hears each start ("started", or "started again") and finish, and ``summary`` counts
+    what was done."""
+    queue, again = _pending_files(project, settings, summary)
     if not queue:
         return
     # A malformed model is refused before any worker starts; one without an export gets it here,
     # once, rather than in every worker at the same time.
     prepare_model(settings.model, settings.int8)
-    running: dict[int, tuple[int, str]] = {}  # by file id: its job id and stem
+    running: dict[int, tuple[int, FileEntry]] = {}  # by file id: its job id and entry
     # New files are read with the house style the project's decisions taught (and the style it was
     # given): a batch's own decisions are the rule's, so the style stays the same all run.
     from app.services.restyle import project_style
@@ -112,27 +118,35 @@ def run_pending(
             while queue or running:
                 while queue and len(running) < workers.capacity:
                     entry = queue.pop(0)
-                    running[entry.id] = (project.start_job(entry.id), entry.stem)
+                    running[entry.id] = (project.start_job(entry.id, again=entry.id in again), entry)
                     request = AnalysisRequest.from_project(project, entry.id, settings.audio)
                     workers.submit(BatchJob(entry.id, request, None if style.neutral else style), entry.stem)
-                    if on_progress:
-                        on_progress(entry.stem, "started")
+                    if on_progress:  # a file done before starts again: its count as done is taken back
+                        on_progress(entry.stem, "started again" if entry.id in again else "started")
                 file_id, outcome = workers.next_finished()
-                job, stem = running.pop(file_id)
+                job, entry = running.pop(file_id)
                 committing = time.perf_counter()
-                state = _record_outcome(project, settings, summary, (file_id, job, stem), outcome)
+                if file_id in again:
+                    state = _record_heard_again(
+                        project, settings, summary, (entry, job, again[file_id]), outcome
+                    )
+                else:
+                    state = _record_outcome(project, settings, summary, (entry, job), outcome)
                 summary.commit_seconds += time.perf_counter() - committing
                 if on_progress:
-                    on_progress(stem, state)
+                    on_progress(entry.stem, state)
         except KeyboardInterrupt:
             project.reset_interrupted()  # the files still out go back to pending
             raise
 
 
-def _pending_files(project: Project, summary: BatchSummary) -> list[FileEntry]:
+def _pending_files(
+    project: Project, settings: BatchSettings, summary: BatchSummary
+) -> tuple[list[FileEntry], dict[int, tuple[str, str]]]:
     """The files a run processes, in order: those pending, those a run that died left running and
-    those that failed before (put back to pending first). ``summary`` counts the files done by
-    earlier runs."""
+    those that failed before (put back to pending first); then those done before that would be
+    given media or word timings now that they were not (``hearing``), with why, by file id.
+    ``summary`` counts the files done by earlier runs."""
     project.reset_interrupted()
     for entry in project.files():
         # What made it fail (its media, a permission, a worker killed) may have been mended since.
@@ -144,21 +158,59 @@ def _pending_files(project: Project, summary: BatchSummary) -> list[FileEntry]:
         ):
             project.retry(entry.id)
     entries = project.files()
-    summary.skipped = sum(1 for e in entries if e.state == DONE)
-    return [e for e in entries if e.state == PENDING]
+    again = {e.id: why for e in entries if (why := why_hear_again(project, e, settings.audio))}
+    summary.skipped = sum(1 for e in entries if e.state == DONE and e.id not in again)
+    return [e for e in entries if e.state == PENDING or e.id in again], again
+
+
+def _record_heard_again(
+    project: Project,
+    settings: BatchSettings,
+    summary: BatchSummary,
+    running: tuple[FileEntry, int, tuple[str, str]],
+    outcome: FileOutcome,
+) -> str:
+    """Commit the outcome of a file done before and analysed again (``running``: its entry, job id,
+    and what it was analysed again with and why) in one transaction: a new version with its
+    decisions carried over, and the new results. Failed, its earlier results stand and the summary
+    warns of it. Returns "done"."""
+    entry, job, (what, why) = running
+    error = outcome.error
+    if error is None:
+        try:
+            with project.transaction():  # all of it, or (the project's problem) none
+                carried = reanalyse_file(project, entry.id)
+                _record_outcome(project, settings, summary, (entry, job), outcome)
+        except PunctumError as problem:
+            error = str(problem)
+    if error is not None:
+        project.job_failed(job, error)
+        summary.skipped += 1  # done, as it was
+        summary.warnings.setdefault(entry.stem, []).append(
+            f"not analysed again with {what} ({why}): {error}; its earlier results stand"
+            " (punctum relink mends the media; batch --no-audio leaves the file as it is)"
+        )
+        return DONE
+    decided = carried.kept + carried.dropped
+    kept = f"{carried.kept} of {decided} decisions kept" if decided else "no decisions to keep"
+    lost = f", {carried.dropped} dropped" if carried.dropped else ""
+    summary.heard_again[entry.stem] = f"analysed again with {what} ({why}; {kept}{lost})"
+    return DONE
 
 
 def _record_outcome(
     project: Project,
     settings: BatchSettings,
     summary: BatchSummary,
-    running: tuple[int, int, str],
+    running: tuple[FileEntry, int],
     outcome: FileOutcome,
 ) -> str:
-    """Commit one file's outcome (``running``: its file id, job id and stem) in one transaction:
-    its results and the decisions ``--apply`` makes, or its failure with the reason. Returns the
-    file's new state, "done" or "failed"."""
-    file_id, job, stem = running
+    """Commit one file's outcome (``running``: its entry and job id) in one transaction: its
+    results (with what its analysis was given, ``hearing.audio_given``) and the decisions
+    ``--apply`` makes, or its failure with the reason. Returns the file's new state, "done" or
+    "failed"."""
+    entry, job = running
+    file_id, stem = entry.id, entry.stem
     if outcome.error is not None:
         project.fail(file_id, job, outcome.error)
         summary.failed += 1
@@ -174,7 +226,7 @@ def _record_outcome(
         file_id,
         job,
         outcome.suggestions,
-        outcome.report,
+        {**outcome.report, AUDIO_GIVEN: audio_given(project, entry, settings.audio)},
         [encode(d) for d in decisions],
         [encode(d) for d in carried],
         outcome.measures,

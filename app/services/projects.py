@@ -75,6 +75,22 @@ def reimport_caption_file(project: Project, file_id: int, captions: Path) -> Rei
     return Reimport(version, len(carried), dropped)
 
 
+def reanalyse_file(project: Project, file_id: int) -> Reimport:
+    """Make the file, done before, to be analysed again on the captions it holds (its media is heard
+    only now): a new version, the old one kept aside, its decisions carried over as
+    ``reimport_caption_file`` carries them (``carried_decisions`` replays them on the new
+    suggestions)."""
+    data, format, path = project.stored_captions(file_id)
+    try:
+        document = parse_document(data, format, path)
+    except FormatError as error:
+        raise ProjectError(
+            f"{project.path}: the stored captions of file {_name(project, file_id)} cannot be read ({error})"
+        ) from None
+    carried, dropped = _carry_over(project, file_id, document)
+    return Reimport(project.analyse_again(file_id, carried), len(carried), dropped)
+
+
 def _carry_over(project: Project, file_id: int, new: Document) -> tuple[list[dict[str, Any]], int]:
     """The old version's decisions as outcomes per gap of ``new``: suggestions accepted or turned
     down, the editor's own marks and corrected words; and how many could not be placed."""
@@ -206,15 +222,22 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
         try:
             decision = decode(action, arguments)
         except DecisionError as error:  # a row this version cannot read: the project's problem
-            raise ProjectError(f"{project.path}: {error}") from None
+            raise ProjectError(
+                f"{project.path}: a recorded decision of file {_name(project, file_id)} cannot be read ({error})"
+            ) from None
         try:
             replay(document, history, decision, by_person=decided_by != "batch")
         except (KeyError, IndexError, commands.EditError) as error:  # a damaged row: the project's
             raise ProjectError(
-                f"{project.path}: a recorded {action} does not fit file {file_id} ({error})"
+                f"{project.path}: a recorded {action} does not fit file {_name(project, file_id)} ({error})"
             ) from None
     document.changes_since_save = 0
     return document, history
+
+
+def _name(project: Project, file_id: int) -> str:
+    """The file as ``punctum status`` names it, quoted, for a message."""
+    return repr(project.file(file_id).stem)
 
 
 def status_counts(

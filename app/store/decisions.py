@@ -16,7 +16,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from app.core.decisions import ACTIONS
-from app.store.errors import ProjectError
+from app.store.errors import ProjectError, damaged
 
 DECIDERS = ("editor", "rule", "batch")
 
@@ -65,4 +65,8 @@ class DecisionLog:
             f"SELECT action, arguments, decided_by FROM decisions WHERE file_id = ?{current} ORDER BY id",
             [file_id, file_id] if current else [file_id],
         ).fetchall():
-            yield action, json.loads(arguments), by
+            try:
+                decoded = json.loads(arguments)
+            except ValueError as error:
+                raise damaged(self.db, self.path, file_id, f"{action} decision", error) from None
+            yield action, decoded, by

@@ -24,7 +24,7 @@ from sqlite_utils import Database
 
 from app.core.digest import file_sha256
 from app.core.model import Document, Suggestion
-from app.store.errors import ProjectError
+from app.store.errors import ProjectError, damaged
 from app.store.suggestions import suggestion_from_row, suggestion_row
 
 #: File states: waiting, being processed, processed, failed with a reason.
@@ -119,15 +119,7 @@ class FileTable:
         (``finish``). Returns the new version's number."""
         version = self._version(file_id) + 1
         with self.db.atomic():
-            self.db.execute(
-                "INSERT INTO versions (file_id, version, captions_bytes, suggestions, replaced_at)"
-                " SELECT id, version, captions_bytes, ?, ? FROM files WHERE id = ?",
-                [
-                    json.dumps([suggestion_row(s) for s in self.suggestions(file_id)], ensure_ascii=False),
-                    time.time(),
-                    file_id,
-                ],
-            )
+            self._set_aside(file_id)
             self.db.execute(
                 "UPDATE files SET captions_path = ?, captions_format = ?, captions_bytes = ?, state = ?,"
                 " reason = NULL, report = NULL, processed_at = NULL, version = ?, carried = ?,"
@@ -146,12 +138,52 @@ class FileTable:
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
         return version
 
+    def analyse_again(self, file_id: int, carried: Sequence[dict[str, Any]] = ()) -> int:
+        """The file to be analysed again on the captions it holds (its media is heard only now):
+        the current version (suggestions and decisions) kept aside as ``new_version`` keeps it,
+        ``carried`` its decisions to replay on the new analysis. Returns the new version's number."""
+        version = self._version(file_id) + 1
+        with self.db.atomic():
+            self._set_aside(file_id)
+            self.db.execute(
+                "UPDATE files SET state = ?, reason = NULL, report = NULL, processed_at = NULL, version = ?,"
+                " carried = ? WHERE id = ?",
+                [
+                    PENDING,
+                    version,
+                    json.dumps(list(carried), ensure_ascii=False) if carried else None,
+                    file_id,
+                ],
+            )
+            self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
+        return version
+
+    def _set_aside(self, file_id: int) -> None:
+        """The file's current version (its captions and suggestions) into the versions table."""
+        self.db.execute(
+            "INSERT INTO versions (file_id, version, captions_bytes, suggestions, replaced_at)"
+            " SELECT id, version, captions_bytes, ?, ? FROM files WHERE id = ?",
+            [
+                json.dumps([suggestion_row(s) for s in self.suggestions(file_id)], ensure_ascii=False),
+                time.time(),
+                file_id,
+            ],
+        )
+
     def carried(self, file_id: int) -> list[dict[str, Any]]:
         """Decisions of the previous version still to be replayed (``new_version``)."""
         if "carried" not in self._columns:
             return []
         row = self.db.execute("SELECT carried FROM files WHERE id = ?", [file_id]).fetchone()
-        return list(json.loads(row[0])) if row and row[0] else []
+        if not row or not row[0]:
+            return []
+        try:
+            carried = json.loads(row[0])
+            if not isinstance(carried, list) or not all(isinstance(c, dict) and "gap" in c for c in carried):
+                raise ValueError("not a list of decisions by gap")
+        except ValueError as error:
+            raise damaged(self.db, self.path, file_id, "decisions to carry over", error) from None
+        return carried
 
     def _version(self, file_id: int) -> int:
         if "version" not in self._columns:
@@ -266,7 +298,15 @@ class FileTable:
     def report(self, file_id: int) -> dict[str, Any]:
         """What the file's last analysis reported (its language, evidence, warnings), or {}."""
         row = self.db.execute("SELECT report FROM files WHERE id = ?", [file_id]).fetchone()
-        return dict(json.loads(row[0])) if row and row[0] else {}
+        if not row or not row[0]:
+            return {}
+        try:
+            report = json.loads(row[0])
+            if not isinstance(report, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as error:
+            raise damaged(self.db, self.path, file_id, "analysis report", error) from None
+        return report
 
     def relink_media(self, file_id: int, media: Path) -> None:
         with self.db.atomic():
@@ -311,14 +351,15 @@ class FileTable:
     def suggestions(self, file_id: int) -> list[Suggestion]:
         """The file's suggestions as stored, in id order (their statuses come from the decisions)."""
         readings = "readings" if "readings" in self._suggestion_columns else "NULL"
-        return [
-            suggestion_from_row(r)
-            for r in self.db.execute(
-                f"SELECT id, gap, mark, confidence, source, evidence, casing, probabilities, {readings}"
-                " FROM suggestions WHERE file_id = ? ORDER BY id",
-                [file_id],
-            ).fetchall()
-        ]
+        rows = self.db.execute(
+            f"SELECT id, gap, mark, confidence, source, evidence, casing, probabilities, {readings}"
+            " FROM suggestions WHERE file_id = ? ORDER BY id",
+            [file_id],
+        ).fetchall()
+        try:
+            return [suggestion_from_row(r) for r in rows]
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+            raise damaged(self.db, self.path, file_id, "suggestions", error) from None
 
 
 def stored_path(folder: Path, path: Path) -> str:

@@ -11,24 +11,29 @@ import json
 import os
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from app.core.gap_features import GapMeasure
 from app.core.gap_readings import GapReading, GapReadingsError, parse_readings, readings_json
 from app.core.model import Suggestion
 from app.store.decisions import DecisionLog
-from app.store.errors import ProjectError
+from app.store.errors import damaged
 from app.store.files import DONE, FAILED, PENDING, RUNNING
-from app.store.suggestions import measures_json, suggestion_row
+from app.store.suggestions import measures_json, parse_measures, suggestion_row
 
 
 class Processing(DecisionLog):
     """A project's processing jobs and the results they store (part of ``Project``). It is a
     decision log as well: a batch's decisions are stored in the same transaction as its results."""
 
-    def start_job(self, file_id: int) -> int:
+    def start_job(self, file_id: int, *, again: bool = False) -> int:
+        """A job on the file, which is running until it ends. ``again``: a file done before and
+        analysed again (its media heard only now), which stays done, its results standing, until
+        the new ones replace them (``transaction``), or the job fails (``job_failed``)."""
         with self.db.atomic():
-            self.db.execute("UPDATE files SET state = ? WHERE id = ?", [RUNNING, file_id])
+            if not again:
+                self.db.execute("UPDATE files SET state = ? WHERE id = ?", [RUNNING, file_id])
             cursor = self.db.execute(
                 "INSERT INTO jobs (file_id, state, pid, started_at) VALUES (?, ?, ?, ?)",
                 [file_id, RUNNING, os.getpid(), time.time()],
@@ -97,7 +102,10 @@ class Processing(DecisionLog):
         row = self.db.execute("SELECT gap_measures FROM files WHERE id = ?", [file_id]).fetchone()
         if row is None or row[0] is None:
             return None
-        return [GapMeasure(*entry) for entry in json.loads(row[0])]
+        try:
+            return parse_measures(row[0])
+        except ValueError as error:
+            raise damaged(self.db, self.path, file_id, "gap measures", error) from None
 
     def gap_readings(self, file_id: int) -> list[GapReading] | None:
         """What the model's readers said at each gap at the last analysis, or None (an older
@@ -110,7 +118,7 @@ class Processing(DecisionLog):
         try:
             return parse_readings(row[0])
         except GapReadingsError as error:
-            raise ProjectError(f"{self.path}: file {file_id}: {error}") from None
+            raise damaged(self.db, self.path, file_id, "gap readings", error) from None
 
     def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
         """Add suggestions beside those there (a reference opened later); decisions stay valid."""
@@ -127,6 +135,19 @@ class Processing(DecisionLog):
                     "UPDATE jobs SET state = ?, finished_at = ?, error = ? WHERE id = ?",
                     [FAILED, time.time(), reason, job_id],
                 )
+
+    def job_failed(self, job_id: int, reason: str) -> None:
+        """A job ended without results, its file left as it stands (``start_job(again=True)``)."""
+        with self.db.atomic():
+            self.db.execute(
+                "UPDATE jobs SET state = ?, finished_at = ?, error = ? WHERE id = ?",
+                [FAILED, time.time(), reason, job_id],
+            )
+
+    def transaction(self) -> AbstractContextManager[object]:
+        """Several writes as one (``with project.transaction():``): all of them, or (after a crash
+        or an error inside) none."""
+        return self.db.atomic()
 
     def retry(self, file_id: int) -> None:
         """A failed file back to pending, for the next run to process again."""

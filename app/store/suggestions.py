@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,21 @@ def measures_json(measures: Sequence[GapMeasure] | None) -> str | None:
     if measures is None:
         return None
     return json.dumps([dataclasses.astuple(m) for m in measures])
+
+
+def parse_measures(text: str) -> list[GapMeasure]:
+    """The measures ``measures_json`` wrote (those of older projects have fewer values each); a
+    ``ValueError`` saying what is wrong for anything else."""
+    rows = json.loads(text)
+    fields = len(dataclasses.fields(GapMeasure))
+    if not isinstance(rows, list):
+        raise ValueError("not a list")
+    for row in rows:
+        if not isinstance(row, list) or len(row) > fields:
+            raise ValueError(f"a measure of {fields} values at most is a list, not {json.dumps(row)[:40]}")
+        if not all(v is None or (type(v) in (int, float) and math.isfinite(v)) for v in row):
+            raise ValueError(f"a measure holds numbers, not {json.dumps(row)[:40]}")
+    return [GapMeasure(*row) for row in rows]
 
 
 def suggestion_row(suggestion: Suggestion) -> dict[str, Any]:

@@ -187,16 +187,16 @@ def _punctuate(args: argparse.Namespace) -> int:
 
         checks = rebreak_lines(outcome.document, limits=limits)
         told.append(f"lines re-broken: {rebreak_summary(*checks)}")
-    for line in told:  # beside what was written, as export tells it; on stderr when stdout has the captions
-        if args.output is not None:
-            print(line)
-        else:
-            print(f"punctum: {line}", file=sys.stderr)
     # Written together or not at all: suggestions whose captions a full disk kept from being
     # written would replace an older file and describe captions that are not there. They number
     # the cues as the captions written beside them do (re-cut, if asked).
     reports = [(Path(args.suggestions), outcome.suggestions_json())] if args.suggestions else []
     save_together(outcome.document, args.output, reports)
+    for line in told:  # once written, as export tells it; on stderr when stdout has the captions
+        if args.output is not None:
+            print(line)
+        else:
+            print(f"punctum: {line}", file=sys.stderr)
     if args.output is not None:
         language = f" ({outcome.report.language})" if outcome.report.language else ""
         wrong = f" (about {outcome.may_be_wrong:.0f} may be wrong)" if outcome.applied else ""

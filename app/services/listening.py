@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -25,7 +25,6 @@ from app.services.gap_evidence import too_little_speech
 
 if TYPE_CHECKING:
     from app.ml.listener import Listener
-    from app.services.suggestions import TextReading
 
 #: A lowercase word is written with a capital in the forced text above this casing probability.
 _CAPITAL = 0.5
@@ -44,6 +43,14 @@ class Readings:
     @property
     def any_heard(self) -> bool:
         return any(h is not None for h in self.heard)
+
+
+class TextReading(Protocol):
+    """What listening takes of the text model's reading (``suggestions.TextReading``)."""
+
+    language: str | None
+    marks: list[list[float]]
+    casing: list[list[float]]
 
 
 def listen(

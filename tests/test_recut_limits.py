@@ -19,7 +19,9 @@ from app.formats import parse_document, render_document
 from app.services.captions_export import recut_captions
 from app.services.review import ReviewSession
 from app.ui.shortcuts import save_limits, saved_limits
-from tests.conftest import run_punctum_here
+from tests.conftest import SAMPLE, run_punctum_here
+
+SAMPLE_SRT = SAMPLE / "sample.srt"
 
 #: The issue's example: a cue keeping its own cut (styled) after two plain ones, the second
 #: ending with the first word of a sentence that runs on into it.
@@ -139,3 +141,24 @@ def test_the_command_line_takes_the_same_limits(tmp_path: Path) -> None:
         refused = run_punctum_here("check", str(captions), *bad)
         assert refused.returncode == 2, (bad, refused.stderr)
         assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
+
+
+def test_captions_changed_on_disk_say_what_became_of_the_recut(tmp_path: Path, tiny_model: Path) -> None:
+    folder = tmp_path / "talks"
+    folder.mkdir()
+    captions = folder / "talk.srt"
+    captions.write_text(SAMPLE_SRT.read_text(encoding="utf-8"), encoding="utf-8")
+    project = tmp_path / "talks.punctum"
+    model = ["--model", str(tiny_model), "--no-audio"]
+    assert run_punctum_here("batch", str(folder), "--project", str(project), *model).returncode == 0
+    session = ReviewSession.open_project(project)
+    try:
+        assert session.recut() is not None
+    finally:
+        session.close()
+    # A word corrected on disk: the recorded cut no longer fits the words; the batch says so,
+    # where it counted the re-cut nowhere.
+    captions.write_text(captions.read_text(encoding="utf-8").replace("hello", "hallo", 1), encoding="utf-8")
+    again = run_punctum_here("batch", str(folder), "--project", str(project), *model)
+    assert again.returncode == 0, again.stderr
+    assert "the cues' re-cut not kept (their words changed)" in again.stdout + again.stderr

@@ -118,7 +118,12 @@ def _reimport(project: Project, file_id: int, captions: Path) -> str:
     decided = done.kept + done.dropped
     kept = f"{done.kept} of {decided} decisions kept" if decided else "no decisions to keep"
     lost = f", {done.dropped} dropped where the words changed" if done.dropped else ""
-    return f"captions changed on disk; imported again as version {done.version} ({kept}{lost})"
+    recut = {
+        "kept": "; the cues' re-cut kept",
+        "dropped": "; the cues' re-cut not kept (their words changed)",
+    }
+    told = f"{kept}{lost}{recut.get(done.recut or '', '')}"
+    return f"captions changed on disk; imported again as version {done.version} ({told})"
 
 
 def run_batch(

@@ -194,7 +194,8 @@ def _record_heard_again(
     decided = carried.kept + carried.dropped
     kept = f"{carried.kept} of {decided} decisions kept" if decided else "no decisions to keep"
     lost = f", {carried.dropped} dropped" if carried.dropped else ""
-    summary.heard_again[entry.stem] = f"analysed again with {what} ({why}; {kept}{lost})"
+    recut = "; the cues' re-cut kept" if carried.recut == "kept" else ""
+    summary.heard_again[entry.stem] = f"analysed again with {what} ({why}; {kept}{lost}{recut})"
     return DONE
 
 

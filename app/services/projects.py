@@ -12,8 +12,9 @@ from typing import Any
 from app.align.alignment import align
 from app.core import commands
 from app.core.decisions import Accept, Decision, DecisionError, EditWord, Reject, SetMark, decode, replay
-from app.core.history import History
-from app.core.model import Casing, Document, Source, Status, Suggestion
+from app.core.history import CueEdit, History
+from app.core.model import Casing, Cue, Document, Source, Status, Suggestion
+from app.core.recut_cues import cut_of
 from app.core.triage import about_wrong, gaps_settled, gaps_to_review, settled_by_rule
 from app.formats import FormatError, format_of, parse_document, read_bytes
 from app.store.project import Project, ProjectError
@@ -58,6 +59,9 @@ class Reimport:
     version: int
     kept: int
     dropped: int
+    #: What became of a re-cut of the cues in effect: "kept" (the words and cues are the same),
+    #: "dropped" (they changed: the recorded cut no longer fits), or None (there was none).
+    recut: str | None = None
 
 
 def reimport_caption_file(project: Project, file_id: int, captions: Path) -> Reimport:
@@ -69,10 +73,11 @@ def reimport_caption_file(project: Project, file_id: int, captions: Path) -> Rei
     data = read_bytes(captions)
     document = parse_document(data, format_of(captions), captions)
     carried, dropped = _carry_over(project, file_id, document)
+    recut = _recut_carried(project, file_id, document, carried)
     version = project.new_version(
         file_id, captions, data=data, document=document, mtime=mtime, carried=carried
     )
-    return Reimport(version, len(carried), dropped)
+    return Reimport(version, len(carried) - (recut == "kept"), dropped, recut)
 
 
 def reanalyse_file(project: Project, file_id: int) -> Reimport:
@@ -88,7 +93,33 @@ def reanalyse_file(project: Project, file_id: int) -> Reimport:
             f"{project.path}: the stored captions of file {_name(project, file_id)} cannot be read ({error})"
         ) from None
     carried, dropped = _carry_over(project, file_id, document)
-    return Reimport(project.analyse_again(file_id, carried), len(carried), dropped)
+    recut = _recut_carried(project, file_id, document, carried)
+    return Reimport(project.analyse_again(file_id, carried), len(carried) - (recut == "kept"), dropped, recut)
+
+
+def _recut_carried(
+    project: Project, file_id: int, new: Document, carried: list[dict[str, Any]]
+) -> str | None:
+    """A re-cut of the old version's cues in effect, carried (appended to ``carried``) where the
+    new captions have the same words in the same cues at the same times: "kept"; "dropped" where
+    they do not (the recorded cut no longer fits them); None where there is none."""
+    data, format, path = project.stored_captions(file_id)
+    try:
+        original = parse_document(data, format, path) if data else None
+        decided, history = load_document(project, file_id)
+    except (FormatError, ProjectError):
+        return None
+    if original is None or not any(isinstance(e, CueEdit) for step in history.done for e in step.edits):
+        return None
+    if [_cue_words(cue) for cue in new.cues] != [_cue_words(cue) for cue in original.cues]:
+        return "dropped"
+    cut = cut_of(original.cues, decided.cues)
+    carried.append({"gap": 0, "cut": [[c.words, c.start, c.end, list(c.lines)] for c in cut]})
+    return "kept"
+
+
+def _cue_words(cue: Cue) -> tuple[object, ...]:
+    return cue.start, cue.end, tuple(word.text for word in cue.words)
 
 
 def _carry_over(project: Project, file_id: int, new: Document) -> tuple[list[dict[str, Any]], int]:
@@ -179,7 +210,9 @@ def carried_decisions(
 
     for outcome in carried:
         gap = int(outcome["gap"])
-        if "text" in outcome:
+        if "cut" in outcome:
+            do(decode("recut", {"cut": outcome["cut"]}))
+        elif "text" in outcome:
             do(EditWord(gap, str(outcome["text"])))
         elif "set_mark" in outcome:
             do(SetMark(gap, str(outcome["set_mark"])))

@@ -176,6 +176,9 @@ def analyse(
     if media is not None and request.audio is AudioUse.LISTEN and reading.language is not None:
         from app.services.listening import listen
 
+        # Said before the recogniser loads and hears its first window (seconds on a busy machine),
+        # which the last stage's name ("Measuring pauses") would otherwise be shown through.
+        stage("Listening along the words", 0.0)
         heard = listen(
             document,
             reading,

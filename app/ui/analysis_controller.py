@@ -139,11 +139,13 @@ class AnalysisController:
         else:
             self._hide_preparing()
         self.window.progress_label.setText(text)
-        if fraction < 0:
+        if fraction < 0:  # a stage that cannot tell how far it is: the bar runs to and fro
             self.window.progress.setRange(0, 0)
         else:
             self.window.progress.setRange(0, 100)
             self.window.progress.setValue(int(fraction * 100))
+        # Nothing is left to cancel once a step is done ("Done" at 100%, before its results show).
+        self.window.cancel_button.setVisible(self.window.worker.busy and fraction < 1.0)
 
     def _show_preparing(self) -> None:
         """A first start spends some 20 s preparing the model: say so in a window of its own, not

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from app.core.gap_features import GapMeasure
 from app.core.model import Source
 from app.core.triage import ReviewRow
+from app.ml.confidence import READERS_DISAGREE_CAP
 from app.services.review import ReviewSession
 from app.ui.models import proposal_text
 
@@ -18,6 +19,10 @@ CONTEXT_WORDS = 6  # words shown on each side of the gap
 #: A movement this small over a word (semitones) is heard as level: about a semitone is the
 #: smallest pitch step a listener reliably hears in speech.
 LEVEL_PITCH = 1.0
+#: A movement larger than this over one word (an octave) is the pitch tracker's error, not the
+#: voice: it took a harmonic, or a frame of other sound, for the pitch (on the sample, "flat" reads
+#: as 95 Hz falling to 92 Hz, then 361 Hz: "rising 30.0 semitones"). Such a word's pitch is unclear.
+MAX_PITCH_CHANGE = 12.0
 
 
 def pause_text(measure: GapMeasure | None) -> str:
@@ -38,6 +43,9 @@ def pitch_text(measure: GapMeasure | None) -> str:
         return "rising" if measure.pitch_slope > 0 else "falling"
     if abs(change) < LEVEL_PITCH:
         return f"level (within {LEVEL_PITCH:g} semitone)"
+    if abs(change) > MAX_PITCH_CHANGE:
+        jump = f"{abs(change):.0f} semitones"
+        return f"pitch unclear (the tracker's reading jumps more than an octave, {jump})"
     return f"{'rising' if change > 0 else 'falling'} {abs(change):.1f} semitones over the word"
 
 
@@ -46,15 +54,25 @@ def _shown(mark: str) -> str:
 
 
 def heard_and_read(gap: ReviewRow) -> str:
-    """What each reader chose where the recogniser listened: "heard , 0.91 / read . 0.55"."""
+    """What each reader chose where the recogniser listened, and how the model's suggestion came
+    of the two: "heard , 0.91 / read . 0.55; combined: , 0.80 (...)"."""
     model = gap.by(Source.MODEL, pending=False)
     if model is None or not model.readings:
         return ""
-    return " / ".join(
+    each = " / ".join(
         f"{name} {_shown(model.readings[name][0])} {model.readings[name][1]:.2f}"
         for name in ("heard", "read")
         if name in model.readings
     )
+    how = (
+        "each mark's chances from the two readers weighed together, then calibrated to the chance"
+        " that it is right"
+    )
+    heard, read = model.readings.get("heard"), model.readings.get("read")
+    if heard is not None and read is not None and heard[0] != read[0]:
+        how += f"; as the readers disagree, held at {READERS_DISAGREE_CAP:.2f} or below, for a person"
+        how += " to decide"
+    return f"{each}; combined: {_shown(model.mark)} {model.confidence:.2f} ({how})"
 
 
 def evidence_html(session: ReviewSession, gap: ReviewRow) -> str:

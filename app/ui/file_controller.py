@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.core.bundled import sample_dir
@@ -28,6 +29,33 @@ OPEN_FILTER = (
     "Media to transcribe (*.mp4 *.mkv *.mov *.webm *.avi *.mp3 *.m4a *.wav *.flac *.ogg *.opus);;"
     "All files (*)"
 )
+
+
+#: Where the Export dialog last wrote (kept in the settings).
+EXPORT_FOLDER_KEY = "export/folder"
+
+
+def _installed_folders() -> list[Path]:
+    """The folders Punctum was installed or unpacked into: the sample and the other files that
+    travel with it, and the package itself. Not a place to write one's own files."""
+    return [SAMPLE.resolve().parent, Path(__file__).resolve().parents[1]]
+
+
+def _writable_folder(folder: Path) -> bool:
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+def export_folder(settings: QSettings, captions: Path) -> Path:
+    """Where the Export dialog opens: the folder last exported to; else the captions' own folder,
+    when it can be written to and is not one Punctum was installed into (the bundled sample's);
+    else the home folder."""
+    kept = settings.value(EXPORT_FOLDER_KEY)
+    if isinstance(kept, str) and kept and _writable_folder(Path(kept)):
+        return Path(kept)
+    folder = captions.parent.resolve()
+    if _writable_folder(folder) and not any(folder.is_relative_to(i) for i in _installed_folders()):
+        return folder
+    return Path.home()
 
 
 def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
@@ -253,7 +281,9 @@ class FileController:
         source = self.window.session.entry.captions_path
         asked_to_replace = False
         if path is None:
-            suggested = source.with_name(f"{source.stem}.punctuated{source.suffix}")
+            suggested = (
+                export_folder(self.window.settings, source) / f"{source.stem}.punctuated{source.suffix}"
+            )
             chosen, _ = QFileDialog.getSaveFileName(
                 self.window.dialog_parent(), "Export captions", str(suggested), "Captions (*.srt *.vtt)"
             )
@@ -274,6 +304,7 @@ class FileController:
         if exported.lines is not None:
             summary += f"; lines re-broken: {rebreak_summary(*exported.lines)}"
         self.window.statusBar().showMessage(f"Exported {path}{summary}", 8000)
+        self.window.settings.setValue(EXPORT_FOLDER_KEY, str(path.resolve().parent))
         return True
 
     def _remember(self, path: Path) -> None:

@@ -20,6 +20,7 @@ from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggesti
 from app.core.triage import ReviewRow
 from app.services.documents import format_duration
 from app.services.review import ReviewSession
+from app.ui.triage_view import settled_reason, settled_sureness
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -246,11 +247,12 @@ class GapModel(_Table):
     """The review list: one row per gap, with what the reference and the model proposed for it.
 
     Shows the triage queue (disagreements first, then the least sure) or every gap in reading
-    order; ``lowest_first`` orders either by how sure the surest proposal is.
+    order; ``lowest_first`` orders either by how sure the surest proposal is. What triage settled
+    (``settled_only``) comes the least sure first, with why each gap settled in a column of its own.
     """
 
-    HEADERS = ("", "Cue", "In context", "Reference", "Model (its confidence)")
-    STATE, CUE, CONTEXT, REFERENCE, MODEL = range(5)
+    HEADERS = ("", "Cue", "In context", "Reference", "Model (its confidence)", "Settled because")
+    STATE, CUE, CONTEXT, REFERENCE, MODEL, WHY = range(6)
 
     def __init__(self, session: ReviewSession, cue_of_word: Any) -> None:
         super().__init__()
@@ -269,10 +271,7 @@ class GapModel(_Table):
         self._settled = self.session.settled_by_rule()
         if self.settled_only:  # what the rule settled, to check quickly: the least sure first
             settled = [g for g in self.session.gaps() if any(s.id in self._settled for s in g.suggestions)]
-            return sorted(
-                settled,
-                key=lambda g: (min(s.confidence for s in g.suggestions if s.id in self._settled), g.index),
-            )
+            return sorted(settled, key=lambda g: (settled_sureness(g, self._settled), g.index))
         gaps = self.session.queue(self._settled) if self.queue_only else self.session.gaps()
         if self.lowest_first:
             gaps.sort(key=lambda g: (g.queue_key[1], g.index))
@@ -303,11 +302,20 @@ class GapModel(_Table):
         self._rows = gaps
         self._index()
         if self._rows:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(self.HEADERS) - 1))
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, self.columnCount() - 1))
 
     @property
     def gaps(self) -> list[ReviewRow]:
         return list(self._rows)
+
+    @property
+    def settled(self) -> set[int]:
+        """The suggestions the triage rule settled that still stand, as the list last read them."""
+        return self._settled
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        """Why a gap settled is a column of the settled list only."""
+        return 0 if parent.isValid() else len(self.HEADERS) - (0 if self.settled_only else 1)
 
     def row_of(self, suggestion_id: int) -> int | None:
         return self._row_of.get(suggestion_id)
@@ -332,10 +340,14 @@ class GapModel(_Table):
                 return self._cue_of_word(gap.index) + 1
             if column == self.CONTEXT:
                 return gap_context(self.session.document, gap)
+            if column == self.WHY:
+                return settled_reason(gap, self._settled)[0]
             return proposal_text(gap, Source.REFERENCE if column == self.REFERENCE else Source.MODEL)
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == self.CONTEXT:
                 return gap_context(self.session.document, gap, CONTEXT_WORDS * 3)
+            if column == self.WHY:
+                return settled_reason(gap, self._settled)[1]
             return GAP_STATES[self.status(gap)].meaning
         if role == Qt.ItemDataRole.TextAlignmentRole and column == self.STATE:
             return Qt.AlignmentFlag.AlignCenter
@@ -391,9 +403,10 @@ def proposal_text(gap: ReviewRow, source: Source) -> str:
     if surest is None:
         return ""
     if surest.casing is not None:
-        return {"upper": "UPPER", "lower": "lower"}.get(surest.casing.value, "Capital")
-    mark = surest.mark.strip() or "no mark"
-    return mark if source is Source.REFERENCE else f"{mark} {surest.confidence:.2f}"
+        shown = {"upper": "UPPER", "lower": "lower"}.get(surest.casing.value, "Capital")
+    else:
+        shown = surest.mark.strip() or "no mark"
+    return shown if source is Source.REFERENCE else f"{shown} {surest.confidence:.2f}"
 
 
 def _key(gap: ReviewRow) -> tuple[int, bool]:

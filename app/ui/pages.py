@@ -64,6 +64,22 @@ class EditorPage(QWidget):
         self.gap_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.gap_view.verticalHeader().hide()
         self.gap_view.verticalHeader().setDefaultSectionSize(22)
+        self._fitted_columns = 0  # the review list's columns when last fitted
+        # Over the list, there as long as it shows what it shows: which gaps, in which order, and
+        # how many are left, settled and decided (in gaps, as ``punctum status`` counts them).
+        self.list_heading = QLabel(self)
+        self.list_heading.setObjectName("listHeading")
+        self.counts_label = QLabel(self)
+        self.counts_label.setObjectName("counts")
+        for label in (self.list_heading, self.counts_label):
+            label.setWordWrap(True)
+        self.list_heading.setStyleSheet("font-weight: bold")
+        review_list = QWidget(self)
+        list_layout = QVBoxLayout(review_list)
+        list_layout.setContentsMargins(0, 2, 0, 0)
+        list_layout.setSpacing(2)
+        for widget in (self.list_heading, self.counts_label, self.gap_view):
+            list_layout.addWidget(widget)
         self.evidence = EvidencePanel(self)
         self.transcript = QTableView(self)
         self.transcript.setObjectName("transcript")
@@ -81,7 +97,7 @@ class EditorPage(QWidget):
         self.waveform = WaveformView(self)
         left = QSplitter(Qt.Orientation.Vertical, self)
         left.addWidget(self.media)
-        left.addWidget(self.gap_view)
+        left.addWidget(review_list)
         left.addWidget(self.evidence)
         self.top = top = QSplitter(Qt.Orientation.Horizontal, self)
         top.addWidget(left)
@@ -116,11 +132,20 @@ class EditorPage(QWidget):
             header.resizeSection(column, digits * characters + 12)
         self.gap_view.setModel(gap_model)
         self._fit_review_list()
+        # The settled list has a column more (why each gap settled): it gets its room when shown.
+        gap_model.modelReset.connect(self._fit_new_columns)
+
+    def _fit_new_columns(self) -> None:
+        """After the list was read again: fitted again when its columns changed (only then, so
+        that a pane the user has narrowed stays so)."""
+        if self.gap_view.horizontalHeader().count() != self._fitted_columns:
+            self._fit_review_list()
 
     def _fit_review_list(self) -> None:
         """Every column of the review list in view without scrolling sideways: widths from the font
         and the headers, and the left pane made wide enough for them."""
         header = self.gap_view.horizontalHeader()
+        self._fitted_columns = header.count()
         letters = self.fontMetrics().horizontalAdvance("0")
         widths = {
             GapModel.STATE: letters * 3 + 8,
@@ -128,6 +153,8 @@ class EditorPage(QWidget):
             GapModel.REFERENCE: header.fontMetrics().horizontalAdvance("Reference") + 24,
             GapModel.MODEL: header.fontMetrics().horizontalAdvance("Model (its confidence)") + 24,
         }
+        if header.count() > GapModel.WHY:
+            widths[GapModel.WHY] = header.fontMetrics().horizontalAdvance("reference and model agree") + 24
         for column, width in widths.items():
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, width)

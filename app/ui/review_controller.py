@@ -11,10 +11,11 @@ from PySide6.QtWidgets import QAbstractItemView
 from app.core.errors import PunctumError
 from app.core.history import CueEdit, Step, SuggestionEdit
 from app.core.model import Source
-from app.core.triage import ReviewRow, TriagePolicy, about_wrong
+from app.core.triage import ReviewRow, TriagePolicy
 from app.services.typography import render_mark
 from app.ui.dialogs import RecutPreviewDialog, ask_number, ask_text, confirm
 from app.ui.models import ID_ROLE, CueModel
+from app.ui.triage_view import gap_counts, settled_heading, triage_text
 
 if TYPE_CHECKING:
     from app.services.captions_export import Recut
@@ -35,6 +36,9 @@ class ReviewController:
         #: What the house style had learnt when last looked at (None: not known), so that the
         #: status bar tells the style only when a decision changed what it has learnt.
         self._learnt: list[str] | None = None
+        #: The list row of the gap last selected: where to go on from when a decision took that
+        #: gap out of the list (X on a gap triage settled), rather than back to the top.
+        self._row: int | None = None
 
     def _rows(self) -> list[ReviewRow]:
         model = self.window.gap_model
@@ -51,7 +55,11 @@ class ReviewController:
             return
         rows = self._rows()
         position = self._position()
-        for gap in rows[(position + 1 if position is not None else 0) :]:
+        if position is not None:
+            start = position + 1
+        else:  # the current gap has left the list: the one now in its row comes next
+            start = self._row if self.window.current_id is not None and self._row is not None else 0
+        for gap in rows[start:]:
             if gap.pending or self.settled_only:
                 self.select(gap.lead.id)
                 return
@@ -90,7 +98,7 @@ class ReviewController:
             cue_model.index(row, CueModel.TEXT), QAbstractItemView.ScrollHint.EnsureVisible
         )
         self.window.transcript.selectRow(row)
-        list_row = gap_model.row_of(suggestion_id)
+        list_row = self._row = gap_model.row_of(suggestion_id)
         if list_row is not None:
             list_index = gap_model.index(list_row, 0)
             self.window.gap_view.selectionModel().setCurrentIndex(
@@ -341,12 +349,9 @@ class ReviewController:
         self.settled_only = not self.settled_only
         self.window.actions_by_name["show_settled"].setChecked(self.settled_only)
         self._show_list()
-        session = self.window.session
-        if self.settled_only and session is not None:
-            settled = session.settled_by_rule()
-            wrong = about_wrong(session.document.suggestions, settled)
-            rows = len(self._rows())
-            message = f"Settled by triage: {rows} gaps, about {wrong:.0f} may be wrong; the least sure first"
+        session, model = self.window.session, self.window.gap_model
+        if self.settled_only and session is not None and model is not None:
+            message = settled_heading(gap_counts(session, model.settled))
         else:
             message = "The queue: gaps the triage rule left to you" if self.queue_only else "Every gap"
         self.window.statusBar().showMessage(message, 6000)
@@ -356,6 +361,7 @@ class ReviewController:
         if self.window.gap_model is None:
             return
         self.window.gap_model.set_view(self.queue_only, self.lowest_first, self.settled_only)
+        self.window.show_counts()  # the list's heading says what it holds now
         self.window.current_id = None
         self.next_suggestion()
 
@@ -369,16 +375,9 @@ class ReviewController:
         step = self._run(lambda: session.settle(policy))
         if self.window.gap_model is not None:
             self.window.gap_model.reload()
-        settled_ids = session.settled_by_rule()
-        settled = len(settled_ids)
-        queue = sum(gap.pending for gap in session.queue())
-        if step is not None or before != settled:
-            wrong = about_wrong(session.document.suggestions, settled_ids)
-            self.window.statusBar().showMessage(
-                f"Triage settled {settled} suggestions by itself, about {wrong:.0f} of them may be wrong;"
-                f" {queue} gaps left to you",
-                8000,
-            )
+        settled = session.settled_by_rule()
+        if step is not None or before != len(settled):
+            self.window.statusBar().showMessage(triage_text(gap_counts(session, settled)), 8000)
         self.window.current_id = None
         self.next_suggestion()
 

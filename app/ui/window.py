@@ -53,6 +53,7 @@ from app.ui.shortcuts import (
     show_recut_on_export,
 )
 from app.ui.tasks import Worker
+from app.ui.triage_view import show_counts
 
 _PROCESS: list[WorkerProcess] = []
 
@@ -124,6 +125,7 @@ class MainWindow(QMainWindow):
         self.editor_page = page = EditorPage(self)
         self.media, self.gap_view, self.evidence = page.media, page.gap_view, page.evidence
         self.transcript, self.waveform = page.transcript, page.waveform
+        self.list_heading, self.counts_label = page.list_heading, page.counts_label
         self.media.position_changed.connect(self._player_moved)
         self.media.failed.connect(lambda text: self.show_error("The media cannot be played", text))
         self.gap_view.clicked.connect(self.review.gap_clicked)
@@ -133,7 +135,6 @@ class MainWindow(QMainWindow):
 
     def _status_bar(self) -> None:
         bar = self.statusBar()
-        self.counts_label = QLabel("")
         self.progress_label = QLabel("")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(200)
@@ -142,7 +143,6 @@ class MainWindow(QMainWindow):
         for widget in (self.progress_label, self.progress, self.cancel_button):
             widget.hide()
             bar.addPermanentWidget(widget)
-        bar.addPermanentWidget(self.counts_label)
 
     def _menus(self) -> None:
         keys = saved_keys(self.settings)
@@ -311,12 +311,7 @@ class MainWindow(QMainWindow):
         self.show_counts()
 
     def show_counts(self) -> None:
-        if self.session is not None:
-            counts = self.session.counts()
-            self.counts_label.setText(
-                f"{counts['gaps']} gaps to review · suggestions: pending {counts['pending']} · "
-                f"accepted {counts['accepted']} · rejected {counts['rejected']}"
-            )
+        show_counts(self.list_heading, self.counts_label, self.session, self.gap_model)
         self._update_actions()
 
     def _update_actions(self) -> None:

@@ -1,0 +1,161 @@
+"""What the editor says about triage and the review, in one unit: gaps (places in the text).
+
+The status line after triage, the heading over the review list and the counts under it say the
+numbers ``punctum status`` and ``punctum batch`` say: the gaps still to review
+(``triage.gaps_to_review``), the gaps the triage rule settled that still stand
+(``triage.gaps_settled``) and about how many of those may be wrong (``triage.about_wrong``);
+besides, the gaps a person decided. The list of what triage settled (S) is ordered by, and says,
+how sure each of its gaps is and why it settled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from app.core.model import Source, Suggestion
+from app.core.triage import AGREEMENT_PRECISION, ReviewRow, about_wrong, gaps_of, gaps_settled
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QLabel
+
+    from app.services.review import ReviewSession
+
+
+def gaps(count: int) -> str:
+    """ "1 gap", "12 gaps"."""
+    return f"{count} gap" if count == 1 else f"{count} gaps"
+
+
+@dataclass(frozen=True)
+class GapCounts:
+    """Where the review of a file stands, in gaps."""
+
+    to_review: int
+    settled: int  # by the triage rule, still standing
+    may_be_wrong: float  # about how many of the settled ones
+    decided: int  # by a person
+
+    @property
+    def wrong(self) -> str:
+        return f"{self.may_be_wrong:.0f}"
+
+
+def gap_counts(session: ReviewSession, settled: set[int] | None = None) -> GapCounts:
+    """The counts of ``session``; ``settled``: ``session.settled_by_rule()`` when the caller has it.
+    The file's gaps are grouped once (on a long call, every decision counts them again): those to
+    review are ``triage.gaps_to_review``'s, the decided ones the rest that hold a proposal from the
+    reference or the model and nothing the rule settled."""
+    suggestions = session.document.suggestions
+    standing = session.settled_by_rule() if settled is None else settled
+    rows = gaps_of(suggestions)
+    decided = sum(
+        1
+        for gap in rows
+        if not gap.pending
+        and any(s.source is not Source.EDITOR for s in gap.suggestions)
+        and not any(s.id in standing for s in gap.suggestions)
+    )
+    return GapCounts(
+        sum(gap.pending for gap in rows),
+        gaps_settled(suggestions, standing),
+        about_wrong(suggestions, standing),
+        decided,
+    )
+
+
+def counts_text(counts: GapCounts) -> str:
+    """The line under the list's heading, there all the time."""
+    return (
+        f"{gaps(counts.to_review)} to review · {counts.settled} settled by triage (about"
+        f" {counts.wrong} may be wrong) · {counts.decided} decided by you"
+    )
+
+
+def triage_text(counts: GapCounts) -> str:
+    """What the status line says when triage has settled a file."""
+    return (
+        f"Triage settled {gaps(counts.settled)} by itself, about {counts.wrong} of them may be wrong;"
+        f" {gaps(counts.to_review)} left to you"
+    )
+
+
+def settled_heading(counts: GapCounts) -> str:
+    return (
+        f"Settled by triage: {gaps(counts.settled)}, about {counts.wrong} of them may be wrong; the"
+        " least sure first. X takes a wrong one back."
+    )
+
+
+def list_heading(counts: GapCounts, queue_only: bool, lowest_first: bool, settled_only: bool) -> str:
+    """What the review list holds and in which order, over it while it holds that."""
+    if settled_only:
+        return settled_heading(counts)
+    order = "the least sure first" if lowest_first else None
+    if queue_only:
+        return f"The queue, the gaps left to you: {order or 'disagreements first, then the least sure'}"
+    return f"Every gap: {order or 'in reading order'}"
+
+
+class ReviewList(Protocol):
+    """What the review list shows (``models.GapModel``)."""
+
+    queue_only: bool
+    lowest_first: bool
+    settled_only: bool
+
+    @property
+    def settled(self) -> set[int]: ...
+
+
+def show_counts(
+    heading: QLabel, label: QLabel, session: ReviewSession | None, model: ReviewList | None
+) -> None:
+    """The list's heading and the counts under it, as the file stands now."""
+    if session is None or model is None:
+        heading.setText("")
+        label.setText("")
+        return
+    counts = gap_counts(session, model.settled)
+    heading.setText(list_heading(counts, model.queue_only, model.lowest_first, model.settled_only))
+    label.setText(counts_text(counts))
+
+
+# --- the list of what triage settled ------------------------------------------------------------
+
+
+def _settled_lead(gap: ReviewRow, settled: set[int]) -> Suggestion | None:
+    """The candidate the rule accepted for the gap: its mark (a capital on a capital's own row),
+    the reference's before the model's."""
+    own = [s for s in gap.marks or gap.capitals if s.id in settled] or [
+        s for s in gap.suggestions if s.id in settled
+    ]
+    return max(own, key=lambda s: s.source is Source.REFERENCE, default=None)
+
+
+def settled_sureness(gap: ReviewRow, settled: set[int]) -> float:
+    """How sure a settled gap is, as its Model column shows it: the model's confidence in its mark
+    (in its capital, on a capital's row); the accepted candidate's where the model proposed none."""
+    model = gap.by(Source.MODEL, pending=False)
+    if model is not None:
+        return model.confidence
+    lead = _settled_lead(gap, settled)
+    return lead.confidence if lead is not None else 1.0
+
+
+def settled_reason(gap: ReviewRow, settled: set[int]) -> tuple[str, str]:
+    """Why the rule settled the gap: a few words for the list, and a sentence for its tooltip."""
+    lead = _settled_lead(gap, settled)
+    if lead is None:
+        return "", ""
+    if lead.source is Source.REFERENCE:
+        return (
+            "reference and model agree",
+            "The reference and the model propose the same here; such agreements are right"
+            f" {AGREEMENT_PRECISION:.1%} of the time",
+        )
+    return (
+        f"model alone, {lead.confidence:.2f} sure",
+        f"No reference speaks here: the model is {lead.confidence:.2f} sure (the calibrated chance that"
+        " it is right), among its surest that together keep the triage target",
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, visible_lines
+from app.core.cue_segmentation import TimedWord, plan_cues
 from app.core.cut_checks import cut_checks
 from app.core.decisions import Recut, decode, encode
 from app.core.recut_cues import CueCut
@@ -45,6 +46,45 @@ def test_a_word_is_not_cut_off_to_flash_by_alone() -> None:
     assert all(cue.duration >= STYLE_GUIDE_LIMITS.min_ms for cue in result.document.cues)
     assert "OK," not in [cue.plain_text() for cue in result.document.cues]
     assert "<i>so what do you think about that?</i>" in written
+
+
+#: Heard times (ms) of a French recording's last two sentences: a two-word phrase ("En
+#: parallèle,") between a sentence end and a sentence too long to join it in one cue.
+PHRASE_BEFORE_A_LONG_SENTENCE = [
+    ("ainsi", 25290, 25460),
+    ("que", 25460, 25620),
+    ("d'autres", 25620, 25880),
+    ("applications", 25880, 26540),
+    ("de", 26540, 26840),
+    ("traitement", 26840, 27260),
+    ("du", 27260, 27560),
+    ("langage", 27560, 27940),
+    ("naturel.", 27940, 28780),
+    ("En", 29150, 29220),
+    ("parallèle,", 29220, 29780),
+    ("j'aide", 29980, 30200),
+    ("à", 30200, 30300),
+    ("écrire", 30300, 30560),
+    ("des", 30560, 30740),
+    ("tests", 30740, 31000),
+    ("pour", 31000, 31260),
+    ("rendre", 31260, 31500),
+    ("le", 31500, 31720),
+    ("Readalong-studio", 31720, 32580),
+    ("plus", 32580, 32820),
+    ("robuste.", 32820, 33420),
+]
+
+
+def test_a_short_phrase_is_not_left_alone_for_less_than_the_minimum() -> None:
+    words = [TimedWord(text, start, end) for text, start, end in PHRASE_BEFORE_A_LONG_SENTENCE]
+    cues = plan_cues(words, STYLE_GUIDE_LIMITS, until=33420 + STYLE_GUIDE_LIMITS.linger_ms)
+    assert [word.text for cue in cues for word in cue.words] == [
+        text for text, _, _ in PHRASE_BEFORE_A_LONG_SENTENCE
+    ]
+    # Alone, "En parallèle," would be up for 0.75 s, under the 5/6 s a cue needs to be read.
+    assert all(cue.end - cue.start >= STYLE_GUIDE_LIMITS.min_ms for cue in cues)
+    assert cues[0].words[-1].text == "naturel."
 
 
 def test_a_cue_whose_words_cannot_all_be_shown_in_its_time_keeps_its_cut() -> None:

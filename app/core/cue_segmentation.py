@@ -84,7 +84,7 @@ _INNER_SENTENCE = 40.0  # a sentence end inside a cue: a new sentence reads best
 _INNER_PAUSE = 20.0  # per pause_ms of silence inside a cue: its text shows before it is said
 _SHORT_TEXT = 40.0  # a cue with a scrap of text flashes by (scaled by the missing part of a line)
 _SHORT_TIME = 100.0  # a cue with less than min_ms before the next one flashes by, unread
-_FLASH = 30.0  # and any such cue, however little it is short of min_ms
+_FLASH = 100.0  # and any such cue, however little short: costlier than a break mid-clause
 _DANGLING = 40.0  # a cue ending with the start of a sentence that runs on past the words
 _FAST_TEXT = 100.0  # per share of max_cps a cue is over: its text goes before it can be read
 # Within a cue, in characters of imbalance between lines that a better break is worth.

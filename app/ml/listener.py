@@ -39,7 +39,6 @@ import numpy as np
 
 from app.core.audio_format import SAMPLE_RATE
 from app.core.errors import PunctumError, error_line
-from app.core.memory import cap_malloc_arenas
 from app.ml.forced_decoder import DecoderGraphError, ForcedDecoder, ForcedPass
 from app.ml.forced_text import ForcedText, Overlay
 from app.ml.forced_text import Listening as Listening  # what read() takes, named with it
@@ -123,7 +122,6 @@ class Listener:
         except ImportError:
             raise ListenerError(f"listening needs faster-whisper: {install_hint()}") from None
         location = whisper_model(model)
-        cap_malloc_arenas()  # a worker process started elsewhere than app.launch
         cores = threads or os.cpu_count() or 1
         self.parallel = 2 if cores >= 2 else 1  # windows heard at once, a core or more each
         try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.core.errors import PunctumError
+from app.core.memory import cap_malloc_arenas
 from app.services.analysis import AnalysisRequest
 from app.services.batch_job import BatchJob, FileOutcome, process_job
 from app.services.batch_scheduler import BatchSettings
@@ -57,6 +58,7 @@ class FileWorker:
     model on its first file and keeps it for the others."""
 
     def __init__(self, settings: BatchSettings) -> None:
+        cap_malloc_arenas()  # a cluster node's worker process, not started by app.launch
         self.settings = settings
         self.models = ModelCache()
         self.calls = 0

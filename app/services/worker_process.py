@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import PunctumError
+from app.core.memory import cap_malloc_arenas
 
 if TYPE_CHECKING:
     from app.services.analysis import Analysis, AnalysisRequest
@@ -219,6 +220,7 @@ def _serve(connection: Connection) -> None:
     from app.services.parent_watch import end_with_parent
 
     end_with_parent()  # busy, it reads no pipe: the editor killed outright would leave it running
+    cap_malloc_arenas()  # a process of its own, not started by app.launch: before its libraries' threads
     warnings.filterwarnings("ignore")
 
     def progress(text: str, fraction: float) -> None:

@@ -1,4 +1,5 @@
-"""Commands that make and score models: ``eval``, ``train``, ``calibrate`` and ``graft``.
+"""Commands that make and score models: ``eval``, ``train``, ``calibrate``, ``fit-confidence`` and
+``graft``.
 
 They need the training code (a clone of the repository) and the train extra's packages; ``main``
 says so in one line when either is missing.
@@ -14,7 +15,7 @@ from app.cli.options import Commands, add_precision, checked_language
 
 
 def add_training_commands(commands: Commands) -> None:
-    """Commands on models: eval, train, calibrate, graft."""
+    """Commands on models: eval, train, calibrate, fit-confidence, graft."""
     evaluate = commands.add_parser("eval", help="score the model on punctuated data")
     evaluate.add_argument("data", metavar="DATA", help="a file or folder")
     evaluate.add_argument(
@@ -63,6 +64,22 @@ def add_training_commands(commands: Commands) -> None:
         "--dev-words", type=int, metavar="N", help="dev words per source (default: the config's)"
     )
     calibration.set_defaults(run=_calibrate)
+    confidence = commands.add_parser(
+        "fit-confidence",
+        help="fit the suggestions' confidence (models/confidence) on the development readings",
+    )
+    confidence.add_argument(
+        "--readings",
+        metavar="FILE.npz",
+        help="the development readings (default: the cache `python -m tests.benchmarks.dev_readings` makes)",
+    )
+    confidence.add_argument(
+        "--output", metavar="FILE.json", help="where to write it (default: the shipped confidence.json)"
+    )
+    confidence.add_argument(
+        "--check", action="store_true", help="write nothing; fail unless the refit is the file already there"
+    )
+    confidence.set_defaults(run=_fit_confidence)
     grafting = commands.add_parser(
         "graft", help="put one trained model's timing branch into another's text model"
     )
@@ -123,6 +140,20 @@ def _calibrate(args: argparse.Namespace) -> int:
 
     result = calibrate(
         Path(args.config), Path(args.model), args.dev_words, Path(args.data) if args.data else None
+    )
+    print(json.dumps(result, indent=2))
+    return EXIT_OK
+
+
+def _fit_confidence(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.training.confidence_fit import refit
+
+    result = refit(
+        Path(args.readings) if args.readings else None,
+        Path(args.output) if args.output else None,
+        check=args.check,
     )
     print(json.dumps(result, indent=2))
     return EXIT_OK

@@ -6,8 +6,9 @@ the recogniser heard the gap, how sure it is and whether both readers chose this
 it is, whether the gap has timings, whether it ends a cue, and whether the text is English (the
 listener hears English best). A capital's (``capital_inputs``) reads the text model's probability of
 the capital and the same language and cue flags. The weights live in ``models/confidence``, fitted on
-the development sets and cross-fitted there (``tests/benchmarks/bench_confidence.py``; its model
-card says on what and how well).
+the development sets (``punctum fit-confidence``, ``app/training/confidence_fit.py``) and measured
+cross-fitted there (``tests/benchmarks/bench_confidence.py``; the model card says on what and how
+well).
 
 Triage settles a suggestion when this probability reaches the user's precision target, so "97%"
 means about three in a hundred of the settled marks may be wrong, whatever the readers were.
@@ -18,9 +19,10 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from app.core.bundled import confidence_dir
 from app.core.errors import PunctumError
@@ -28,26 +30,6 @@ from app.core.marks import MODEL_MARKS
 
 #: The mark classes with an input of their own; the rest (none, "!", ":") share the intercept.
 OWN_CLASSES = (",", ".", "?")
-
-MARK_INPUTS = (
-    "logit_combined",
-    "logit_read",
-    "heard",
-    "logit_heard",
-    "readers_agree",
-    *(f"class_{mark}" for mark in OWN_CLASSES),
-    "timed",
-    "cue_end",
-    "english",
-    "margin",  # how far the mark leads the runner-up (logits)
-    "logit_none",
-    "pause",  # the gap's pause as the model reads it (log1p(10 s) / 3), 0 without timing
-    "pause_full_stop",
-    "logit_comma",  # logit_combined for a comma, else 0
-    "logit_full_stop",
-    "logit_combined_squared",  # / 10
-)
-CAPITAL_INPUTS = ("logit_capital", "cue_start", "english")
 
 LOGIT_EDGE = 1e-4  # probabilities are clipped this far from 0 and 1 before their logit
 
@@ -62,6 +44,56 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+class _Gap(NamedTuple):
+    """What a mark suggestion's inputs are read from: ``mark_inputs``'s arguments, with the mark's
+    symbol and the logit of the combined reading's probability of it."""
+
+    mark: int
+    symbol: str
+    sure: float
+    combined: Sequence[float]
+    read: Sequence[float]
+    heard: Sequence[float] | None
+    pause: float | None
+    cue_end: bool
+    language: str | None
+
+
+def _is_mark(symbol: str) -> Callable[[_Gap], float]:
+    return lambda gap: float(gap.symbol == symbol)
+
+
+def _margin(gap: _Gap) -> float:
+    """How far the mark leads the runner-up (logits)."""
+    return gap.sure - logit(max(p for k, p in enumerate(gap.combined) if k != gap.mark))
+
+
+#: A mark suggestion's inputs in their order, each named beside how it is read: the names
+#: (``MARK_INPUTS``, what the shipped file records) and the values (``mark_inputs``) both come from
+#: here, so they cannot drift apart.
+_MARK_COLUMNS: tuple[tuple[str, Callable[[_Gap], float]], ...] = (
+    ("logit_combined", lambda gap: gap.sure),
+    ("logit_read", lambda gap: logit(gap.read[gap.mark])),
+    ("heard", lambda gap: float(gap.heard is not None)),
+    ("logit_heard", lambda gap: logit(gap.heard[gap.mark]) if gap.heard is not None else 0.0),
+    ("readers_agree", lambda gap: float(readers_agree(gap.mark, gap.read, gap.heard))),
+    *((f"class_{own}", _is_mark(own)) for own in OWN_CLASSES),
+    ("timed", lambda gap: float(gap.pause is not None)),
+    ("cue_end", lambda gap: float(gap.cue_end)),
+    ("english", lambda gap: float(gap.language == "en")),
+    ("margin", _margin),
+    ("logit_none", lambda gap: logit(gap.combined[0])),
+    # The gap's pause as the model reads it (log1p(10 s) / 3), 0 without timing; and for a full stop.
+    ("pause", lambda gap: gap.pause or 0.0),
+    ("pause_full_stop", lambda gap: (gap.pause or 0.0) * (gap.symbol == ".")),
+    # logit_combined for a comma, else 0; for a full stop; its square / 10.
+    ("logit_comma", lambda gap: gap.sure * (gap.symbol == ",")),
+    ("logit_full_stop", lambda gap: gap.sure * (gap.symbol == ".")),
+    ("logit_combined_squared", lambda gap: gap.sure * gap.sure / 10),
+)
+MARK_INPUTS = tuple(name for name, _ in _MARK_COLUMNS)
+
+
 def mark_inputs(
     mark: int,
     combined: Sequence[float],
@@ -74,28 +106,10 @@ def mark_inputs(
     """The inputs (``MARK_INPUTS`` order) of a suggestion of ``MODEL_MARKS[mark]`` at a gap: the
     combined, text and heard distributions there (``heard`` None where the gap was not heard), and
     the gap's pause as the model's gap vector gives it (None without timing)."""
-    agree = readers_agree(mark, read, heard)
-    sure = logit(combined[mark])
-    runner_up = max(p for k, p in enumerate(combined) if k != mark)
-    symbol = MODEL_MARKS[mark]
-    return [
-        sure,
-        logit(read[mark]),
-        float(heard is not None),
-        logit(heard[mark]) if heard is not None else 0.0,
-        float(agree),
-        *(float(symbol == own) for own in OWN_CLASSES),
-        float(pause is not None),
-        float(cue_end),
-        float(language == "en"),
-        sure - logit(runner_up),
-        logit(combined[0]),
-        pause or 0.0,
-        (pause or 0.0) * (symbol == "."),
-        sure * (symbol == ","),
-        sure * (symbol == "."),
-        sure * sure / 10,
-    ]
+    gap = _Gap(
+        mark, MODEL_MARKS[mark], logit(combined[mark]), combined, read, heard, pause, cue_end, language
+    )
+    return [value(gap) for _, value in _MARK_COLUMNS]
 
 
 #: The most a mark may be trusted where the recogniser heard its gap and the two readers chose
@@ -110,9 +124,27 @@ def readers_disagree(read: Sequence[float], heard: Sequence[float] | None) -> bo
     return heard is not None and _first(read) != _first(heard)
 
 
+class _Word(NamedTuple):
+    """What a capital suggestion's inputs are read from: ``capital_inputs``'s arguments."""
+
+    capital: float
+    cue_start: bool
+    language: str | None
+
+
+#: A capital suggestion's inputs in their order, named beside how each is read (as ``_MARK_COLUMNS``).
+_CAPITAL_COLUMNS: tuple[tuple[str, Callable[[_Word], float]], ...] = (
+    ("logit_capital", lambda word: logit(word.capital)),
+    ("cue_start", lambda word: float(word.cue_start)),
+    ("english", lambda word: float(word.language == "en")),
+)
+CAPITAL_INPUTS = tuple(name for name, _ in _CAPITAL_COLUMNS)
+
+
 def capital_inputs(capital: float, cue_start: bool, language: str | None) -> list[float]:
     """The inputs (``CAPITAL_INPUTS`` order) of a capital the text model gives ``capital``."""
-    return [logit(capital), float(cue_start), float(language == "en")]
+    word = _Word(capital, cue_start, language)
+    return [value(word) for _, value in _CAPITAL_COLUMNS]
 
 
 def readers_agree(mark: int, read: Sequence[float], heard: Sequence[float] | None) -> bool:

@@ -1,5 +1,5 @@
-"""Decision biases and temperature scaling of the mark probabilities on dev data, and expected
-calibration error.
+"""Decision biases and temperature scaling of the mark probabilities on dev data, and their expected
+calibration error (``reliability``).
 
 Training down-weights the "none" class, which leaves the model too eager; one additive bias per
 mark, chosen to maximise dev F1, puts the decision boundaries back. The editor then ranks and
@@ -10,7 +10,6 @@ It changes no decision, only how sure the model says it is.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -19,8 +18,8 @@ import numpy as np
 import torch
 
 from app.core.marks import MODEL_MARKS, mark_class
+from app.training import reliability
 
-BINS = 15
 BIAS_GRID = [step / 4 for step in range(-12, 13)]
 #: The evaluated class (0 none, 1 comma, 2 period, 3 question) of each model class.
 _EVALUATED = torch.tensor(
@@ -75,19 +74,14 @@ def fit_bias(
     return [round(float(value), 2) for value in bias]
 
 
-def expected_calibration_error(probabilities: torch.Tensor, labels: torch.Tensor, bins: int = BINS) -> float:
-    """Gap between confidence and accuracy, averaged over equal-width confidence bins."""
+def expected_calibration_error(
+    probabilities: torch.Tensor, labels: torch.Tensor, bins: int = reliability.BINS
+) -> float:
+    """The ECE (``reliability.expected_calibration_error``) of each word's most likely mark: its
+    probability as the confidence, right when it is the label."""
     confidence, predicted = probabilities.max(dim=-1)
-    correct = (predicted == labels).float()
-    total = 0.0
-    edges = torch.linspace(0, 1, bins + 1)
-    for low, high in itertools.pairwise(edges):
-        chosen = (confidence > low) & (confidence <= high)
-        if chosen.any():
-            total += float(chosen.float().mean()) * abs(
-                float(confidence[chosen].mean()) - float(correct[chosen].mean())
-            )
-    return total
+    right = predicted == labels
+    return reliability.expected_calibration_error(confidence.detach().double().numpy(), right.numpy(), bins)
 
 
 def fit_temperature(log_probabilities: torch.Tensor, labels: torch.Tensor) -> float:

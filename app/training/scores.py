@@ -30,7 +30,7 @@ def predict_documents(
         if use_timings and model.gap_features:
             gaps = restrict(document_gaps(d.extras, d.words), settings.gap_inputs)
         options = settings.inference_options(d.language)
-        results.append(predict_probabilities(model, d.words, gaps=gaps, **options)[0])
+        results.append(predict_probabilities(model, d.words, options, gaps)[0])
     return results
 
 

@@ -7,16 +7,18 @@ reading chooses a mark (the captions have none), or a capital the casing head as
 when the reference has that mark there (that capital on the word).
 
 Cross-fitted: each recording's cues are split by parity; the readers' combination
-(``bench_listener.fit``) and the calibration (a logistic model, ``app.ml.confidence``) are fitted on
-one half of every recording and scored on the other, then the other way round, and the held-out
-halves pooled. Reported per set and pooled: expected calibration error (15 bins), the share of
+(``bench_listener.fit``) and the calibration (the logistic models of ``app.ml.confidence``, fitted
+as ``app.training.confidence_fit`` fits what ships) are fitted on one half of every recording and
+scored on the other, then the other way round, and the held-out halves pooled. Reported per set and
+pooled: expected calibration error (``app.training.reliability``, 15 bins), the share of
 suggestions Punctum settles at the target (97%: per file, the surest first while their mean
 confidence holds 0.97), how many of those are right and how many it expected wrong, the largest
 share its ranking could settle at >= 97% right (surest first, all files pooled), the same with the
 raw combined probability as the confidence, F1, and a reliability diagram (PNG).
 
-``--fit`` fits the calibration on every gap and writes ``models/confidence/confidence.json``.
-Run: `.venv/bin/python -m tests.benchmarks.bench_confidence [--fit] [--png FILE]`
+This only measures: ``punctum fit-confidence`` fits the shipped ``models/confidence/confidence.json``
+on every gap.
+Run: `.venv/bin/python -m tests.benchmarks.bench_confidence [--png FILE] [--test-calls]`
 """
 
 from __future__ import annotations
@@ -30,50 +32,24 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from app.core.bundled import confidence_dir
-from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, mark_class
+from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
 from app.core.triage import surest_within
-from app.ml.combination import Combination, shipped_combination
-from app.ml.confidence import CAPITAL_INPUTS, MARK_INPUTS, Confidence, Logistic, capital_inputs, mark_inputs
-from app.services.suggestions import CAPITAL_PROBABILITY
+from app.ml.combination import Combination
+from app.ml.confidence import shipped_confidence
+from app.training.confidence_fit import (
+    Suggestions,
+    capital_suggestions,
+    fit_logistic,
+    heard_gaps,
+    mark_suggestions,
+)
+from app.training.reliability import expected_calibration_error, reliability_bins
 from tests.benchmarks import cpu_flags
 from tests.benchmarks.bench_listener import fit as fit_combination
 from tests.benchmarks.dev_readings import load_dev_readings
 
 TARGET = 0.97
-SENTENCE_ENDS = {k for k, mark in enumerate(MODEL_MARKS) if mark_class(mark) in SENTENCE_END_CLASSES}
-
-
-def fit_logistic(inputs: np.ndarray, right: np.ndarray, l2: float = 1e-2) -> Logistic:
-    """Weights and bias of most likely ``right`` (0/1) given ``inputs``, by Newton's method with a
-    small L2 penalty on the weights (not the bias)."""
-    x = np.hstack([inputs, np.ones((len(inputs), 1))])
-    w = np.zeros(x.shape[1])
-    penalty = np.full(x.shape[1], l2 * len(x) / 1000)
-    penalty[-1] = 0.0
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-np.clip(x @ w, -40, 40)))
-        gradient = x.T @ (p - right) + penalty * w
-        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(len(w))
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return Logistic(tuple(float(v) for v in w[:-1]), float(w[-1]))
-
-
-def expected_calibration_error(p: np.ndarray, right: np.ndarray, bins: int = 15) -> float:
-    edges = np.linspace(0, 1, bins + 1)
-    which = np.clip(np.digitize(p, edges[1:-1]), 0, bins - 1)
-    return float(
-        sum(
-            abs(p[which == b].mean() - right[which == b].mean()) * (which == b).sum()
-            for b in range(bins)
-            if (which == b).any()
-        )
-        / max(1, len(p))
-    )
 
 
 def settle(p: np.ndarray, right: np.ndarray, files: np.ndarray, target: float = TARGET) -> dict[str, float]:
@@ -98,7 +74,6 @@ def settle(p: np.ndarray, right: np.ndarray, files: np.ndarray, target: float = 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--fit", action="store_true", help="fit on every gap and write the shipped file")
     parser.add_argument("--png", metavar="FILE", help="draw the reliability diagram there")
     parser.add_argument(
         "--test-calls",
@@ -112,57 +87,53 @@ def main() -> int:
     data = load_dev_readings()
     recordings = sorted(set(data["recording"].tolist()))
     combined = np.asarray(data["read"], dtype=np.float64).copy()
-    heard = np.asarray(data["heard"], dtype=np.float64)
-    known = ~np.isnan(heard).any(axis=1)
+    heard, known = heard_gaps(data)
     parity = np.asarray(data["cue"]) % 2
     folds = [parity == 0, parity == 1]
     fitted: list[dict[str, object]] = []
-    rows = np.flatnonzero(known)
-    if args.fit:  # the combination Punctum ships
-        combined[rows] = shipped_combination().combine_heard(data["read"][rows], heard[rows].tolist())
-    else:  # the readers' combination fitted on the other half of the heard recordings
-        for fold in folds:
-            combination = _fit_combination(data, recordings, known, fold)
-            fitted.append(combination.as_json())
-            rows = np.flatnonzero(~fold & known)
-            combined[rows] = combination.combine_heard(data["read"][rows], heard[rows].tolist())
-    marks = _mark_rows(data, combined, heard, known)
-    capitals = _capital_rows(data, combined)
+    for fold in folds:  # the readers' combination fitted on the other half of the heard recordings
+        combination = _fit_combination(data, recordings, known, fold)
+        fitted.append(combination.as_json())
+        rows = np.flatnonzero(~fold & known)
+        combined[rows] = combination.combine_heard(data["read"][rows], heard[rows].tolist())
+    marks = mark_suggestions(data, combined, heard, known)
+    capitals = capital_suggestions(data, combined)
     results: dict[str, object] = {"cpu_flags": cpu_flags(), "target": TARGET}
-    if args.fit:
-        shipped = Confidence(
-            fit_logistic(marks["inputs"], marks["right"]), fit_logistic(capitals["inputs"], capitals["right"])
-        )
-        path = confidence_dir() / "confidence.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(shipped.as_json(), indent=2) + "\n", encoding="utf-8")
-        print(json.dumps({"fitted_on": "every development gap", **shipped.as_json()}, indent=2))
-        return 0
-    for kind, rows in (("marks", marks), ("capitals", capitals)):
-        p = np.zeros(len(rows["right"]))
+    held_out = {}
+    for kind, suggestions in (("marks", marks), ("capitals", capitals)):
+        p = np.zeros(len(suggestions.right))
         for fold in folds:
-            train, test = fold[rows["gap"]], ~fold[rows["gap"]]
-            model = fit_logistic(rows["inputs"][train], rows["right"][train])
-            p[test] = [model(x) for x in rows["inputs"][test]]
-        rows["p"] = p
-        by_set: dict[str, object] = {}
-        for name in [*sorted(set(rows["set"].tolist())), "pooled"]:
-            chosen = rows["set"] == name if name != "pooled" else np.ones(len(p), dtype=bool)
-            right = rows["right"][chosen]
-            by_set[name] = {
-                "suggestions": int(chosen.sum()),
-                "right": round(100 * float(right.mean()), 1),
-                "ece": round(expected_calibration_error(p[chosen], right), 4),
-                "calibrated": settle(p[chosen], right, rows["file"][chosen]),
-                "raw": settle(rows["raw"][chosen], right, rows["file"][chosen]),
-            }
-        results[kind] = by_set
+            train, test = fold[suggestions.at], ~fold[suggestions.at]
+            model = fit_logistic(suggestions.inputs[train], suggestions.right[train])
+            p[test] = [model(x) for x in suggestions.inputs[test]]
+        held_out[kind] = p
+        results[kind] = _by_set(suggestions, p)
     results["f1"] = _f1(data, combined)
     results["combinations_fitted"] = fitted
     if args.png:
-        _draw(marks, capitals, Path(args.png))
+        _draw(
+            [("marks", marks.right, held_out["marks"]), ("capitals", capitals.right, held_out["capitals"])],
+            Path(args.png),
+        )
     print(json.dumps(results, indent=2))
     return 0
+
+
+def _by_set(suggestions: Suggestions, p: np.ndarray) -> dict[str, object]:
+    """Per set and pooled: how many, how many right, the ECE, and what triage settles by ``p``
+    against by the readers' own probability."""
+    by_set: dict[str, object] = {}
+    for name in [*sorted(set(suggestions.set.tolist())), "pooled"]:
+        chosen = suggestions.set == name if name != "pooled" else np.ones(len(p), dtype=bool)
+        right, files = suggestions.right[chosen], suggestions.file[chosen]
+        by_set[name] = {
+            "suggestions": int(chosen.sum()),
+            "right": round(100 * float(right.mean()), 1),
+            "ece": round(expected_calibration_error(p[chosen], right), 4),
+            "calibrated": settle(p[chosen], right, files),
+            "raw": settle(suggestions.raw[chosen], right, files),
+        }
+    return by_set
 
 
 def _test_calls() -> dict[str, object]:
@@ -176,19 +147,17 @@ def _test_calls() -> dict[str, object]:
     data = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     heard = np.full_like(data["read"], np.nan, dtype=np.float64)
     combined = np.asarray(data["read"], dtype=np.float64)
-    marks = _mark_rows(data, combined, heard, np.zeros(len(combined), dtype=bool))
-    shipped = Confidence.from_json(
-        json.loads((confidence_dir() / "confidence.json").read_text(encoding="utf-8"))
-    )
-    p = np.asarray([shipped.mark_right(x) for x in marks["inputs"]])
+    marks = mark_suggestions(data, combined, heard, np.zeros(len(combined), dtype=bool))
+    shipped = shipped_confidence()
+    p = np.asarray([shipped.mark_right(x) for x in marks.inputs])
     return {
         "set": "Earnings-22 test calls, text and timings",
         "words": len(combined),
         "suggestions": len(p),
-        "right": round(100 * float(marks["right"].mean()), 1),
-        "ece": round(expected_calibration_error(p, marks["right"]), 4),
-        "calibrated": settle(p, marks["right"], marks["file"]),
-        "raw": settle(marks["raw"], marks["right"], marks["file"]),
+        "right": round(100 * float(marks.right.mean()), 1),
+        "ece": round(expected_calibration_error(p, marks.right), 4),
+        "calibrated": settle(p, marks.right, marks.file),
+        "raw": settle(marks.raw, marks.right, marks.file),
     }
 
 
@@ -212,63 +181,6 @@ def _fit_combination(
     return fit_combination(readings, keep)  # type: ignore[arg-type]
 
 
-def _mark_rows(
-    data: dict[str, np.ndarray], combined: np.ndarray, heard: np.ndarray, known: np.ndarray
-) -> dict[str, np.ndarray]:
-    chosen = combined.argmax(1)
-    gaps = np.flatnonzero(chosen != 0)
-    inputs = [
-        mark_inputs(
-            int(chosen[g]),
-            combined[g],
-            data["read"][g],
-            heard[g] if known[g] else None,
-            _pause_feature(data, g),
-            bool(data["cue_end"][g]),
-            str(data["language"][g]),
-        )
-        for g in gaps
-    ]
-    return {
-        "gap": gaps,
-        "set": np.asarray(data["set"])[gaps],
-        "file": np.asarray(data["recording"])[gaps],
-        "inputs": np.asarray(inputs, dtype=np.float64).reshape(-1, len(MARK_INPUTS)),
-        "right": (np.asarray(data["gold"])[gaps] == chosen[gaps]).astype(np.float64),
-        "raw": combined[gaps, chosen[gaps]],
-    }
-
-
-def _pause_feature(data: dict[str, np.ndarray], gap: int) -> float | None:
-    """The gap's pause as the model's gap vector encodes it (``app.audio.gap_features``)."""
-    if not data["timed"][gap] or np.isnan(data["pause"][gap]):
-        return None
-    return float(np.log1p(10 * max(0.0, float(data["pause"][gap]))) / 3)
-
-
-def _capital_rows(data: dict[str, np.ndarray], combined: np.ndarray) -> dict[str, np.ndarray]:
-    casing = np.asarray(data["casing"], dtype=np.float64)
-    capital = casing[:, 1] + casing[:, 2]
-    same = np.asarray(data["recording"])[1:] == np.asarray(data["recording"])[:-1]
-    after_end = np.zeros(len(capital), dtype=bool)  # export capitalises these: no suggestion
-    after_end[1:] = same & np.isin(combined[:-1].argmax(1), list(SENTENCE_ENDS))
-    first = np.ones(len(capital), dtype=bool)
-    first[1:] = ~same
-    known = np.asarray(data["word_capital"]) >= 0
-    words = np.flatnonzero((capital > CAPITAL_PROBABILITY) & ~after_end & ~first & known)
-    cue_start = np.zeros(len(capital), dtype=bool)
-    cue_start[1:] = np.asarray(data["cue_end"])[:-1]
-    inputs = [capital_inputs(float(capital[w]), bool(cue_start[w]), str(data["language"][w])) for w in words]
-    return {
-        "gap": words,
-        "set": np.asarray(data["set"])[words],
-        "file": np.asarray(data["recording"])[words],
-        "inputs": np.asarray(inputs, dtype=np.float64).reshape(-1, len(CAPITAL_INPUTS)),
-        "right": (np.asarray(data["word_capital"])[words] == 1).astype(np.float64),
-        "raw": capital[words],
-    }
-
-
 def _f1(data: dict[str, np.ndarray], combined: np.ndarray) -> dict[str, float]:
     out = {}
     for name in sorted(set(data["set"].tolist())):
@@ -280,8 +192,9 @@ def _f1(data: dict[str, np.ndarray], combined: np.ndarray) -> dict[str, float]:
     return out
 
 
-def _draw(marks: dict[str, np.ndarray], capitals: dict[str, np.ndarray], target: Path) -> None:
-    """The reliability diagram: per bin of confidence, the share right, marks and capitals."""
+def _draw(kinds: list[tuple[str, np.ndarray, np.ndarray]], target: Path) -> None:
+    """The reliability diagram: per tenth of confidence holding five or more, the share right, of
+    each kind (its name, right or not, the confidence held out)."""
     import os
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -311,17 +224,10 @@ def _draw(marks: dict[str, np.ndarray], capitals: dict[str, np.ndarray], target:
     painter.drawText(
         QRectF(0, size - 28, size, 20), Qt.AlignmentFlag.AlignCenter, "confidence (cross-fitted)"
     )
-    for number, (name, rows) in enumerate((("marks", marks), ("capitals", capitals))):
+    for number, (name, right, p) in enumerate(kinds):
         colour = QColor(["#1f3a5f", "#f2a541"][number])
         painter.setPen(QPen(colour, 2))
-        p, right = rows["p"], rows["right"]
-        edges = np.linspace(0, 1, 11)
-        which = np.clip(np.digitize(p, edges[1:-1]), 0, 9)
-        points = [
-            at(float(p[which == b].mean()), float(right[which == b].mean()))
-            for b in range(10)
-            if (which == b).sum() >= 5
-        ]
+        points = [at(b.confidence, b.right) for b in reliability_bins(p, right, bins=10) if b.count >= 5]
         for start, end in itertools.pairwise(points):
             painter.drawLine(start, end)
         for point in points:

@@ -82,12 +82,17 @@ def tiny_model(folder: Path) -> Path:
     return folder / "model"
 
 
-def predict(network: Any, tokenizer: Any, words: list[str], **options: Any) -> tuple[Any, Any]:
+def predict(
+    network: Any, tokenizer: Any, words: list[str], gaps: Any = None, **options: Any
+) -> tuple[Any, Any]:
     """``predict_probabilities`` for a torch model, as torch tensors (what the model tests compare)."""
     import torch
 
     from app.ml.inference import predict_probabilities
+    from app.ml.model_settings import InferenceOptions
     from app.ml.packaging import TorchModel
 
-    marks, casing = predict_probabilities(TorchModel(network, tokenizer), words, **options)
+    marks, casing = predict_probabilities(
+        TorchModel(network, tokenizer), words, InferenceOptions(**options), gaps
+    )
     return torch.from_numpy(marks), torch.from_numpy(casing)

@@ -126,3 +126,14 @@ def test_listening_after_the_text_model_reuses_its_reading(tmp_path: Path) -> No
     other = AnalysisRequest.from_file(SAMPLE / "sample.srt", language="en", audio=AudioUse.TEXT)
     assert _rows(analyse(other, punctuator, reading=shown.reading)) == _rows(analyse(other, punctuator))
     assert punctuator.readings == 4
+
+
+def test_listening_is_two_passes_decided_by_the_request_not_the_editor() -> None:
+    """With media and the recogniser asked for, a person first gets the text model's reading with
+    the timings, then the listening one; without media, or not asked to listen, one pass."""
+    captions = (SAMPLE / "sample.srt").read_bytes()
+    listening = AnalysisRequest(captions, "srt", SAMPLE / "sample.srt", media=SAMPLE / "sample.mp4")
+    first, second = listening.passes()
+    assert (first.audio, first.listens, second) == (AudioUse.TIMINGS, False, listening)
+    for alone in (replace(listening, media=None), replace(listening, audio=AudioUse.TIMINGS)):
+        assert alone.passes() == (alone,) and not alone.listens

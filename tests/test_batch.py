@@ -17,9 +17,9 @@ import pytest
 
 from app.core.model import Status
 from app.formats import read_document
-from app.services.folder_pairing import pair_folder
+from app.services.folder_pairing import FileGroup, pair_folder
 from app.services.projects import add_caption_file, load_document
-from app.store.project import Project, ProjectError
+from app.store.project import FileResults, Project, ProjectError
 from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
 from tests.test_cli import punctum
 
@@ -277,10 +277,12 @@ def test_a_worker_killed_mid_file_fails_that_file_instead_of_hanging(
 def test_a_decision_survives_sigkill_a_millisecond_later(tmp_path: Path) -> None:
     path = tmp_path / "p.punctum"
     with Project(path, create=True) as project:
-        file_id = add_caption_file(project, "sample", SAMPLE / "sample.srt")
+        file_id = add_caption_file(project, FileGroup("sample", SAMPLE / "sample.srt"))
         from app.core.model import Source, Suggestion
 
-        project.finish(file_id, project.start_job(file_id), [Suggestion(1, 3, ",", 0.8, Source.MODEL)], {})
+        project.finish(
+            file_id, project.start_job(file_id), FileResults([Suggestion(1, 3, ",", 0.8, Source.MODEL)], {})
+        )
     script = (
         "import sys, time\n"
         "from pathlib import Path\n"
@@ -306,9 +308,9 @@ def test_decisions_replay_like_the_editor_made_them(tmp_path: Path) -> None:
     from app.core.model import Source, Suggestion
 
     with Project(tmp_path / "p.punctum", create=True) as project:
-        file_id = add_caption_file(project, "sample", SAMPLE / "sample.srt")
+        file_id = add_caption_file(project, FileGroup("sample", SAMPLE / "sample.srt"))
         suggestions = [Suggestion(1, 0, ",", 0.9, Source.MODEL), Suggestion(2, 5, ".", 0.7, Source.MODEL)]
-        project.finish(file_id, project.start_job(file_id), suggestions, {})
+        project.finish(file_id, project.start_job(file_id), FileResults(suggestions, {}))
         for action, arguments in [
             ("accept", {"suggestion": 1}),
             ("reject", {"suggestion": 2}),
@@ -393,7 +395,7 @@ def test_batch_triage_leaves_the_editor_the_same_queue_and_its_evidence(tmp_path
         )
         measure = session.gap_measure(8)  # "cafe", before the sentence's end
         assert measure is not None and measure.pause_ms is not None and measure.end_ms is not None
-        session.settle(TriagePolicy(agreement=False, model_threshold=None))
+        session.settle(TriagePolicy(agreement=False, precision_target=None))
         assert session.settled_by_rule() == set()
         assert all(session.document.suggestion(i).status is Status.PENDING for i in settled)
     finally:

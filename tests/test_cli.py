@@ -157,8 +157,12 @@ def test_min_confidence_with_a_policy_that_reads_none_is_refused_not_ignored(tmp
     for args, said in cases:
         result = punctum(*args, "--min-confidence", "0.8")
         assert result.returncode == 2 and result.stderr.count("\n") == 1, (args, result.stderr)
-        assert result.stderr.startswith("punctum: --min-confidence is for --apply confident or triage: ")
+        assert result.stderr.startswith("punctum: --min-confidence is for --apply confident: ")
         assert said in result.stderr, result.stderr
+        target = punctum(*args, "--target", "0.95")
+        assert target.returncode == 2 and target.stderr.startswith(
+            "punctum: --target is for --apply triage: "
+        )
     assert not out.exists() and not project.exists()  # refused before any work
 
 

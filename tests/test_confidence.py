@@ -42,7 +42,7 @@ def test_triage_settles_the_surest_within_the_target_and_says_how_many_may_be_wr
 def test_a_triage_target_outside_90_to_99_percent_is_refused_in_one_line(tmp_path: Path) -> None:
     result = run_punctum_here(
         "punctuate", str(SAMPLE / "sample.srt"), "-o", str(tmp_path / "out.srt"),
-        "--apply", "triage", "--min-confidence", "0.6",
+        "--apply", "triage", "--target", "0.6",
     )  # fmt: skip
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "between 0.90 and 0.99" in result.stderr

@@ -571,18 +571,18 @@ def test_a_policy_change_re_triages_and_undo_takes_back_the_rules_settlement(
     # The surest settle, as many as are expected right at the default target of 97%.
     assert settled_marks and sum(s.confidence for s in settled_marks) / len(settled_marks) >= 0.97
     # A laxer target settles more; what the stricter one queued is now settled.
-    window.set_triage_policy(TriagePolicy(model_threshold=0.6))
+    window.set_triage_policy(TriagePolicy(precision_target=0.6))
     lax = to_review()
     assert lax < at_default
     assert session.settled_by_rule() > settled_at_default
     assert f"{lax} gaps to review" in window.counts_label.text()
     # A stricter one takes the laxer one's settlement back: the model alone settles nothing.
-    window.set_triage_policy(TriagePolicy(model_threshold=None))
+    window.set_triage_policy(TriagePolicy(precision_target=None))
     assert session.settled_by_rule() == set()
     assert to_review() == len(session.gaps())
     assert not any(w.mark for w in session.document.words())  # the rule's marks taken out again
     # The policy is kept for the next file.
-    assert window.triage_policy() == TriagePolicy(model_threshold=None)
+    assert window.triage_policy() == TriagePolicy(precision_target=None)
     # Undo by keyboard: the laxer settlement is back, then the first one, then none.
     press(qtbot, window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert to_review() == lax
@@ -627,7 +627,7 @@ def test_a_stored_triage_target_is_the_one_the_policy_dialog_shows(
     window = MainWindow(settings=QSettings(str(kept), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     policy = window.triage_policy()  # what the editor settles by
-    assert policy.model_threshold == target
+    assert policy.precision_target == target
     dialog = TriagePolicyDialog(policy, window)
     qtbot.addWidget(dialog)
     assert dialog.model_alone.isChecked() is (target is not None)

@@ -15,6 +15,7 @@ import soundfile
 from app.core.errors import PunctumError
 from app.services.batch_job import BatchJob, FileOutcome
 from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending
+from app.services.folder_pairing import FileGroup
 from app.services.projects import add_caption_file
 from app.store.project import DONE, FAILED, PENDING, Project
 from tests.conftest import SAMPLE, run_punctum
@@ -196,7 +197,7 @@ def _project(tmp_path: Path, stems: list[str]) -> Project:
     for stem in stems:
         captions = tmp_path / f"{stem}.srt"
         captions.write_text(CAPTIONS, encoding="utf-8")
-        add_caption_file(project, stem, captions)
+        add_caption_file(project, FileGroup(stem, captions))
     return project
 
 

@@ -19,9 +19,10 @@ import pytest
 
 from app.core.model import Source, Status, Suggestion
 from app.formats import read_document
+from app.services.folder_pairing import FileGroup
 from app.services.projects import add_caption_file, load_document
 from app.services.review import ReviewSession
-from app.store.project import Project, ProjectLockedError
+from app.store.project import FileResults, Project, ProjectLockedError
 from tests.conftest import ROOT, SAMPLE
 from tests.test_cli import punctum
 
@@ -56,9 +57,9 @@ def _processed_project(tmp_path: Path) -> Path:
     shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
     path = folder / "work.punctum"
     with Project(path, create=True) as project:
-        file_id = add_caption_file(project, "talk", folder / "talk.srt")
+        file_id = add_caption_file(project, FileGroup("talk", folder / "talk.srt"))
         suggestions = [Suggestion(1, 0, ",", 0.9, Source.MODEL), Suggestion(2, 5, ".", 0.7, Source.MODEL)]
-        project.finish(file_id, project.start_job(file_id), suggestions, {"language": "en"})
+        project.finish(file_id, project.start_job(file_id), FileResults(suggestions, {"language": "en"}))
         project.record(file_id, "accept", {"suggestion": 1})
     return path
 
@@ -87,8 +88,8 @@ def test_stored_captions_changed_outside_punctum_are_never_exported(tmp_path: Pa
     path = _processed_project(tmp_path)
     shutil.copy(SAMPLE / "sample.srt", path.parent / "second.srt")
     with Project(path) as project:
-        second = add_caption_file(project, "second", path.parent / "second.srt")
-        project.finish(second, project.start_job(second), [], {"language": "en"})
+        second = add_caption_file(project, FileGroup("second", path.parent / "second.srt"))
+        project.finish(second, project.start_job(second), FileResults([], {"language": "en"}))
     with contextlib.closing(sqlite3.connect(path)) as connection, connection:
         stored = connection.execute("SELECT captions_bytes FROM files WHERE stem = 'second'").fetchone()[0]
         changed = stored.replace(b"maple", b"mapla").replace(b"00:00:01,", b"00:00:02,")

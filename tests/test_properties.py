@@ -51,18 +51,7 @@ def documents(draw: st.DrawFn, format: str) -> Document:
         start = time + draw(st.integers(0, 5_000))
         end = start + draw(st.integers(1, 8_000))
         time = end
-        cues.append(
-            make_cue(
-                number + 1,
-                start,
-                end,
-                draw(cue_text()),
-                identifier=None,
-                settings="",
-                timing_line=None,
-                after_text=None,
-            )
-        )
+        cues.append(make_cue(number + 1, start, end, draw(cue_text())))
     return Document(cues, format)
 
 

@@ -160,11 +160,12 @@ def test_a_200000_word_document_runs_in_bounded_memory(tiny_model: Path) -> None
     import resource
 
     from app.ml.inference import predict_probabilities
+    from app.ml.model_settings import InferenceOptions
 
     model = Punctuator(tiny_model).load()  # the export, as the editor and the command run it
     words = (WORDS * 12_500)[:200_000]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    marks, _ = predict_probabilities(model, words, window_tokens=192, batch_size=16)
+    marks, _ = predict_probabilities(model, words, InferenceOptions(window_tokens=192, batch_size=16))
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert marks.shape[0] == 200_000
     assert grown_mb < 400  # per-word results only; no window's activations are kept

@@ -129,6 +129,7 @@ def test_pairing_tells_of_a_subfolder_it_cannot_read(tmp_path: Path) -> None:
 def test_a_project_that_cannot_be_written_is_told_so_not_as_unreadable(tmp_path: Path) -> None:
     import tempfile
 
+    from app.services.folder_pairing import FileGroup
     from app.services.projects import add_caption_file
     from app.store.project import Project
 
@@ -140,7 +141,7 @@ def test_a_project_that_cannot_be_written_is_told_so_not_as_unreadable(tmp_path:
         captions = first_cues(base / "a.srt")
         project = base / "p.punctum"
         with Project(project, create=True) as opened:
-            add_caption_file(opened, "a", captions)
+            add_caption_file(opened, FileGroup("a", captions))
         project.chmod(0o444)  # the folder stays writable: the lock is taken, then the file refuses
         cut_media(SAMPLE / "sample.mp4", base / "a.mp4", 5)
         command = [sys.executable, "-m", "app", "relink", str(project), "a", str(base / "a.mp4")]
@@ -155,6 +156,7 @@ def test_a_project_that_cannot_be_written_is_told_so_not_as_unreadable(tmp_path:
 
 
 def test_a_project_on_a_full_disk_is_told_as_not_writable(tmp_path: Path) -> None:
+    from app.services.folder_pairing import FileGroup
     from app.services.projects import add_caption_file
     from app.store.project import Project
 
@@ -166,7 +168,7 @@ def test_a_project_on_a_full_disk_is_told_as_not_writable(tmp_path: Path) -> Non
         pytest.skip("needs root and unshare to mount a small disk")
     captions = first_cues(tmp_path / "a.srt")
     with Project(tmp_path / "p.punctum", create=True) as opened:
-        add_caption_file(opened, "a", captions)
+        add_caption_file(opened, FileGroup("a", captions))
     disk = tmp_path / "disk"
     disk.mkdir()
     # A 256 KB disk, filled but for two pages: room for the lock, none for the write-ahead log.

@@ -387,7 +387,7 @@ def test_srt_cues_stay_numbered_when_re_cut_a_second_time() -> None:
 def test_the_summary_counts_the_words_whose_times_were_estimated() -> None:
     """Media heard most of the words: the summary says how many were not, rather than that none
     were heard."""
-    from app.services.captions_export import Recut
+    from app.services.captions_export import RecutReport
 
     document = _srt([(1000, 3000, "so we went"), (3000, 5000, "home. And then"), (5000, 6000, "we slept.")])
     heard = [
@@ -402,11 +402,11 @@ def test_the_summary_counts_the_words_whose_times_were_estimated() -> None:
     ]
     result = resegment(document, heard)
     assert (result.estimated_words, result.cut_words) == (1, 8)
-    told = Recut(
+    told = RecutReport(
         cut_checks(document), cut_checks(result.document), result.estimated_words, result.cut_words, 7
     )
     assert told.summary().endswith("; times of 1 of 8 words estimated from their cues (not heard)")
     nothing_heard = resegment(document, None)
     assert (nothing_heard.estimated_words, nothing_heard.cut_words) == (8, 8)
-    none = Recut(cut_checks(document), cut_checks(nothing_heard.document), 8, 8, 0)
+    none = RecutReport(cut_checks(document), cut_checks(nothing_heard.document), 8, 8, 0)
     assert none.summary().endswith("; times estimated from the cues (no media heard the words)")

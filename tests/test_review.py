@@ -185,6 +185,7 @@ def test_timing_file_feeds_the_model_its_pauses(sample: Path) -> None:
 def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
     import sqlite3
 
+    from app.services.folder_pairing import FileGroup
     from app.services.projects import add_caption_file
     from app.store.project import SCHEMA_VERSION, Project
     from app.store.schema import MIGRATIONS
@@ -194,9 +195,8 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
     connection.executescript(MIGRATIONS[1] + "; PRAGMA user_version = 1;")
     connection.close()
     with Project(path) as project:
-        file_id = add_caption_file(
-            project, "sample", SAMPLE / "sample.srt", timings=SAMPLE / "sample.words.json"
-        )
+        group = FileGroup("sample", SAMPLE / "sample.srt", timings=SAMPLE / "sample.words.json")
+        file_id = add_caption_file(project, group)
         assert project.file(file_id).timings_path == (SAMPLE / "sample.words.json").resolve()
         assert project.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert "cues" not in project.db.table_names()  # the captions' bytes are their one copy
@@ -206,11 +206,12 @@ def test_a_first_version_project_is_upgraded_in_place(tmp_path: Path) -> None:
 def test_a_decision_row_this_version_cannot_read_is_the_project_s_error(tmp_path: Path) -> None:
     import time
 
+    from app.services.folder_pairing import FileGroup
     from app.services.projects import add_caption_file, load_document
     from app.store.project import Project, ProjectError
 
     with Project(tmp_path / "p.punctum", create=True) as project:
-        file_id = add_caption_file(project, "sample", SAMPLE / "sample.srt")
+        file_id = add_caption_file(project, FileGroup("sample", SAMPLE / "sample.srt"))
         project.db.execute(
             "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
             " VALUES (?, 'shrug', '{}', 'editor', ?, 1)",

@@ -19,6 +19,7 @@ import torch
 from app.core.errors import PunctumError
 from app.ml.export import round_weights_as_exported
 from app.ml.inference import predict_probabilities
+from app.ml.model_settings import InferenceOptions
 from app.ml.packaging import TorchModel, build_model, load_model, save_model
 from app.ml.runtime import INT8_BY_DEFAULT, OnnxModel, graph_name, is_exported, runtime_dir
 from app.services.model import Punctuator
@@ -84,9 +85,11 @@ def _engines(model_dir: Path) -> tuple[Any, Any]:
     return TorchModel(network, tokenizer, settings), Punctuator(model_dir, quantize=False).load()
 
 
-def _differences(engines: tuple[Any, Any], words: list[str], **options: Any) -> tuple[np.ndarray, np.ndarray]:
+def _differences(
+    engines: tuple[Any, Any], words: list[str], gaps: Any = None, **options: Any
+) -> tuple[np.ndarray, np.ndarray]:
     (torch_marks, torch_casing), (onnx_marks, onnx_casing) = (
-        predict_probabilities(engine, words, **options) for engine in engines
+        predict_probabilities(engine, words, InferenceOptions(**options), gaps) for engine in engines
     )
     return np.abs(torch_marks - onnx_marks).max(), np.abs(torch_casing - onnx_casing).max()
 
@@ -99,8 +102,8 @@ def test_the_export_predicts_what_the_torch_model_does_with_timings_or_without(t
         assert marks < 1e-4 and casing < 1e-4, options
     # The timings matter to this model, so the agreement above is not that of a deaf one.
     onnx = engines[1]
-    plain, _ = predict_probabilities(onnx, LONG, window_tokens=32)
-    timed, _ = predict_probabilities(onnx, LONG, window_tokens=32, gaps=gaps)
+    plain, _ = predict_probabilities(onnx, LONG, InferenceOptions(window_tokens=32))
+    timed, _ = predict_probabilities(onnx, LONG, InferenceOptions(window_tokens=32), gaps)
     assert np.abs(plain - timed).max() > 0.01
     # Words without timing read exactly as without any.
     untimed = [i for i, g in enumerate(gaps) if g is None]
@@ -137,7 +140,7 @@ def test_a_damaged_export_is_made_again(text_model: Path) -> None:
     model = Punctuator(model_dir, log=messages.append).load()
     assert isinstance(model, OnnxModel)
     assert "damaged" in messages[0]
-    marks, _ = predict_probabilities(model, WORDS, window_tokens=32)
+    marks, _ = predict_probabilities(model, WORDS, InferenceOptions(window_tokens=32))
     assert marks.shape == (len(WORDS), 6)
 
 
@@ -159,8 +162,9 @@ def test_a_loaded_model_serves_the_process_until_its_files_change(text_model: Pa
 
 def test_int8_export_stays_close_to_float(timed_model: Path, caplog: pytest.LogCaptureFixture) -> None:
     model_dir = timed_model
-    full, _ = predict_probabilities(Punctuator(model_dir, quantize=False).load(), LONG, window_tokens=32)
-    small, _ = predict_probabilities(Punctuator(model_dir, quantize=True).load(), LONG, window_tokens=32)
+    options = InferenceOptions(window_tokens=32)
+    full, _ = predict_probabilities(Punctuator(model_dir, quantize=False).load(), LONG, options)
+    small, _ = predict_probabilities(Punctuator(model_dir, quantize=True).load(), LONG, options)
     assert (runtime_dir(model_dir) / "model-int8.onnx").is_file()
     # Making it leaves the user's terminal alone: no library advice they cannot act on.
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
@@ -292,8 +296,9 @@ def test_the_shipped_model_suggests_the_same_through_its_export(shipped_torch: A
 
     words = [w.text.lower() for w in read_document(SAMPLE / "sample.srt").words()]
     onnx = Punctuator(quantize=False).load()
-    want, want_casing = predict_probabilities(shipped_torch, words, window_tokens=192, merge="mean")
-    got, got_casing = predict_probabilities(onnx, words, window_tokens=192, merge="mean")
+    options = InferenceOptions(window_tokens=192, merge="mean")
+    want, want_casing = predict_probabilities(shipped_torch, words, options)
+    got, got_casing = predict_probabilities(onnx, words, options)
     assert (want.argmax(-1) == got.argmax(-1)).all()
     assert np.abs(want - got).max() < 1e-3 and np.abs(want_casing - got_casing).max() < 1e-3
 
@@ -344,12 +349,9 @@ def test_a_compact_vocabulary_predicts_as_the_whole_one_and_reads_any_script(
         "Ελλάδα",
     ]
     for words, same in ((known, True), (["東京", "we", "مرحبا", *LONG[:20]], False)):
-        want, want_casing = predict_probabilities(
-            Punctuator(whole, quantize=False).load(), words, window_tokens=32
-        )
-        got, got_casing = predict_probabilities(
-            Punctuator(compact, quantize=False).load(), words, window_tokens=32
-        )
+        options = InferenceOptions(window_tokens=32)
+        want, want_casing = predict_probabilities(Punctuator(whole, quantize=False).load(), words, options)
+        got, got_casing = predict_probabilities(Punctuator(compact, quantize=False).load(), words, options)
         assert got.shape == (len(words), 6) and np.isfinite(got).all()
         if same:
             assert np.abs(want - got).max() < 1e-4 and np.abs(want_casing - got_casing).max() < 1e-4

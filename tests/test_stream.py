@@ -23,6 +23,7 @@ from app.services.stream import (
     DEADLINE,
     END,
     LOOKAHEAD,
+    StreamPolicy,
     StreamPunctuator,
     StreamWord,
     run_json_lines,
@@ -86,7 +87,7 @@ def test_the_window_stays_bounded_however_long_the_stream(
 
 
 def test_a_fixed_lookahead_decides_each_word_when_n_words_follow(punctuator: Punctuator) -> None:
-    stream = StreamPunctuator(punctuator, lookahead=3, fixed=True, clock=_stopped_clock)
+    stream = StreamPunctuator(punctuator, policy=StreamPolicy(lookahead=3, fixed=True), clock=_stopped_clock)
     fed = [stream.feed(word) for word, _, _ in TIMED[:8]]
     assert [[w.index for w in out] for out in fed] == [[], [], [], [0], [1], [2], [3], [4]]
     assert all(w.after == 3 and w.decided == LOOKAHEAD for out in fed for w in out)
@@ -97,9 +98,11 @@ def test_a_fixed_lookahead_decides_each_word_when_n_words_follow(punctuator: Pun
 
 def test_max_delay_forces_a_decision_by_the_word_times(punctuator: Punctuator) -> None:
     words = [("so", 0.0, 0.3), ("what", 0.4, 0.6), ("do", 0.7, 0.9), ("people", 0.95, 1.0)]
-    waiting = StreamPunctuator(punctuator, lookahead=8, fixed=True, clock=_stopped_clock)
+    waiting = StreamPunctuator(punctuator, policy=StreamPolicy(lookahead=8, fixed=True), clock=_stopped_clock)
     assert [waiting.feed(*word) for word in words] == [[], [], [], []]
-    stream = StreamPunctuator(punctuator, lookahead=8, fixed=True, max_delay_ms=500, clock=_stopped_clock)
+    stream = StreamPunctuator(
+        punctuator, policy=StreamPolicy(lookahead=8, fixed=True, max_delay_ms=500), clock=_stopped_clock
+    )
     fed = [stream.feed(*word) for word in words]
     # "do" ends 0.6 s after "so" ends: "so" is due; "what" (0.3 s, then 0.4 s) is not yet.
     assert [[w.index for w in out] for out in fed] == [[], [], [0], []]
@@ -109,7 +112,9 @@ def test_max_delay_forces_a_decision_by_the_word_times(punctuator: Punctuator) -
 
 def test_max_delay_without_times_goes_by_the_clock(punctuator: Punctuator) -> None:
     now = [100.0]
-    stream = StreamPunctuator(punctuator, lookahead=8, fixed=True, max_delay_ms=1000, clock=lambda: now[0])
+    stream = StreamPunctuator(
+        punctuator, policy=StreamPolicy(lookahead=8, fixed=True, max_delay_ms=1000), clock=lambda: now[0]
+    )
     assert stream.feed("hello") == [] and stream.feed("and") == []
     assert stream.next_deadline() == pytest.approx(1.0)
     now[0] += 0.5
@@ -136,7 +141,7 @@ class Recording(Punctuator):
 
 def test_timed_words_get_the_gap_evidence_of_batch_mode(punctuator: Punctuator) -> None:
     recording = Recording(punctuator)
-    stream = StreamPunctuator(recording, lookahead=2, clock=_stopped_clock)
+    stream = StreamPunctuator(recording, policy=StreamPolicy(lookahead=2), clock=_stopped_clock)
     words = TIMED[:40]
     for word in words:
         stream.feed(*word)
@@ -173,7 +178,9 @@ def test_words_that_arrive_together_are_read_in_one_model_run(
 
 def test_a_long_pause_makes_a_sentence_end_likelier(punctuator: Punctuator) -> None:
     def period_after_ten(pause: float) -> float:
-        stream = StreamPunctuator(punctuator, lookahead=3, fixed=True, clock=_stopped_clock)
+        stream = StreamPunctuator(
+            punctuator, policy=StreamPolicy(lookahead=3, fixed=True), clock=_stopped_clock
+        )
         text = ["we", "start", "at", "ten", "we", "will", "save", "you", "a", "seat"]
         clock = 0.0
         for word in text:
@@ -204,7 +211,7 @@ def test_words_given_with_punctuation_keep_their_text() -> None:
 
 
 def test_punctuation_given_with_a_word_is_replaced_and_quotes_stay(punctuator: Punctuator) -> None:
-    stream = StreamPunctuator(punctuator, lookahead=0, fixed=True, clock=_stopped_clock)
+    stream = StreamPunctuator(punctuator, policy=StreamPolicy(lookahead=0, fixed=True), clock=_stopped_clock)
     out = [w for word in ('"where', "are", 'you?"', "i", "wonder...") for w in stream.feed(word)]
     assert [w.word.lower() for w in out] == ['"where', "are", "you", "i", "wonder"]
     assert out[0].word == '"Where' and out[3].word == "I"  # a sentence start; English's "I"
@@ -214,7 +221,7 @@ def test_punctuation_given_with_a_word_is_replaced_and_quotes_stay(punctuator: P
 
 
 def test_an_abbreviations_full_stop_starts_no_sentence(punctuator: Punctuator) -> None:
-    stream = StreamPunctuator(punctuator, lookahead=0, fixed=True, clock=_stopped_clock)
+    stream = StreamPunctuator(punctuator, policy=StreamPolicy(lookahead=0, fixed=True), clock=_stopped_clock)
     words = ["we", "need", "fruit", "e.g.", "apples", "and", "pears"]
     out = [w for word in words for w in stream.feed(word)] + stream.flush()
     decided = [(w.word, w.mark) for w in out]
@@ -340,7 +347,7 @@ def test_fuzzed_input_never_ends_the_stream_and_every_word_comes_out_once(punctu
 
         sink = io.BytesIO()
         warnings: list[str] = []
-        stream = StreamPunctuator(punctuator, lookahead=2, clock=_stopped_clock)
+        stream = StreamPunctuator(punctuator, policy=StreamPolicy(lookahead=2), clock=_stopped_clock)
         source = io.BytesIO(b"\n".join(line for line, _ in lines) + b"\n")
         run_json_lines(stream, source, sink, warnings.append)
         out = [r["word"].lower().strip(",.?!:") for r in _records(sink.getvalue())]

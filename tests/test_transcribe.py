@@ -86,19 +86,23 @@ def test_srt_keeps_the_word_times_beside_it_where_the_editor_and_batch_find_them
 def test_strip_punctuation_gives_the_plain_lowercase_words_of_an_asr_file(
     clip: Path, tmp_path: Path, transcriber
 ) -> None:  # type: ignore[no-untyped-def]
-    from app.services.transcribe import transcribe_media
+    from app.services.transcribe import TranscriptOptions, transcribe_media
 
-    done = transcribe_media(clip, tmp_path / "plain.vtt", transcriber, "en", strip_punctuation=True)
+    done = transcribe_media(
+        clip, tmp_path / "plain.vtt", transcriber, TranscriptOptions("en", strip_punctuation=True)
+    )
     document = parse_document(done.output.read_bytes(), "vtt", done.output)
     words = [w for cue in document.cues for w in cue.words]
     assert words and all(not w.mark and w.text == w.text.lower() for w in words)
 
 
 def test_a_cancel_leaves_no_captions_behind(clip: Path, tmp_path: Path, transcriber) -> None:  # type: ignore[no-untyped-def]
-    from app.services.transcribe import transcribe_media
+    from app.services.transcribe import TranscriptOptions, transcribe_media
 
     with pytest.raises(InterruptedError):
-        transcribe_media(clip, tmp_path / "x.srt", transcriber, "en", cancelled=lambda: True)
+        transcribe_media(
+            clip, tmp_path / "x.srt", transcriber, TranscriptOptions("en"), cancelled=lambda: True
+        )
     assert list(tmp_path.iterdir()) == []
 
 

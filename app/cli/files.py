@@ -6,29 +6,30 @@ import argparse
 import json
 import sys
 
-from app.cli.errors import EXIT_OK, UsageError
 from app.cli.limits import add_limit_options, limits_from
 from app.cli.options import (
     CAPTIONS,
     JSON,
-    REBREAK_HELP,
-    RESEGMENT_HELP,
     STYLE_HELP,
     Commands,
+    add_apply_options,
     add_audio_use,
+    add_layout_options,
     add_precision,
+    apply_policy,
     audio_use,
     check_outputs,
     checked_language,
     checked_style,
-    threshold,
 )
-from app.core.errors import PunctumError
+from app.core.errors import EXIT_OK, PunctumError, UsageError
 from app.services.documents import format_duration, open_document, summarize
 
 
 def add_file_commands(commands: Commands) -> None:
     """Commands on one caption file: info, show, transfer, punctuate, check."""
+    from app.services.punctuate import MORE_LIKELY_RIGHT
+
     info = commands.add_parser(
         "info", help="describe a caption file: format, encoding, cues, words, warnings"
     )
@@ -52,27 +53,14 @@ def add_file_commands(commands: Commands) -> None:
     punctuate = commands.add_parser("punctuate", help="propose and apply punctuation with the model")
     punctuate.add_argument("input", metavar="INPUT", help=".srt, .vtt or .txt")
     punctuate.add_argument("-o", "--output", metavar="OUT", help="file to write (format from its extension)")
-    punctuate.add_argument(
-        "--apply",
-        choices=["all", "confident", "none", "triage"],
-        default="confident",
-        help="which suggestions to write: all, those at least --min-confidence sure, none, or by triage "
-        "(where the reference and the model agree, or the model alone is --min-confidence sure)",
-    )
-    punctuate.add_argument(
-        "--min-confidence",
-        type=float,
-        metavar="P",
-        help="confident: the chance of being right a suggestion needs (0.5, more likely right than wrong, unless given); triage: the share of what settles that must be right, 0.90 to 0.99 (0.97)",
-    )
+    add_apply_options(punctuate, "confident", MORE_LIKELY_RIGHT, "write")
     punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
     punctuate.add_argument("--model", metavar="DIR_OR_ID", help="model folder or Hugging Face id")
     punctuate.add_argument("--language", metavar="CODE", help="language of the text (detected if omitted)")
     punctuate.add_argument(
         "--media", metavar="FILE", help="the video or audio: its pauses and pitch are measured for review"
     )
-    punctuate.add_argument("--rebreak", action="store_true", help=REBREAK_HELP)
-    punctuate.add_argument("--resegment", action="store_true", help=RESEGMENT_HELP)
+    add_layout_options(punctuate)
     punctuate.add_argument(
         "--timings", metavar="FILE", help="word times from the recogniser: CTM, or a JSON word list"
     )
@@ -137,11 +125,12 @@ def _punctuate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from app.services.analysis import AnalysisRequest, AudioUse
+    from app.services.captions_export import ExportOptions, exported_document
     from app.services.documents import render, save_together
     from app.services.model import Punctuator
-    from app.services.punctuate import MORE_LIKELY_RIGHT, ApplyPolicy, punctuate_file
+    from app.services.punctuate import punctuate_file
 
-    args.min_confidence = threshold(args, MORE_LIKELY_RIGHT)
+    policy = apply_policy(args)
     audio = audio_use(args)
     for option, given in (("--media", args.media), ("--timings", args.timings)):
         if given and "://" in given:  # as a path, "http://host/x.mp4" would be "http:/host/x.mp4"
@@ -171,28 +160,20 @@ def _punctuate(args: argparse.Namespace) -> int:
     if args.resegment and request.format == "txt":
         raise UsageError(f"--resegment cuts captions' cues; {args.input} is plain text, which has none")
     limits = limits_from(args)  # refused before the work, not after it
-    outcome = punctuate_file(request, punctuator, ApplyPolicy(args.apply, args.min_confidence), style)
+    outcome = punctuate_file(request, punctuator, policy, style)
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
-    told: list[str] = []
-    if args.resegment:
-        from app.services.captions_export import recut_captions
-
-        outcome.document, recut = recut_captions(
-            outcome.document, outcome.measures, outcome.report.language, limits
-        )
-        told.append(recut.summary())
-    if args.rebreak:
-        from app.services.captions_export import rebreak_lines, rebreak_summary
-
-        checks = rebreak_lines(outcome.document, limits=limits)
-        told.append(f"lines re-broken: {rebreak_summary(*checks)}")
+    # Re-cut and re-broken as every export does it; the capitals are the policy's (punctuate_file).
+    options = ExportOptions(capitalise=False, rebreak=args.rebreak, recut=args.resegment, limits=limits)
+    outcome.document, steps = exported_document(
+        outcome.document, outcome.report.language, options, outcome.measures
+    )
     # Written together or not at all: suggestions whose captions a full disk kept from being
     # written would replace an older file and describe captions that are not there. They number
     # the cues as the captions written beside them do (re-cut, if asked).
     reports = [(Path(args.suggestions), outcome.suggestions_json())] if args.suggestions else []
     save_together(outcome.document, args.output, reports)
-    for line in told:  # once written, as export tells it; on stderr when stdout has the captions
+    for line in steps.summaries():  # once written, as export tells it; on stderr when stdout has the captions
         if args.output is not None:
             print(line)
         else:

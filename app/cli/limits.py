@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from app.cli.errors import UsageError
+from app.core.errors import UsageError
 from app.services.documents import STYLE_GUIDE_LIMITS as _DEFAULTS
 from app.services.documents import CaptionLimits, caption_limits
 

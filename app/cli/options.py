@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.errors import UsageError
-from app.core.errors import PunctumError
+from app.core.errors import PunctumError, UsageError
 
 if TYPE_CHECKING:
     from app.services.analysis import AudioUse
+    from app.services.punctuate import ApplyPolicy
     from app.services.style_files import HouseStyle
 
 Commands = Any  # argparse's sub-parser collection (a private type)
@@ -26,6 +26,19 @@ RESEGMENT_HELP = (
     " ones split at a clause; 2 lines of 42 characters, 1 to 7 s), timed by the words as heard in"
     " the media, else estimated from the cues; cues with styling or positioning keep their cut"
 )
+
+
+def add_layout_options(parser: argparse.ArgumentParser, kept: str | None = None) -> None:
+    """``--rebreak`` and ``--resegment``: switches for one run, or with ``kept`` (what the project
+    keeps, ``{name}`` standing for the option) each a yes/no whose help says so."""
+    for name, help in (("rebreak", REBREAK_HELP), ("resegment", RESEGMENT_HELP)):
+        if kept is None:
+            parser.add_argument(f"--{name}", action="store_true", help=help)
+        else:
+            parser.add_argument(
+                f"--{name}", action=argparse.BooleanOptionalAction, help=help + kept.format(name=name)
+            )
+
 
 #: What an output option may be written as, by extension: the formats Punctum writes.
 CAPTIONS, JSON = (".srt", ".vtt", ".txt"), (".json",)
@@ -113,27 +126,72 @@ def audio_use(args: argparse.Namespace) -> AudioUse:
     return DEFAULT_AUDIO_USE if asked is None else asked
 
 
-def threshold(args: argparse.Namespace, confident_default: float) -> float:
-    """``--min-confidence`` as given, else the default of the ``--apply`` policy: triage's is its
-    precision target (``app.core.triage.OPERATING_THRESHOLD``). Given with a policy that reads no
-    confidence (``--apply none`` or ``all``), it is refused rather than silently ignored."""
-    from app.services.punctuate import TRIAGE_TARGETS, TRIAGE_THRESHOLD
+#: ``--apply``'s choices: ``app.core.commands.APPLY_CHOICES``, which the command line cannot import.
+APPLY_CHOICES = ("all", "confident", "none", "triage")
 
-    value = args.min_confidence
-    if value is None:
-        return TRIAGE_THRESHOLD if args.apply == "triage" else confident_default
-    ignored = {"none": "with --apply none nothing is accepted", "all": "--apply all accepts every suggestion"}
-    if args.apply in ignored:
-        raise UsageError(f"--min-confidence is for --apply confident or triage: {ignored[args.apply]}")
-    if not 0.0 <= value <= 1.0:
+
+def add_apply_options(command: argparse.ArgumentParser, default: str, confident: float, what: str) -> None:
+    """``--apply`` (``default`` unless given), ``--min-confidence`` for ``--apply confident``
+    (``confident`` unless given) and ``--target`` for ``--apply triage`` (``PRECISION_TARGET``
+    unless given). ``what`` the command does with the suggestions it settles ("write", "accept")."""
+    from app.services.punctuate import PRECISION_TARGET, TARGET_RANGE
+
+    low, high = TARGET_RANGE
+    command.add_argument(
+        "--apply",
+        choices=APPLY_CHOICES,
+        default=default,
+        help=f"which suggestions to {what}: all, those at least --min-confidence sure (confident), none,"
+        " or by triage (where the reference and the model agree, or the model's surest meet --target);"
+        f" default {default}" + (" (all wait for review)" if default == "none" else ""),
+    )
+    command.add_argument(
+        "--min-confidence",
+        type=float,
+        metavar="P",
+        help=f"with --apply confident: the chance of being right a suggestion needs ({confident:g} unless given)",
+    )
+    command.add_argument(
+        "--target",
+        type=float,
+        metavar="P",
+        help=f"with --apply triage: the share of what settles by itself that must be right, {low:.2f} to"
+        f" {high:.2f} ({PRECISION_TARGET:.2f} unless given)",
+    )
+    command.set_defaults(confident_default=confident)
+
+
+def apply_policy(args: argparse.Namespace) -> ApplyPolicy:
+    """The ``--apply`` policy asked for, with ``--min-confidence`` or ``--target`` as given, else
+    the defaults (``add_apply_options``). Either given with a policy that does not read it is
+    refused rather than silently ignored."""
+    from app.services.punctuate import TARGET_RANGE, ApplyPolicy
+
+    confidence, target = args.min_confidence, args.target
+    if confidence is not None and args.apply != "confident":
+        raise UsageError(f"--min-confidence is for --apply confident{_not_read_by[args.apply]}")
+    if target is not None and args.apply != "triage":
+        raise UsageError(f"--target is for --apply triage{_not_read_by[args.apply]}")
+    if confidence is not None and not 0.0 <= confidence <= 1.0:
         raise UsageError("--min-confidence must be between 0 and 1")
-    low, high = TRIAGE_TARGETS
-    if args.apply == "triage" and not low <= value <= high:
+    low, high = TARGET_RANGE
+    if target is not None and not low <= target <= high:
         raise UsageError(
-            f"--min-confidence with --apply triage is the share of settled marks that must be right:"
-            f" between {low:.2f} and {high:.2f}"
+            f"--target is the share of what settles by itself that must be right: between {low:.2f} and {high:.2f}"
         )
-    return float(value)
+    chosen = {} if target is None else {"precision_target": float(target)}
+    return ApplyPolicy(
+        args.apply, args.confident_default if confidence is None else float(confidence), **chosen
+    )
+
+
+#: Why an option of ``--apply`` means nothing with another policy, said after its name.
+_not_read_by = {
+    "none": ": with --apply none nothing is accepted",
+    "all": ": --apply all accepts every suggestion",
+    "confident": " (--apply confident reads --min-confidence)",
+    "triage": " (--apply triage reads --target)",
+}
 
 
 def checked_language(code: str) -> str:

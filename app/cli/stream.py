@@ -7,8 +7,8 @@ import contextlib
 import sys
 from typing import NoReturn
 
-from app.cli.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 from app.cli.options import Commands, add_precision, checked_language
+from app.core.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 
 
 def add_stream_command(commands: Commands) -> None:
@@ -47,7 +47,13 @@ def add_stream_command(commands: Commands) -> None:
 
 def _stream(args: argparse.Namespace) -> int:
     from app.services.model import Punctuator
-    from app.services.stream import CONTEXT_TOKENS, DEFAULT_LOOKAHEAD, StreamPunctuator, run_json_lines
+    from app.services.stream import (
+        CONTEXT_TOKENS,
+        DEFAULT_LOOKAHEAD,
+        StreamPolicy,
+        StreamPunctuator,
+        run_json_lines,
+    )
 
     language = checked_language(args.language)
     if sys.stdin is None or sys.stdout is None:
@@ -58,12 +64,11 @@ def _stream(args: argparse.Namespace) -> int:
     punctuator = Punctuator(args.model, quantize=args.int8)
     punctuator.check()  # a malformed model is refused before any input is read
     # The defaults are the stream's own, so the options leave them unset.
+    lookahead = DEFAULT_LOOKAHEAD if args.lookahead is None else args.lookahead
     stream = StreamPunctuator(
         punctuator,
         language,
-        DEFAULT_LOOKAHEAD if args.lookahead is None else args.lookahead,
-        fixed=args.fixed,
-        max_delay_ms=args.max_delay,
+        StreamPolicy(lookahead, fixed=args.fixed, max_delay_ms=args.max_delay),
         context_tokens=CONTEXT_TOKENS if args.context is None else args.context,
     )
     try:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from app.cli.errors import EXIT_OK, UsageError
 from app.cli.options import Commands, add_precision, checked_language
+from app.core.errors import EXIT_OK, UsageError
 
 
 def add_training_commands(commands: Commands) -> None:

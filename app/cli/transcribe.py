@@ -8,7 +8,13 @@ from pathlib import Path
 
 from app.cli.options import Commands, check_input_file, check_outputs, checked_model, recogniser_language
 from app.core.errors import PunctumError
-from app.services.transcribe import CAPTION_SUFFIXES, open_recogniser, transcribe_media, words_file_for
+from app.services.transcribe import (
+    CAPTION_SUFFIXES,
+    TranscriptOptions,
+    open_recogniser,
+    transcribe_media,
+    words_file_for,
+)
 
 
 def add_transcribe_command(commands: Commands) -> None:
@@ -63,9 +69,8 @@ def _transcribe(args: argparse.Namespace) -> int:
         def progress(share: float) -> None:
             bar.update(round(share * 100) - bar.n)
 
-        done = transcribe_media(
-            media, output, transcriber, language, args.strip_punctuation, progress=progress
-        )
+        options = TranscriptOptions(language, args.strip_punctuation)
+        done = transcribe_media(media, output, transcriber, options, progress=progress)
     also = f" and its word times in {done.words_file}" if done.words_file else ""
     print(
         f"{done.output}: {done.cues} cues, {done.words} words ({done.language}){also}; "

@@ -5,6 +5,7 @@ Builders only read the document; nothing changes until the history applies the s
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -15,7 +16,7 @@ from app.core.marks import set_mark as written_with
 from app.core.model import Cue, Document, Source, Status, Suggestion, apply_casing
 from app.core.recut_cues import CueCut, RecordedCutError, cut_as
 from app.core.resegment import resegment
-from app.core.triage import TriagePolicy, triage
+from app.core.triage import PRECISION_TARGET, TriagePolicy, triage
 
 
 class EditError(PunctumError):
@@ -184,10 +185,18 @@ def surest_per_gap(
     return sorted(sid for _, sid in best.values())
 
 
-#: How suggestions are settled without a person: every one, the confident ones, none, or by
-#: triage (where the reference and the model agree, or the model alone is confident enough;
-#: ``app.core.triage``).
-APPLY_CHOICES = ("all", "confident", "none", "triage")
+class Apply(enum.StrEnum):
+    """How suggestions are settled without a person: every one, the confident ones, none, or by
+    triage (where the reference and the model agree, or the model's surest meet the precision
+    target; ``app.core.triage``)."""
+
+    ALL = "all"
+    CONFIDENT = "confident"
+    NONE = "none"
+    TRIAGE = "triage"
+
+
+APPLY_CHOICES = tuple(Apply)
 #: ``confident``'s bar unless another is given: a mark more likely right than wrong (confidences are
 #: calibrated chances of being right), so a file nobody reviews gets its likeliest reading.
 MORE_LIKELY_RIGHT = 0.5
@@ -197,29 +206,47 @@ MORE_LIKELY_RIGHT = 0.5
 class ApplyPolicy:
     """Which suggestions are accepted without review (``accept_confident``)."""
 
-    how: str = "confident"  # one of APPLY_CHOICES
-    min_confidence: float = MORE_LIKELY_RIGHT  # for "confident"
+    how: Apply = Apply.CONFIDENT
+    #: ``confident``: the chance of being right each suggestion accepted needs.
+    min_confidence: float = MORE_LIKELY_RIGHT
+    #: ``triage``: the share of what the model alone settles that is expected right.
+    precision_target: float = PRECISION_TARGET
 
     def __post_init__(self) -> None:
         if self.how not in APPLY_CHOICES:
             raise EditError(f"unknown apply policy {self.how!r}: use one of {', '.join(APPLY_CHOICES)}")
+        object.__setattr__(self, "how", Apply(self.how))  # given as its name, kept as its kind
         if not 0.0 <= self.min_confidence <= 1.0:
             raise EditError("the minimum confidence must be between 0 and 1")
+        if not 0.0 <= self.precision_target <= 1.0:
+            raise EditError("the precision target must be between 0 and 1")
 
 
-def accept_confident(suggestions: Iterable[Suggestion], policy: ApplyPolicy) -> list[int]:
+def has_reference(suggestions: Iterable[Suggestion], reference_given: bool) -> bool:
+    """Whether a file is triaged as one with a reference transcript, where the model alone settles
+    nothing (``triage.triage``): it was given one (``reference_given``: its reference path is set,
+    even if the reference made no suggestion), or some of its suggestions are a reference's. The
+    one answer for batch, the command line and the editor, so that none triages a file otherwise."""
+    return reference_given or any(s.source is Source.REFERENCE for s in suggestions)
+
+
+def accept_confident(
+    suggestions: Iterable[Suggestion], policy: ApplyPolicy, reference_given: bool = False
+) -> list[int]:
     """The one rule by which the command line, batch and the editor accept without review: per
     gap (a mark and a casing count apart), the surest pending suggestion at least as sure as the
-    policy asks, the reference transcript's before the model's (a person wrote it)."""
-    if policy.how == "none":
+    policy asks, the reference transcript's before the model's (a person wrote it). Triage treats
+    the file as one with a reference as ``has_reference`` says (``reference_given``: whether the
+    file was given one)."""
+    if policy.how is Apply.NONE:
         return []
-    if policy.how == "triage":
+    if policy.how is Apply.TRIAGE:
         listed = list(suggestions)
-        has_reference = any(s.source is Source.REFERENCE for s in listed)
+        with_reference = has_reference(listed, reference_given)
         return sorted(
-            triage(listed, TriagePolicy(model_threshold=policy.min_confidence), has_reference).accepted
+            triage(listed, TriagePolicy(precision_target=policy.precision_target), with_reference).accepted
         )
-    threshold = 0.0 if policy.how == "all" else policy.min_confidence
+    threshold = 0.0 if policy.how is Apply.ALL else policy.min_confidence
     pending = (s for s in suggestions if s.status is Status.PENDING)
     return surest_per_gap(pending, threshold, reference_first=True)
 

@@ -1,11 +1,23 @@
-"""Errors shared by every layer."""
+"""Errors shared by every layer, and the ``punctum`` command's exit statuses they end with."""
+
+#: Done; asked for the impossible (a usage error: options that contradict, a file of the wrong
+#: kind named); a file or project that cannot be read or written.
+EXIT_OK, EXIT_USAGE, EXIT_BAD_INPUT = 0, 2, 3
+#: Stopped by Ctrl+C, or by SIGTERM, ending as a process the signal killed would (128 + signal).
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
 class PunctumError(Exception):
     """An error the user caused or can fix; shown as one line, never a traceback."""
 
     #: Exit status of the ``punctum`` command when this error stops it.
-    exit_code = 3
+    exit_code = EXIT_BAD_INPUT
+
+
+class UsageError(PunctumError):
+    """The user asked for what cannot be done (as the command line's usage errors are)."""
+
+    exit_code = EXIT_USAGE
 
 
 def error_line(error: BaseException) -> str:
@@ -37,14 +49,3 @@ def file_failure(error: BaseException) -> str | None:
 def bug_report(error: BaseException) -> str:
     """A bug met on one file, told as one: what it was, and that it is Punctum's, not the file's."""
     return f"processing crashed: a bug in Punctum ({type(error).__name__}: {error}); please report it"
-
-
-#: SQLite's codes for a write the file or the disk refused: READONLY and FULL (primary codes), and
-#: the I/O errors of a write, a sync, a truncation or sizing the WAL index (extended codes).
-_SQLITE_WRITE_REFUSED, _SQLITE_WRITE_IO = {8, 13}, {778, 1034, 1290, 1546, 4874}
-
-
-def write_refused(error: BaseException) -> bool:
-    """Whether a database error (``sqlite3.Error``) is a write refused, not a file unreadable."""
-    code = int(getattr(error, "sqlite_errorcode", 0) or 0)
-    return code & 0xFF in _SQLITE_WRITE_REFUSED or code in _SQLITE_WRITE_IO

@@ -114,7 +114,7 @@ def gaps_of(suggestions: Iterable[Suggestion]) -> list[ReviewRow]:
 
 #: The precision target: of what the model settles alone, about 3 in 100 may be wrong
 #: (``tests/benchmarks/bench_confidence.py``).
-OPERATING_THRESHOLD = 0.97
+PRECISION_TARGET = 0.97
 #: The targets a person may choose (the triage policy dialog, ``--min-confidence``).
 TARGET_RANGE = (0.90, 0.99)
 #: How often a gap settled by agreement (the reference and the model propose the same mark) is
@@ -186,15 +186,15 @@ def settled_by_rule(document: Document, history: History, last: dict[int, bool] 
 @dataclass(frozen=True)
 class TriagePolicy:
     """Which gaps settle by themselves. ``agreement``: where the reference and the model propose
-    the same; ``model_threshold``: the precision target, the share of the model's own settled
+    the same; ``precision_target``: the share of the model's own settled
     suggestions (no reference) expected right (None: the model alone settles nothing)."""
 
     agreement: bool = True
-    model_threshold: float | None = OPERATING_THRESHOLD
+    precision_target: float | None = PRECISION_TARGET
 
     def __post_init__(self) -> None:
-        if self.model_threshold is not None and not 0.0 <= self.model_threshold <= 1.0:
-            raise ValueError("the model threshold must be between 0 and 1")
+        if self.precision_target is not None and not 0.0 <= self.precision_target <= 1.0:
+            raise ValueError("the precision target must be between 0 and 1")
 
 
 @dataclass
@@ -229,13 +229,13 @@ def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_referenc
             reference is None
             and model is not None
             and not has_reference
-            and policy.model_threshold is not None
+            and policy.precision_target is not None
         ):
             alone.append((gap, model))
         else:
             result.queue.append(gap)
     alone.sort(key=lambda pair: -pair[1].confidence)
-    target = policy.model_threshold
+    target = policy.precision_target
     taken = surest_within([s.confidence for _, s in alone], target) if target is not None else 0
     settled += alone[:taken]
     result.queue += [gap for gap, _ in alone[taken:]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from app.core.errors import PunctumError
 from app.core.model import Document
@@ -135,32 +136,21 @@ def render_document(document: Document, format: str | None = None) -> str:
     return writer(document)
 
 
-def write_document(
-    document: Document,
-    path: Path | str,
-    *,
-    format: str | None = None,
-    encoding: str | None = None,
-    line_ending: str | None = None,
-    replace_source: bool = False,
-) -> None:
-    """Write ``document`` to ``path`` in the format its extension names, atomically.
+class WriteOptions(TypedDict, total=False):
+    """How a document is written where not as it was read: ``format`` (else the path's extension),
+    ``encoding``, ``line_ending`` ("lf", "crlf" or "cr"), and ``replace_source`` to write over the
+    file it was read from."""
 
-    Encoding and line endings are the document's own unless given; ``line_ending`` may be "lf",
-    "crlf" or "cr". Writing over the file the document was read from needs ``replace_source``.
-    """
+    format: str | None
+    encoding: str | None
+    line_ending: str | None
+    replace_source: bool
+
+
+def write_document(document: Document, path: Path | str, **options: Unpack[WriteOptions]) -> None:
+    """Write ``document`` to ``path`` atomically, as it was read unless ``options`` say otherwise."""
     path = Path(path)
-    write_file(
-        path,
-        document_bytes(
-            document,
-            path,
-            format=format,
-            encoding=encoding,
-            line_ending=line_ending,
-            replace_source=replace_source,
-        ),
-    )
+    write_file(path, document_bytes(document, path, **options))
     if document.source_path is not None and path.resolve() == document.source_path.resolve():
         document.mark_saved()
 

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from app.core.model import Cue, Document
 from app.formats.cuetext import tokenize
+
+
+@dataclass(frozen=True)
+class AsWritten:
+    """The file's text around a cue, kept so an untouched cue writes back as read (the ``Cue``
+    fields of the same names): its SRT number or VTT identifier line, its settings, its timing line
+    and what follows its text up to the next cue."""
+
+    identifier: str | None = None
+    settings: str = ""
+    timing_line: str | None = None
+    after_text: str | None = None
 
 
 def make_cue(
@@ -15,11 +27,8 @@ def make_cue(
     start: int,
     end: int,
     text: str,
+    written: AsWritten = AsWritten(),
     *,
-    identifier: str | None,
-    settings: str,
-    timing_line: str | None,
-    after_text: str | None,
     timed: bool = True,
 ) -> Cue:
     words, layout = tokenize(text, start, end)
@@ -33,10 +42,10 @@ def make_cue(
         words=words,
         original_text=text,
         layout=layout,
-        identifier=identifier,
-        settings=settings,
-        timing_line=timing_line,
-        after_text=after_text,
+        identifier=written.identifier,
+        settings=written.settings,
+        timing_line=written.timing_line,
+        after_text=written.after_text,
     )
 
 

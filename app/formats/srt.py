@@ -18,7 +18,7 @@ from pathlib import Path
 from pysrt import SubRipTime
 
 from app.core.model import Cue, Document
-from app.formats.common import cue_head, make_cue, render, timing_style, timing_warnings
+from app.formats.common import AsWritten, cue_head, make_cue, render, timing_style, timing_warnings
 from app.formats.errors import FormatError
 
 _TIME = r"(\d{1,3}):(\d{1,2}):(\d{1,2})(?:[,.:](\d{1,3}))?"
@@ -98,10 +98,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
                 start,
                 end,
                 match.group(1),
-                identifier=identifier,
-                settings=settings,
-                timing_line=text[offsets[row] : offsets[row + 1]],
-                after_text=match.group(2),
+                AsWritten(identifier, settings, text[offsets[row] : offsets[row + 1]], match.group(2)),
             )
         )
     preamble = text[: offsets[block_rows[0]]]

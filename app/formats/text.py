@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from app.core.model import Cue, Document
-from app.formats.common import make_cue, render
+from app.formats.common import AsWritten, make_cue, render
 
 _LINE = re.compile(r"[^\n]*\S[^\n]*")
 
@@ -18,15 +18,7 @@ def read(text: str) -> tuple[list[Cue], str]:
         after_end = matches[number + 1].start() if number + 1 < len(matches) else len(text)
         cues.append(
             make_cue(
-                None,
-                0,
-                0,
-                match.group(),
-                identifier=None,
-                settings="",
-                timing_line=None,
-                after_text=text[match.end() : after_end],
-                timed=False,
+                None, 0, 0, match.group(), AsWritten(after_text=text[match.end() : after_end]), timed=False
             )
         )
     preamble = text[: matches[0].start()] if matches else text

@@ -17,7 +17,7 @@ from webvtt.errors import MalformedCaptionError
 from webvtt.models import Timestamp
 
 from app.core.model import Cue, Document
-from app.formats.common import cue_head, make_cue, render, timing_style, timing_warnings
+from app.formats.common import AsWritten, cue_head, make_cue, render, timing_style, timing_warnings
 from app.formats.errors import FormatError
 
 _TIMING = re.compile(r"[ \t]*(\S+)[ \t]+-->[ \t]+(\S+)((?:[ \t].*)?)")
@@ -98,10 +98,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
                 start,
                 end,
                 text[text_start:text_end],
-                identifier=identifier,
-                settings=settings,
-                timing_line=text[offsets[timing_row] : offsets[timing_row + 1]],
-                after_text="",
+                AsWritten(identifier, settings, text[offsets[timing_row] : offsets[timing_row + 1]], ""),
             )
         )
         cue_rows.append(first)

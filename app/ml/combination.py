@@ -12,7 +12,6 @@ sets by ``tests/benchmarks/bench_listener.py --fit`` (the model card says how an
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 
 from app.core.bundled import listener_dir
 from app.core.errors import PunctumError
+from app.core.json_files import read_json_object
 from app.core.marks import MODEL_MARKS
 
 _FLOOR = 1e-6  # no reading is ever quite sure a mark is impossible
@@ -95,8 +95,5 @@ class Combination:
 def shipped_combination(path: Path | None = None) -> Combination:
     """The combination Punctum ships (``models/listener/combination.json``), or the one at ``path``."""
     path = path or listener_dir() / "combination.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise CombinationError(f"{path}: cannot read the listener's combination ({error})") from None
+    data = read_json_object(path, CombinationError, "the listener's combination")
     return Combination.from_json(data)

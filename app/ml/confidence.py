@@ -17,7 +17,6 @@ means about three in a hundred of the settled marks may be wrong, whatever the r
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import NamedTuple
 
 from app.core.bundled import confidence_dir
 from app.core.errors import PunctumError
+from app.core.json_files import read_json_object
 from app.core.marks import MODEL_MARKS
 
 #: The mark classes with an input of their own; the rest (none, "!", ":") share the intercept.
@@ -228,12 +228,7 @@ class Confidence:
 def shipped_confidence(path: Path | None = None) -> Confidence:
     """The calibration Punctum ships (``models/confidence/confidence.json``), or the one at ``path``."""
     path = path or confidence_dir() / "confidence.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ConfidenceError(f"{path}: cannot read the suggestions' calibration ({error})") from None
-    if not isinstance(data, dict):
-        raise ConfidenceError(f"{path}: a confidence file is malformed")
+    data = read_json_object(path, ConfidenceError, "the suggestions' calibration")
     try:
         return Confidence.from_json(data)
     except ConfidenceError as error:

@@ -50,32 +50,6 @@ TOLERANCE = 1e-3
 _OPSET = 17
 
 
-class ExportedModel(nn.Module):
-    """``PunctuationModel.forward`` for inference, in the form the ONNX graph takes (see the module)."""
-
-    def __init__(self, network: PunctuationModel) -> None:
-        super().__init__()
-        self.network = network
-        # The exporter puts a module back in the mode it found it in, children included.
-        self.eval()
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        first_index: torch.Tensor,
-        last_index: torch.Tensor,
-        next_index: torch.Tensor,
-        gap_features: torch.Tensor | None = None,
-        gap_present: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        # The network's own pass: in eval mode its dropout is the identity, which exports as nothing.
-        marks, casing = self.network(
-            input_ids, attention_mask, first_index, last_index, next_index, gap_features, gap_present
-        )
-        return marks, casing
-
-
 def _example(network: PunctuationModel, rows: int, tokens: int, words: int, seed: int) -> WindowBatch:
     """Random inputs of the given sizes, with about half the gaps present and a row shorter than
     the others."""
@@ -135,7 +109,7 @@ def _export_graph(network: PunctuationModel, path: Path, attention: str = "eager
         warnings.simplefilter("ignore")  # the tracer's notes on Python values it keeps constant
         export: Any = torch.onnx.export
         export(
-            ExportedModel(network),
+            network,  # traced in eval mode (the exporter's default), where dropout exports as nothing
             tuple(inputs.values()),
             str(path),
             input_names=list(inputs),

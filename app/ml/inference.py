@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from app.ml.model_settings import DEFAULT_STRIDE, DEFAULT_WINDOW_MERGE, DEFAULT_WINDOW_TOKENS, ModelSettings
+from app.ml.model_settings import InferenceOptions, ModelSettings
 from app.ml.windows import (
     WINDOW_MERGES,
     SpecialTokens,
@@ -52,18 +52,18 @@ def softmax(x: np.ndarray) -> np.ndarray:
     return out
 
 
+#: How a document is read when nothing says otherwise (a model's own: ``ModelSettings.inference_options``).
+DEFAULT_OPTIONS = InferenceOptions()
+
+
 def predict_probabilities(
     model: LoadedModel,
     words: Sequence[str],
-    window_tokens: int = DEFAULT_WINDOW_TOKENS,
-    batch_size: int = 8,
-    temperature: float = 1.0,
-    stride: float = DEFAULT_STRIDE,
-    mark_bias: Sequence[float] | None = None,
+    options: InferenceOptions = DEFAULT_OPTIONS,
     gaps: Sequence[list[float] | None] | None = None,
-    merge: str = DEFAULT_WINDOW_MERGE,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per word: probabilities of each mark after it (words x marks) and of its casing.
+    """Per word: probabilities of each mark after it (words x marks) and of its casing, read as
+    ``options`` say (``ModelSettings.inference_options`` gives a model's own).
 
     The mark probabilities are ``softmax((log_softmax(logits) + mark_bias) / temperature)``.
     ``gaps`` holds each word's gap evidence (see ``app.core.gap_features``) for models with a gap branch.
@@ -71,13 +71,14 @@ def predict_probabilities(
     (the mean of its log-probabilities over every window that holds it: each window sees a
     different stretch of context, so their mean is a small ensemble at no extra training cost).
     """
+    merge, batch_size, mark_bias = options.merge, options.batch_size, options.mark_bias
     if merge not in WINDOW_MERGES:
         raise ValueError(f"unknown window merge {merge!r}: use one of {', '.join(WINDOW_MERGES)}")
     if not words:
         return np.zeros((0, model.marks), dtype=np.float32), np.zeros((0, model.casings), dtype=np.float32)
     special = model.special
     encoded = encode_words(model.tokenizer, words, special.unknown)
-    windows = plan_windows(encoded, window_tokens - 2, stride)
+    windows = plan_windows(encoded, options.window_tokens - 2, options.stride)
     if merge == "central":
         owner = central_windows(windows, len(words))
         held: dict[int, list[int]] = {}
@@ -105,6 +106,6 @@ def predict_probabilities(
             mark_log_sums[chosen] += mark_log_probs[row, chosen - first]
             casing[chosen] += casing_probs[row, chosen - first]
             counts[chosen] += 1
-    marks = softmax((log_softmax(mark_log_sums / counts) + bias) / temperature)
+    marks = softmax((log_softmax(mark_log_sums / counts) + bias) / options.temperature)
     casing /= counts
     return marks, casing

@@ -23,6 +23,21 @@ DEFAULT_WINDOW_MERGE = "central"
 
 
 @dataclass(frozen=True)
+class InferenceOptions:
+    """How ``app.ml.inference.predict_probabilities`` reads a document: windows of
+    ``window_tokens`` moved by ``stride`` of their length, ``batch_size`` at a time, each word's
+    predictions merged over them by ``merge``; the mark probabilities are
+    ``softmax((log_softmax(logits) + mark_bias) / temperature)``."""
+
+    window_tokens: int = DEFAULT_WINDOW_TOKENS
+    batch_size: int = 8
+    temperature: float = 1.0
+    stride: float = DEFAULT_STRIDE
+    mark_bias: Sequence[float] | None = None
+    merge: str = DEFAULT_WINDOW_MERGE
+
+
+@dataclass(frozen=True)
 class LoraSettings:
     rank: int = 0
     alpha: int = 1
@@ -91,16 +106,16 @@ class ModelSettings:
         """A copy of the file's content, to change and write back."""
         return dict(self.json)
 
-    def inference_options(self, language: str | None = None) -> dict[str, Any]:
-        """The keyword arguments of ``app.ml.inference.predict_probabilities`` these settings call
-        for (the mark biases calibrated for ``language`` where there are some)."""
-        return {
-            "window_tokens": self.window_tokens,
-            "stride": self.stride,
-            "merge": self.window_merge,
-            "temperature": self.temperature,
-            "mark_bias": self.mark_bias_by_language.get(language or "", self.mark_bias),
-        }
+    def inference_options(self, language: str | None = None) -> InferenceOptions:
+        """How these settings have ``app.ml.inference.predict_probabilities`` read a document (with
+        the mark biases calibrated for ``language`` where there are some)."""
+        return InferenceOptions(
+            window_tokens=self.window_tokens,
+            stride=self.stride,
+            merge=self.window_merge,
+            temperature=self.temperature,
+            mark_bias=self.mark_bias_by_language.get(language or "", self.mark_bias),
+        )
 
 
 def _biases(value: Sequence[float] | None) -> tuple[float, ...] | None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from app.core.errors import PunctumError
 from app.core.gap_features import FEATURES
+from app.core.json_files import read_json_object
 from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir
 from app.ml.model_settings import DEFAULT_STRIDE, DEFAULT_WINDOW_MERGE, DEFAULT_WINDOW_TOKENS, ModelSettings
@@ -71,12 +72,7 @@ def check_settings(directory: Path) -> ModelSettings:
     if not path.is_file():
         refuse_pickle_only(directory)
         raise ModelError(f"{directory}: not a Punctum model (no {CONFIG_NAME})")
-    try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ModelError(f"{path}: unreadable model settings ({error})") from None
-    if not isinstance(settings, dict):
-        raise ModelError(f"{path}: the settings are a JSON {_json_type(settings)}, not an object")
+    settings = read_json_object(path, ModelError, "the model settings")
     problem = _settings_problem(settings)
     if problem:
         raise ModelError(f"{path}: {problem}")
@@ -173,11 +169,6 @@ def _biases(value: Any, name: str) -> str | None:
     if not isinstance(value, list) or len(value) != len(MODEL_MARKS) or not all(map(_is_number, value)):
         return f"{name} is {value!r}: must be {len(MODEL_MARKS)} numbers, one per mark"
     return None
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 # ----------------------------------------------------------------------------- the base encoder

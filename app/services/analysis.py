@@ -11,7 +11,7 @@ together. It touches no project file: its caller owns the project and writes the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from app.services.gap_evidence import gap_evidence
 from app.services.suggestions import TextReading, drop_capitals_export_gives, suggestions_from, text_reading
 
 if TYPE_CHECKING:
+    from app.services.listening import Readings
     from app.services.model import Punctuator
     from app.store.project import Project
 
@@ -46,6 +47,19 @@ class AnalysisRequest:
     #: Whether listening also hears where each word is said (for re-cutting, the waveform, P);
     #: ``punctuate`` asks only with ``--resegment``, as it costs an eighth of the listening.
     word_times: bool = True
+
+    @property
+    def listens(self) -> bool:
+        """Whether the recogniser listens along the words: asked to, with media to hear."""
+        return self.audio is AudioUse.LISTEN and self.media is not None
+
+    def passes(self) -> tuple[AnalysisRequest, ...]:
+        """The analyses a person waits on, in order: where the recogniser listens, first the text
+        model's reading with the timings (shown in a second or two), then the listening one, which
+        reuses that reading; else this one alone."""
+        if not self.listens:
+            return (self,)
+        return replace(self, audio=AudioUse.TIMINGS), self
 
     @classmethod
     def from_file(cls, path: Path, **known: Any) -> AnalysisRequest:
@@ -115,6 +129,20 @@ def _timed(document: Document) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class _Stages:
+    """Tells ``progress`` what an analysis is doing, and stops it when ``cancelled`` says so."""
+
+    progress: Progress | None
+    cancelled: Callable[[], bool] | None
+
+    def __call__(self, text: str, fraction: float = -1.0) -> None:
+        if self.cancelled is not None and self.cancelled():
+            raise InterruptedError("cancelled")
+        if self.progress is not None:
+            self.progress(text, fraction)
+
+
 def analyse(
     request: AnalysisRequest,
     punctuator: Punctuator,
@@ -131,63 +159,23 @@ def analyse(
     text reading of the same captions (the editor's, shown before listening), to skip reading them
     again; a reading of other words or another language is not used.
     """
-    from app.services.transfer import propose_from_reference, read_reference
-
-    def stage(text: str, fraction: float = -1.0) -> None:
-        if cancelled is not None and cancelled():
-            raise InterruptedError("cancelled")
-        if progress is not None:
-            progress(text, fraction)
-
+    stage = _Stages(progress, cancelled)
     document = parse_document(request.captions, request.format, request.path)
     report = AnalysisReport(words=document.word_count)
     language = document.language = request.language
-    if request.reference is not None:
-        stage("Carrying over the reference's punctuation")
-        carried = propose_from_reference(document, read_reference(request.reference), language or "en")
-        report.reference = {
-            k: v for k, v in carried.items() if k in ("carried", "skipped", "wer", "warnings")
-        }
-    with_audio = request.audio.with_audio
-    if request.timings is not None and with_audio:
-        from app.services.documents import attach_timing_file
-
-        stage("Reading the word timings")
-        report.timings = attach_timing_file(document, request.timings, language or "en")
-        if not report.timings.get("aligned"):
-            report.warnings.append(f"{request.timings.name}: no word matched the captions")
-    media = request.media if with_audio else None
-    if media is not None and not _timed(document):
-        report.warnings.append(_UNTIMED)
-        media = track = None
-    if media is not None and track is None:
-        from app.audio.analysis import analyse_media
-
-        stage("Listening to the audio", 0.0)
-        track = analyse_media(media, lambda f: stage("Listening to the audio", f), cancelled)
+    _carry_reference(request, document, report, stage)
+    _attach_timings(request, document, report, stage)
+    media, track = _media_to_hear(request, document, report, track, stage)
     stage("Measuring pauses")
-    evidence = gap_evidence(document, media, track) if with_audio else None
+    evidence = gap_evidence(document, media, track) if request.audio.with_audio else None
     if reading is None or not reading.reads(document, language):
         stage("Loading the punctuation model")
         punctuator.load()
         stage("Suggesting punctuation")
         reading = text_reading(document, punctuator, language, evidence)
     heard = None
-    if media is not None and request.audio is AudioUse.LISTEN and reading.language is not None:
-        from app.services.listening import listen
-
-        # Said before the recogniser loads and hears its first window (seconds on a busy machine),
-        # which the last stage's name ("Measuring pauses") would otherwise be shown through.
-        stage("Listening along the words", 0.0)
-        heard = listen(
-            document,
-            reading,
-            track,
-            punctuator.listener,
-            lambda f: stage("Listening along the words", f),
-            cancelled,
-            request.word_times,
-        )
+    if media is not None and request.listens and reading.language is not None:
+        heard = _listen_along(request, document, reading, track, punctuator, stage)
     suggestions, found = suggestions_from(document, reading, evidence, heard)
     report.language, report.evidence = found.language, found.evidence
     document.language = found.language
@@ -203,4 +191,73 @@ def analyse(
         measures = with_heard_times(measures, document, heard.word_times if heard is not None else ())
     return Analysis(
         document, [*document.suggestions, *suggestions], report, track, measures, reading, found.readings
+    )
+
+
+def _carry_reference(
+    request: AnalysisRequest, document: Document, report: AnalysisReport, stage: _Stages
+) -> None:
+    """The reference's marks carried onto ``document`` as suggestions, when there is a reference."""
+    from app.services.transfer import propose_from_reference, read_reference
+
+    if request.reference is None:
+        return
+    stage("Carrying over the reference's punctuation")
+    carried = propose_from_reference(document, read_reference(request.reference), request.language or "en")
+    report.reference = {k: v for k, v in carried.items() if k in ("carried", "skipped", "wer", "warnings")}
+
+
+def _attach_timings(
+    request: AnalysisRequest, document: Document, report: AnalysisReport, stage: _Stages
+) -> None:
+    """The timing file's word times put on ``document``'s words, when there is one to use."""
+    if request.timings is None or not request.audio.with_audio:
+        return
+    from app.services.documents import attach_timing_file
+
+    stage("Reading the word timings")
+    report.timings = attach_timing_file(document, request.timings, request.language or "en")
+    if not report.timings.get("aligned"):
+        report.warnings.append(f"{request.timings.name}: no word matched the captions")
+
+
+def _media_to_hear(
+    request: AnalysisRequest, document: Document, report: AnalysisReport, track: Any, stage: _Stages
+) -> tuple[Path | None, Any]:
+    """The media to use and its analysed track (``track`` if given, else decoded here); neither
+    when the audio is not to be used or nothing says when the words are said."""
+    media = request.media if request.audio.with_audio else None
+    if media is not None and not _timed(document):
+        report.warnings.append(_UNTIMED)
+        media = track = None
+    if media is not None and track is None:
+        from app.audio.analysis import analyse_media
+
+        stage("Listening to the audio", 0.0)
+        track = analyse_media(media, lambda f: stage("Listening to the audio", f), stage.cancelled)
+    return media, track
+
+
+def _listen_along(
+    request: AnalysisRequest,
+    document: Document,
+    reading: TextReading,
+    track: Any,
+    punctuator: Punctuator,
+    stage: _Stages,
+) -> Readings:
+    """What ``punctuator``'s recogniser hears along ``document``'s words in the media's ``track``."""
+    from app.services.listening import listen
+
+    # Said before the recogniser loads and hears its first window (seconds on a busy machine),
+    # which the last stage's name ("Measuring pauses") would otherwise be shown through.
+    stage("Listening along the words", 0.0)
+    return listen(
+        document,
+        reading,
+        track,
+        punctuator.listener,
+        lambda f: stage("Listening along the words", f),
+        stage.cancelled,
+        request.word_times,
     )

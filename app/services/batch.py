@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from app.core.errors import PunctumError
+from app.core.errors import PunctumError, UsageError
 from app.core.gap_features import GapMeasure
 from app.core.interrupts import terminate_as_interrupt
 from app.core.line_breaks import LineChecks
 from app.core.model import Document, Status
 from app.formats import WriteError
 from app.services.batch_scheduler import BatchSettings, BatchSummary, report_warnings, run_pending
-from app.services.captions_export import Recut
+from app.services.captions_export import ExportOptions, ExportSteps, RecutReport
 from app.services.folder_pairing import Pairing, pair_folder
 from app.services.local_pool import start_local_pool
 from app.services.projects import add_caption_file, load_document, reimport_caption_file, status_counts
@@ -55,15 +55,7 @@ def import_folder(folder: Path, project: Project) -> Pairing:
                 project.relink_media(entry.id, group.media)
             continue
         try:
-            add_caption_file(
-                project,
-                group.stem,
-                group.captions,
-                group.media,
-                group.reference,
-                group.language,
-                group.timings,
-            )
+            add_caption_file(project, group)
         except PunctumError as error:
             project.add_file_failed(group.stem, group.captions, str(error))
             pairing.failed_imports[group.stem] = str(error)
@@ -88,25 +80,6 @@ def batch_folders(project: Project) -> list[Path]:
     except ValueError:  # edited by hand: no folder known
         return []
     return [Path(f) for f in kept if isinstance(f, str)] if isinstance(kept, list) else []
-
-
-def record_untranscribed(folder: Path, project: Project, failed: dict[Path, str]) -> dict[str, str]:
-    """Register the media of ``folder`` that could not be transcribed as failed files (status lists
-    them, with why), by the stem batch pairs them under; the captions that a later transcription
-    makes are then imported as the file's new version. Returns the reasons by stem."""
-    from app.services.files import classify
-
-    known = {entry.stem for entry in project.files()}
-    root = folder.resolve()
-    reasons: dict[str, str] = {}
-    for media, why in failed.items():
-        role = classify(media)
-        name = role.stem if role is not None else media.stem
-        stem = (media.resolve().relative_to(root).parent / name).as_posix()
-        reasons[stem] = f"not transcribed: {why}"
-        if stem not in known:
-            project.add_file_failed(stem, media.with_suffix(".vtt"), reasons[stem])
-    return reasons
 
 
 def _reimport(project: Project, file_id: int, captions: Path) -> str:
@@ -223,11 +196,8 @@ class StaleCaptionsError(PunctumError):
     """Captions changed on disk since they were imported: exporting would write the old words."""
 
 
-class ExportFolderError(PunctumError):
-    """An ``--out`` folder that cannot be made, or that a batch of the project reads: the user's
-    mistake, as a usage error is."""
-
-    exit_code = 2
+class ExportFolderError(UsageError):
+    """An ``--out`` folder that cannot be made, or that a batch of the project reads."""
 
 
 #: What ``batch`` keeps in a project for every ``export`` of it, by option: ``--rebreak`` (lines
@@ -245,14 +215,12 @@ def _kept_for_export(project: Project, option: str) -> bool:
     return project.setting(EXPORT_OPTIONS[option]) == "true"
 
 
-@dataclass(frozen=True)
-class ProjectExport:
+@dataclass(frozen=True, kw_only=True)
+class ProjectExport(ExportSteps):
     """What ``export_project`` wrote, and the lines' checks and the cuts, summed over its files,
     when it re-broke or re-cut them."""
 
     written: list[Path]
-    lines: tuple[LineChecks, LineChecks] | None = None
-    recut: Recut | None = None
 
 
 def export_project(
@@ -312,14 +280,13 @@ def export_project(
             )
         measures = project.gap_measures(entry.id) if resegment else None
         ready.append((document, project.language(entry.id), target, target_format, measures))
-    return _write_all(ready, out, rebreak, resegment)
+    return _write_all(ready, out, ExportOptions(rebreak=rebreak, recut=resegment))
 
 
 def _write_all(
     ready: list[tuple[Document, str, Path, str, list[GapMeasure] | None]],
     out: Path,
-    rebreak: bool,
-    resegment: bool,
+    options: ExportOptions,
 ) -> ProjectExport:
     """Write the files ``export_project`` made ready (each document, its language, target, format
     and gap measures), in order. One that cannot be written (a full disk) stops the export, its
@@ -327,7 +294,7 @@ def _write_all(
     from app.services.captions_export import export_captions
 
     before = after = LineChecks(0, 0, 0)
-    cuts: Recut | None = None
+    cuts: RecutReport | None = None
     written: list[Path] = []
     for document, language, target, target_format, measures in ready:
         try:
@@ -338,13 +305,7 @@ def _write_all(
                     f"{target.parent}: cannot make the folder ({error.strerror or error})"
                 ) from None
             exported = export_captions(
-                document,
-                target,
-                language,
-                format=target_format,
-                rebreak=rebreak,
-                recut=resegment,
-                measures=measures,
+                document, target, language, replace(options, format=target_format), measures
             )
         except PunctumError as error:
             left = [target for _, _, target, _, _ in ready[len(written) :]]
@@ -355,7 +316,7 @@ def _write_all(
             before, after = before + exported.lines[0], after + exported.lines[1]
         if exported.recut is not None:
             cuts = exported.recut if cuts is None else cuts + exported.recut
-    return ProjectExport(written, (before, after) if rebreak else None, cuts)
+    return ProjectExport(lines=(before, after) if options.rebreak else None, recut=cuts, written=written)
 
 
 def _written_so_far(out: Path, written: list[Path], left: list[Path]) -> str:
@@ -401,17 +362,6 @@ def open_project(
     return Project(path, create=create, read_only=read_only, holder=command)
 
 
-def file_counts(project: Project) -> tuple[int, int]:
-    """How many files the project holds, and how many of them are done."""
-    entries = project.files()
-    return len(entries), sum(e.state == DONE for e in entries)
-
-
-def failed_files(project: Project) -> dict[str, str]:
-    """The project's failed files, by name, with why each failed."""
-    return {e.stem: e.reason or "failed" for e in project.files() if e.state == FAILED}
-
-
 def not_exported(project: Project) -> dict[str, str]:
     """The files ``export_project`` leaves out, by name, with why: failed, or not yet processed."""
     return {
@@ -421,10 +371,8 @@ def not_exported(project: Project) -> dict[str, str]:
     }
 
 
-class UnknownFileError(PunctumError):
-    """A file name the project does not hold: the user's mistake, as a usage error is."""
-
-    exit_code = 2
+class UnknownFileError(UsageError):
+    """A file name the project does not hold."""
 
 
 def check_media(media: Path) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
-from app.core.commands import ApplyPolicy, accept_confident
+from app.core.commands import Apply, ApplyPolicy, accept_confident
 from app.core.decisions import AcceptMany, Decision, Settle, encode
 from app.core.errors import PunctumError
 from app.core.model import Suggestion
@@ -27,14 +27,14 @@ from app.services.batch_job import BatchJob, FileOutcome
 from app.services.hearing import AUDIO_GIVEN, audio_given, why_hear_again
 from app.services.model import prepare_model
 from app.services.projects import carried_decisions, reanalyse_file
-from app.store.project import DONE, FAILED, PENDING, FileEntry, Project
+from app.store.project import DONE, FAILED, PENDING, FileEntry, FileResults, Project
 
 
 @dataclass
 class BatchSettings:
     model: str | None = None
     # What is accepted without review: nothing by default; "confident", "all" or the triage rule.
-    policy: ApplyPolicy = field(default_factory=lambda: ApplyPolicy("none", 0.9))
+    policy: ApplyPolicy = field(default_factory=lambda: ApplyPolicy(Apply.NONE))
     workers: int | None = None
     audio: AudioUse = DEFAULT_AUDIO_USE  # what of the media and word timings is used
     int8: bool | None = None  # None: the default precision (INT8_BY_DEFAULT)
@@ -218,7 +218,7 @@ def _record_outcome(
         summary.failures[stem] = outcome.error
         return FAILED
     carried, settled = carried_decisions(project, file_id, outcome.suggestions)
-    decisions, by = _batch_decisions(settled, settings)
+    decisions, by = _batch_decisions(settled, settings, entry.reference_path is not None)
     if by == "rule":
         accepted = [i for d in decisions if isinstance(d, Settle) for i in d.accept]
         summary.settled += gaps_settled(settled, accepted)
@@ -226,13 +226,15 @@ def _record_outcome(
     project.finish(
         file_id,
         job,
-        outcome.suggestions,
-        {**outcome.report, AUDIO_GIVEN: audio_given(project, entry, settings.audio)},
+        FileResults(
+            outcome.suggestions,
+            {**outcome.report, AUDIO_GIVEN: audio_given(project, entry, settings.audio)},
+            outcome.measures,
+            outcome.readings,
+        ),
         [encode(d) for d in decisions],
         [encode(d) for d in carried],
-        outcome.measures,
         by,
-        outcome.readings,
     )
     summary.done += 1
     warnings = report_warnings(outcome.report)
@@ -241,13 +243,15 @@ def _record_outcome(
     return DONE
 
 
-def _batch_decisions(suggestions: list[Suggestion], settings: BatchSettings) -> tuple[list[Decision], str]:
+def _batch_decisions(
+    suggestions: list[Suggestion], settings: BatchSettings, reference_given: bool
+) -> tuple[list[Decision], str]:
     """What ``--apply`` accepts (``commands.accept_confident``), as the decision to record, and who
     decided: the triage rule's settlement is the editor's own (a policy changed there reopens it);
     the other policies are the batch's."""
-    chosen = accept_confident(suggestions, settings.policy)
+    chosen = accept_confident(suggestions, settings.policy, reference_given)
     if not chosen:
         return [], "batch"
-    if settings.policy.how == "triage":
+    if settings.policy.how is Apply.TRIAGE:
         return [Settle((), tuple(chosen))], "rule"
     return [AcceptMany(tuple(chosen))], "batch"

@@ -93,7 +93,7 @@ def _limits_told(checks: CutChecks) -> str:
 
 
 @dataclass(frozen=True)
-class Recut:
+class RecutReport:
     """What re-cutting did: the cuts' checks before and after, and of the words re-cut, how many
     had their times estimated from their cue (no media heard them, no file gave them)."""
 
@@ -103,8 +103,8 @@ class Recut:
     words: int = 0
     heard: int = 0  # words whose time was heard (or given by a file)
 
-    def __add__(self, other: Recut) -> Recut:
-        return Recut(
+    def __add__(self, other: RecutReport) -> RecutReport:
+        return RecutReport(
             self.before + other.before,
             self.after + other.after,
             self.estimated + other.estimated,
@@ -141,7 +141,7 @@ def recut_captions(
     measures: Sequence[GapMeasure] | None,
     language: str | None = None,
     limits: CaptionLimits = STYLE_GUIDE_LIMITS,
-) -> tuple[Document, Recut]:
+) -> tuple[Document, RecutReport]:
     """``document`` with its cues cut again at sentence ends within ``limits`` (``core.resegment``),
     timed by the words as heard where ``measures`` hold heard times, else by their cues' times
     spread over them."""
@@ -151,38 +151,76 @@ def recut_captions(
     # Heard, or given by a timing file; a word's own time (a cue of one word) is neither.
     own = [word.start is not None and word.end is not None for word in document.words()]
     heard = sum(1 for t, given in zip(times or (), own, strict=False) if t is not None and not given)
-    return result.document, Recut(*checks, result.estimated_words, result.cut_words, heard)
+    return result.document, RecutReport(*checks, result.estimated_words, result.cut_words, heard)
 
 
 @dataclass(frozen=True)
-class Exported:
-    """Where captions were written, and the lines' checks and the cuts when re-broken or re-cut."""
+class ExportOptions:
+    """How captions are exported: in ``format`` (None: their own), over the source file only with
+    ``replace_source``; ``capitalise`` (False: every capital left as it is), ``rebreak`` (each cue's
+    lines laid out again, ``core.line_breaks``) and ``recut`` (cues cut again at sentence ends,
+    timed by the words' heard times where there are any), within ``limits``."""
+
+    format: str | None = None
+    replace_source: bool = False
+    capitalise: bool = True
+    rebreak: bool = False
+    recut: bool = False
+    limits: CaptionLimits = STYLE_GUIDE_LIMITS
+
+
+#: Export as the editor's plain export does it: own format, capitals given, cues and lines kept.
+DEFAULT_EXPORT = ExportOptions()
+
+
+@dataclass(frozen=True)
+class ExportSteps:
+    """What export's re-break and re-cut did, when asked: the lines' checks before and after,
+    and the cuts'."""
+
+    lines: tuple[LineChecks, LineChecks] | None = None
+    recut: RecutReport | None = None
+
+    def summaries(self) -> list[str]:
+        """A line on the re-cut, then one on the re-break, as export tells them."""
+        told = [self.recut.summary()] if self.recut is not None else []
+        if self.lines is not None:
+            told.append(f"lines re-broken: {rebreak_summary(*self.lines)}")
+        return told
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exported(ExportSteps):
+    """Where captions were written, and what re-breaking or re-cutting them did."""
 
     path: Path
-    lines: tuple[LineChecks, LineChecks] | None = None
-    recut: Recut | None = None
+
+
+def exported_document(
+    document: Document,
+    language: str | None,
+    options: ExportOptions = DEFAULT_EXPORT,
+    measures: Sequence[GapMeasure] | None = None,
+) -> tuple[Document, ExportSteps]:
+    """A copy of ``document`` as ``export_captions`` writes it (``options``): capitalised, re-cut by
+    ``measures``' heard times and re-broken as asked; and what the re-cut and re-break did."""
+    exported = as_exported(document, language, options.capitalise)
+    cuts = None
+    if options.recut:
+        exported, cuts = recut_captions(exported, measures, language, options.limits)
+    checks = rebreak_lines(exported, language, options.limits) if options.rebreak else None
+    return exported, ExportSteps(checks, cuts)
 
 
 def export_captions(
     document: Document,
     target: Path | str,
     language: str | None,
-    format: str | None = None,
-    replace_source: bool = False,
-    capitalise: bool = True,
-    rebreak: bool = False,
-    recut: bool = False,
+    options: ExportOptions = DEFAULT_EXPORT,
     measures: Sequence[GapMeasure] | None = None,
-    limits: CaptionLimits = STYLE_GUIDE_LIMITS,
 ) -> Exported:
-    """Write ``document`` as exported to ``target`` (atomically; the source file only with
-    ``replace_source``); with ``recut`` its cues cut again at sentence ends, timed by the words'
-    heard times in ``measures`` where there are any; with ``rebreak`` each cue's lines laid out
-    again where the cue allows it (``core.line_breaks``)."""
-    exported = as_exported(document, language, capitalise)
-    cuts = None
-    if recut:
-        exported, cuts = recut_captions(exported, measures, language, limits)
-    checks = rebreak_lines(exported, language, limits) if rebreak else None
-    write_document(exported, target, format=format, replace_source=replace_source)
-    return Exported(Path(target), checks, cuts)
+    """Write ``document`` as exported (``exported_document``) to ``target``, atomically; over the
+    source file only with ``options.replace_source``."""
+    exported, steps = exported_document(document, language, options, measures)
+    write_document(exported, target, format=options.format, replace_source=options.replace_source)
+    return Exported(lines=steps.lines, recut=steps.recut, path=Path(target))

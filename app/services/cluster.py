@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import PunctumError, bug_report, error_line
+from app.core.errors import PunctumError, UsageError, bug_report, error_line
 from app.services.batch_job import BatchJob, FileOutcome
 from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending, worker_count
 from app.services.cluster_worker import ClusterJob, FileWorker, WorkerCannotReadError, WorkerReport
@@ -39,16 +39,12 @@ PROBE_SECONDS = 30
 INSTALL_HINT = "install punctum[cluster] (pip install 'punctum[cluster]') to run batches on Ray"
 
 
-class ClusterError(PunctumError):
+class ClusterError(UsageError):
     """No Ray, or no cluster where the user pointed: their setup, as a usage error is."""
-
-    exit_code = 2
 
 
 class ClusterLostError(PunctumError):
     """The driver lost the cluster mid-run: the files done are kept, the others are pending."""
-
-    exit_code = 3
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,6 @@ class WorkerCannotReadError(PunctumError):
     """A worker cannot read what the driver can (the media, the model): the cluster lacks shared
     storage. The run stops and nothing is marked failed, so a rerun after the fix does it all."""
 
-    exit_code = 3
-
 
 @dataclass(frozen=True)
 class ClusterJob:

@@ -136,10 +136,7 @@ class Punctuator:
         config = model.settings
         gaps = evidence.vectors if evidence is not None else None
         marks, casing = predict_probabilities(
-            model,
-            words,
-            gaps=restrict(gaps, config.gap_inputs),
-            **config.inference_options(language),
+            model, words, config.inference_options(language), restrict(gaps, config.gap_inputs)
         )
         return marks.tolist(), casing.tolist()
 

@@ -17,31 +17,29 @@ from app.core.model import Casing, Cue, Document, Source, Status, Suggestion
 from app.core.recut_cues import cut_of
 from app.core.triage import about_wrong, gaps_settled, gaps_to_review, settled_by_rule
 from app.formats import FormatError, format_of, parse_document, read_bytes
+from app.services.folder_pairing import FileGroup
+from app.store.files import CaptionsRead
 from app.store.project import Project, ProjectError
 
 
-def add_caption_file(
-    project: Project,
-    stem: str,
-    captions: Path,
-    media: Path | None = None,
-    reference: Path | None = None,
-    language: str | None = None,
-    timings: Path | None = None,
-    parsed: tuple[bytes, Document] | None = None,
-) -> int:
-    """Read and parse ``captions`` (unless ``parsed`` gives its bytes and document) and add it to
-    the project; unreadable captions are a ``FormatError`` and nothing is added."""
+def add_caption_file(project: Project, group: FileGroup, read: CaptionsRead | None = None) -> int:
+    """Add a caption file with the files that go with it (``group``) to the project, its captions
+    read and parsed here unless the caller has ``read`` them; unreadable captions are a
+    ``FormatError`` and nothing is added."""
+    if read is None:
+        read = _read_captions(Path(group.captions))
+    return project.add_file(
+        group.stem, group.captions, group.media, group.reference, group.language, group.timings, read=read
+    )
+
+
+def _read_captions(captions: Path) -> CaptionsRead:
+    """``captions`` read and parsed, with the time they were last changed."""
     # Taken before reading, so a change made while it is read shows later (read by the caller,
     # the time is unknown, and the captions are compared by their hash).
-    mtime = _mtime(Path(captions)) if parsed is None else None
-    if parsed is None:
-        data = read_bytes(Path(captions))
-        parsed = data, parse_document(data, format_of(Path(captions)), Path(captions))
-    data, document = parsed
-    return project.add_file(
-        stem, captions, media, reference, language, timings, data=data, document=document, mtime=mtime
-    )
+    mtime = _mtime(captions)
+    data = read_bytes(captions)
+    return CaptionsRead(data, parse_document(data, format_of(captions), captions), mtime)
 
 
 def _mtime(path: Path) -> float | None:
@@ -69,14 +67,10 @@ def reimport_caption_file(project: Project, file_id: int, captions: Path) -> Rei
     each decision of the old version is replayed on the new one when it has its suggestions
     (``carried_decisions``) where the words on both sides of its gap are unchanged. Unreadable
     captions are a ``FormatError`` and the project is left as it was."""
-    mtime = _mtime(captions)
-    data = read_bytes(captions)
-    document = parse_document(data, format_of(captions), captions)
-    carried, dropped = _carry_over(project, file_id, document)
-    recut = _recut_carried(project, file_id, document, carried)
-    version = project.new_version(
-        file_id, captions, data=data, document=document, mtime=mtime, carried=carried
-    )
+    read = _read_captions(captions)
+    carried, dropped = _carry_over(project, file_id, read.document)
+    recut = _recut_carried(project, file_id, read.document, carried)
+    version = project.new_version(file_id, captions, read, carried)
     return Reimport(version, len(carried) - (recut == "kept"), dropped, recut)
 
 
@@ -85,13 +79,7 @@ def reanalyse_file(project: Project, file_id: int) -> Reimport:
     only now): a new version, the old one kept aside, its decisions carried over as
     ``reimport_caption_file`` carries them (``carried_decisions`` replays them on the new
     suggestions)."""
-    data, format, path = project.stored_captions(file_id)
-    try:
-        document = parse_document(data, format, path)
-    except FormatError as error:
-        raise ProjectError(
-            f"{project.path}: the stored captions of file {_name(project, file_id)} cannot be read ({error})"
-        ) from None
+    document = _stored_document(project, file_id)
     carried, dropped = _carry_over(project, file_id, document)
     recut = _recut_carried(project, file_id, document, carried)
     return Reimport(project.analyse_again(file_id, carried), len(carried) - (recut == "kept"), dropped, recut)
@@ -241,13 +229,7 @@ def carried_decisions(
 def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     """The file's document as it stands: the captions as added, their suggestions, and the
     decisions replayed through the editor's own commands (so undo works as it did)."""
-    data, format, path = project.stored_captions(file_id)
-    try:
-        document = parse_document(data, format, path)
-    except FormatError as error:
-        raise ProjectError(
-            f"{project.path}: stored captions of file {file_id} unreadable ({error})"
-        ) from None
+    document = _stored_document(project, file_id)
     document.language = project.language(file_id)
     document.add_suggestions(project.suggestions(file_id))
     history = History(document)
@@ -266,6 +248,17 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
             ) from None
     document.changes_since_save = 0
     return document, history
+
+
+def _stored_document(project: Project, file_id: int) -> Document:
+    """The captions as they were added; a ``ProjectError`` where they no longer parse."""
+    data, format, path = project.stored_captions(file_id)
+    try:
+        return parse_document(data, format, path)
+    except FormatError as error:
+        raise ProjectError(
+            f"{project.path}: the stored captions of file {_name(project, file_id)} cannot be read ({error})"
+        ) from None
 
 
 def _name(project: Project, file_id: int) -> str:

@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from app.core import commands
 from app.core.commands import MORE_LIKELY_RIGHT as MORE_LIKELY_RIGHT  # re-exported for the command line
+from app.core.commands import Apply
 from app.core.commands import ApplyPolicy as ApplyPolicy
 from app.core.gap_features import GapMeasure
 from app.core.history import History
 from app.core.model import Document, Source, Suggestion
-from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, about_wrong
+from app.core.triage import PRECISION_TARGET as PRECISION_TARGET  # re-exported for the command line
+from app.core.triage import TARGET_RANGE as TARGET_RANGE
+from app.core.triage import about_wrong
 from app.services.analysis import AnalysisReport, AnalysisRequest, analyse
 from app.services.captions_export import capitalise_sentences
 
@@ -22,15 +25,12 @@ if TYPE_CHECKING:
     from app.services.model import Punctuator
 
 
-#: ``--apply triage``'s model threshold unless another is given (its measured operating point).
-TRIAGE_THRESHOLD = OPERATING_THRESHOLD
-TRIAGE_TARGETS = TARGET_RANGE
-
-
-def apply_suggestions(document: Document, history: History, policy: ApplyPolicy) -> list[int]:
-    """Accept, as one step, what ``policy`` settles without review (``commands.accept_confident``);
-    the ids accepted."""
-    ids = commands.accept_confident(document.suggestions, policy)
+def apply_suggestions(
+    document: Document, history: History, policy: ApplyPolicy, reference_given: bool = False
+) -> list[int]:
+    """Accept, as one step, what ``policy`` settles without review (``commands.accept_confident``;
+    ``reference_given``: whether the file was given a reference transcript); the ids accepted."""
+    ids = commands.accept_confident(document.suggestions, policy, reference_given)
     if ids:
         history.do(commands.accept_many(document, ids))
     return ids
@@ -97,8 +97,8 @@ def punctuate_file(
     known = {s.id for s in document.suggestions}  # the reference's, there already
     document.add_suggestions([s for s in suggestions if s.id not in known])
     history = History(document)
-    applied = apply_suggestions(document, history, policy)
-    if policy.how != "none":
+    applied = apply_suggestions(document, history, policy, reference_given=request.reference is not None)
+    if policy.how is not Apply.NONE:
         capitalise_sentences(document, report.language)
     wrong = about_wrong(document.suggestions, applied)
     return PunctuateOutcome(document, suggestions, len(applied), report, wrong, analysis.measures)

@@ -58,17 +58,20 @@ from app.formats import format_of, parse_document
 from app.ml.house_style import HouseStyle, StyleExample
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.autosave import autosave_path, free_stem, matching_file
-from app.services.captions_export import Exported, Recut, as_exported, heard_times, recut_captions
+from app.services.captions_export import Exported, RecutReport, as_exported, heard_times, recut_captions
+from app.services.folder_pairing import FileGroup
 from app.services.projects import add_caption_file, load_document
 from app.services.review_style import SessionStyle
-from app.store.project import DONE, FileEntry, Project
+from app.store.files import CaptionsRead
+from app.store.project import DONE, FileEntry, FileResults, Project
 
 
 def store_results(project: Project, file_id: int, analysis: Analysis) -> None:
     """An analysis's suggestions and report into the project, replacing earlier ones."""
-    project.store_results(
-        file_id, analysis.suggestions, analysis.report.as_json(), analysis.measures, analysis.readings
+    results = FileResults(
+        analysis.suggestions, analysis.report.as_json(), analysis.measures, analysis.readings
     )
+    project.store_results(file_id, results)
 
 
 #: What a project open in the editor says of its holder to another writer (a batch, say).
@@ -131,16 +134,10 @@ class ReviewSession(SessionStyle):
                 path.rename(path.with_name(f"{path.stem}-{int(time.time())}.punctum"))
                 project = Project(path, create=True, holder=EDITOR)
             if file_id is None:
-                file_id = add_caption_file(
-                    project,
-                    free_stem(project, captions.stem),
-                    captions,
-                    media,
-                    reference,
-                    language,
-                    timings,
-                    parsed=(data, document),
+                group = FileGroup(
+                    free_stem(project, captions.stem), captions, language, media, reference, timings
                 )
+                file_id = add_caption_file(project, group, CaptionsRead(data, document))
                 session = cls(project, file_id, fresh=document)
             else:
                 session = cls(project, file_id)
@@ -200,10 +197,9 @@ class ReviewSession(SessionStyle):
 
     @property
     def has_reference(self) -> bool:
-        """Whether the file has a reference transcript: then the model alone settles nothing."""
-        return self.entry.reference_path is not None or any(
-            s.source is Source.REFERENCE for s in self.document.suggestions
-        )
+        """Whether the file has a reference transcript: then the model alone settles nothing
+        (``commands.has_reference``, as batch decides it)."""
+        return commands.has_reference(self.document.suggestions, self.entry.reference_path is not None)
 
     def settled_by_rule(self) -> set[int]:
         """Suggestions the triage rule accepted that still stand (``triage.settled_by_rule``)."""
@@ -337,7 +333,7 @@ class ReviewSession(SessionStyle):
     def accept(self, suggestion_id: int) -> Step | None:
         return self._do(Accept(suggestion_id))
 
-    def recut_preview(self) -> tuple[Document, Document, Recut]:
+    def recut_preview(self) -> tuple[Document, Document, RecutReport]:
         """The document as export writes it now and as it would after ``recut`` (capitals in),
         and what the re-cut does to the cuts' checks."""
         now = as_exported(self.document, self.language)
@@ -396,7 +392,7 @@ class ReviewSession(SessionStyle):
         """Accept what ``commands.accept_confident`` settles at ``threshold``: per gap, the surest
         pending suggestion at least that sure, the reference's first."""
         ids = commands.accept_confident(
-            self.document.suggestions, commands.ApplyPolicy("confident", threshold)
+            self.document.suggestions, commands.ApplyPolicy(commands.Apply.CONFIDENT, threshold)
         )
         if not ids:
             return None
@@ -427,16 +423,9 @@ class ReviewSession(SessionStyle):
         """Write the captions as reviewed: timings untouched, marks applied, sentence starts (and the
         words the language always capitalises) capitalised; ``rebreak``: lines laid out again;
         ``recut``: cues cut again at sentence ends, timed by the words as heard."""
-        from app.services.captions_export import export_captions
+        from app.services.captions_export import ExportOptions, export_captions
 
+        options = ExportOptions(format, replace_source, rebreak=rebreak, recut=recut, limits=self.limits)
         return export_captions(
-            self.document,
-            target,
-            self.language,
-            format,
-            replace_source,
-            rebreak=rebreak,
-            recut=recut,
-            measures=self.measures() if recut else None,
-            limits=self.limits,
+            self.document, target, self.language, options, self.measures() if recut else None
         )

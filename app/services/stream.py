@@ -123,15 +123,24 @@ def entropy(probabilities: Iterable[float]) -> float:
     return -sum(p * math.log(p) for p in probabilities if p > 0)
 
 
+@dataclass(frozen=True)
+class StreamPolicy:
+    """When a word of the stream is decided: once ``lookahead`` words follow it; earlier, unless
+    ``fixed``, when its mark entropy is under ``entropy_threshold`` and at least ``EARLIEST`` word
+    follows it; and, with ``max_delay_ms``, no later than that after it: by the stream's own clock
+    when the words come with times (a word is due once a newer word's end is ``max_delay_ms`` past
+    its end), by the wall clock since it was fed otherwise."""
+
+    lookahead: int = DEFAULT_LOOKAHEAD
+    fixed: bool = False
+    entropy_threshold: float = ENTROPY_THRESHOLD
+    max_delay_ms: float | None = None
+
+
 class StreamPunctuator:
     """Feed words (``feed``), get back the words decided, in order, each exactly once; ``flush``
-    at the end of the stream decides the rest.
-
-    A word is decided when ``lookahead`` words follow it; earlier, unless ``fixed``, when its mark
-    entropy is under ``entropy_threshold`` and at least ``EARLIEST`` word follows it; and, with
-    ``max_delay_ms``, no later than that after it: by the stream's own clock when the words come
-    with times (a word is due once a newer word's end is ``max_delay_ms`` past its end), by the
-    wall clock since it was fed otherwise.
+    at the end of the stream decides the rest. When a word is decided is the ``policy``'s choice
+    (``StreamPolicy``); each new word re-reads the newest words within ``context_tokens``.
     ``expire`` decides the words whose wall-clock deadline has passed while no word came (the
     command calls it when its input is silent), timed or not. Words are given in the order
     spoken; times in seconds.
@@ -141,13 +150,11 @@ class StreamPunctuator:
         self,
         punctuator: Punctuator | None = None,
         language: str = "en",
-        lookahead: int = DEFAULT_LOOKAHEAD,
-        fixed: bool = False,
-        entropy_threshold: float = ENTROPY_THRESHOLD,
-        max_delay_ms: float | None = None,
+        policy: StreamPolicy = StreamPolicy(),
         context_tokens: int = CONTEXT_TOKENS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        lookahead, max_delay_ms = policy.lookahead, policy.max_delay_ms
         if not 0 <= lookahead <= MAX_LOOKAHEAD:
             raise ValueError(f"lookahead {lookahead}: must be 0 to {MAX_LOOKAHEAD}")
         if context_tokens < MIN_CONTEXT_TOKENS:
@@ -156,7 +163,7 @@ class StreamPunctuator:
         model = self.punctuator.load()
         self.language = language
         self.lookahead = lookahead
-        self.threshold = None if fixed else entropy_threshold
+        self.threshold = None if policy.fixed else policy.entropy_threshold
         self.max_delay = None if max_delay_ms is None else max_delay_ms / 1000
         # One model window holds the whole window, so it is read once per word.
         self.context_tokens = min(context_tokens, model.settings.window_tokens - 2)

@@ -7,17 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.errors import PunctumError
+from app.core.errors import UsageError
 from app.ml.house_style import HouseStyle as HouseStyle  # re-exported for the command line
 from app.ml.house_style import StyleError
 from app.ml.style_file import read_style, style_text
 
 
-class StyleFileError(PunctumError):
+class StyleFileError(UsageError):
     """A style file that is missing, unreadable, malformed or of another kind: the user named the
-    wrong file, as a usage error is (exit 2)."""
-
-    exit_code = 2
+    wrong file, as a usage error is."""
 
 
 def read_style_file(path: Path, option: str = "--style") -> HouseStyle:

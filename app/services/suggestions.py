@@ -141,15 +141,31 @@ def suggestions_from(
     found = Findings(reading.language, warnings=list(reading.warnings))
     if not words or reading.language is None:
         return [], found
-    language = reading.language
+    mark_probs, heard_marks = _weigh_evidence(found, reading, evidence, heard, len(words))
+    ends = _cue_ends(document, len(words))
+    source = _Reading(words, reading.language, reading, mark_probs, heard_marks, evidence, ends)
+    next_id = document.next_suggestion_id()
+    marks = _mark_suggestions(source, found, next_id)
+    return marks + _capital_suggestions(source, next_id + len(marks)), found
+
+
+def _weigh_evidence(
+    found: Findings,
+    reading: TextReading,
+    evidence: GapEvidence | None,
+    heard: Readings | None,
+    count: int,
+) -> tuple[list[list[float]], list[list[float] | None]]:
+    """Into ``found``: the evidence the document was read with and the warnings of its evidence and
+    of its hearing. Returned: the mark probabilities to suggest from (the text's, or combined with
+    what was heard) and, per word, what was heard there (None where nothing was)."""
     if evidence is not None:
         found.warnings += evidence.warnings
-    kinds = reading.kinds
     # What the document as a whole was read with: the richest evidence any gap had (a text file
     # handed over as evidence carries no times, so it is read as text).
-    found.evidence = "timing" if "timing" in kinds else "text"
+    found.evidence = "timing" if "timing" in reading.kinds else "text"
     mark_probs = reading.marks
-    heard_marks: list[list[float] | None] = [None] * len(words)
+    heard_marks: list[list[float] | None] = [None] * count
     if heard is not None:
         told = " ".join(found.warnings)
         # The media's end is told once, by the gap evidence, whichever reader notices it.
@@ -159,12 +175,31 @@ def suggestions_from(
             found.evidence = "heard"
     if evidence is not None and evidence.media and not reading.hears and found.evidence != "heard":
         found.warnings.append("this model reads text only; the media was not used")
-    suggestions: list[Suggestion] = []
-    next_id = document.next_suggestion_id()
+    return mark_probs, heard_marks
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What the suggestions for one document are read from."""
+
+    words: list[Word]
+    language: str
+    reading: TextReading
+    mark_probs: list[list[float]]  # the text's, or combined with what was heard
+    heard_marks: list[list[float] | None]  # per word: what was heard there, None where nothing was
+    evidence: GapEvidence | None
+    ends: list[bool]  # per word: whether it ends its cue
+
+
+def _mark_suggestions(source: _Reading, found: Findings, next_id: int) -> list[Suggestion]:
+    """A suggestion per open gap whose mark the reading disagrees with, numbered from ``next_id``;
+    into ``found``, what the readers said at every gap."""
+    reading, evidence, ends = source.reading, source.evidence, source.ends
+    language, kinds = source.language, reading.kinds
     sure = shipped_confidence()
-    ends = _cue_ends(document, len(words))
-    for index, (word, probs) in enumerate(zip(words, mark_probs, strict=True)):
-        heard_here = heard_marks[index]
+    suggestions: list[Suggestion] = []
+    for index, (word, probs) in enumerate(zip(source.words, source.mark_probs, strict=True)):
+        heard_here = source.heard_marks[index]
         vector = evidence.vectors[index] if evidence is not None and kinds[index] == "timing" else None
         found.readings.append(
             GapReading(
@@ -176,7 +211,7 @@ def suggestions_from(
             )
         )
         best, mark = model_mark(probs, language)
-        if best == model_class(word.mark) or not open_gap(words, index):
+        if best == model_class(word.mark) or not open_gap(source.words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
         inputs = mark_inputs(
@@ -207,7 +242,16 @@ def suggestions_from(
             )
         )
         next_id += 1
-    for index, (word, probs) in enumerate(zip(words, reading.casing, strict=True)):
+    return suggestions
+
+
+def _capital_suggestions(source: _Reading, next_id: int) -> list[Suggestion]:
+    """A suggestion per lowercase word the casing head would capitalise and export would not,
+    numbered from ``next_id``."""
+    words, language, ends = source.words, source.language, source.ends
+    sure = shipped_confidence()
+    suggestions: list[Suggestion] = []
+    for index, (word, probs) in enumerate(zip(words, source.reading.casing, strict=True)):
         capital = probs[1] + probs[2]
         casing = spelled_capital(word, head_casing(probs))
         if (
@@ -232,7 +276,7 @@ def suggestions_from(
                 )
             )
             next_id += 1
-    return suggestions, found
+    return suggestions
 
 
 def _cue_ends(document: Document, count: int) -> list[bool]:

@@ -61,13 +61,21 @@ def words_file_for(output: Path) -> Path:
     return output.with_name(output.stem + WORDS_SUFFIX)
 
 
+@dataclass(frozen=True)
+class TranscriptOptions:
+    """How captions are made of what is heard: in ``language`` (None: the one heard), with the
+    recogniser's punctuation or stripped of it, cut into cues within ``limits``."""
+
+    language: str | None = None
+    strip_punctuation: bool = False
+    limits: CaptionLimits = TRANSCRIPT_LIMITS
+
+
 def transcribe_media(
     media: Path,
     output: Path,
     transcriber: Transcriber,
-    language: str | None = None,
-    strip_punctuation: bool = False,
-    rules: CaptionLimits | None = None,
+    options: TranscriptOptions = TranscriptOptions(),
     progress: Callable[[float], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> Transcript:
@@ -75,14 +83,16 @@ def transcribe_media(
     suffix = output.suffix.lower()
     if suffix not in CAPTION_SUFFIXES:
         raise PunctumError(f"{output}: captions are written as .vtt or .srt, not {suffix or 'no extension'}")
+    language = options.language
     transcriber.check_language(language)
     began = time.monotonic()
     audio = decode_audio(media)
     recognition = transcriber.transcribe(audio, language, progress, cancelled)
-    words = [timed for word in recognition.words if (timed := _timed(word, strip_punctuation)) is not None]
+    strip = options.strip_punctuation
+    words = [timed for word in recognition.words if (timed := _timed(word, strip)) is not None]
     if not words:
         raise NoSpeechError(f"{media}: no speech was heard; nothing was written")
-    cues = plan_cues(words, rules or TRANSCRIPT_LIMITS)
+    cues = plan_cues(words, options.limits)
     text = transcript_text(cues, suffix[1:])
     words_file = words_file_for(output) if suffix == ".srt" else None
     # The captions and their word times land together or not at all (a full disk, a cancel).
@@ -146,13 +156,12 @@ def transcribe_folder(
         return done
     transcriber = open_recogniser(model)
     transcriber.check_language(language)
+    options = TranscriptOptions(language, strip_punctuation)
     for media in waiting:
         if on_file is not None:
             on_file(media, "started")
         try:
-            done.transcribed.append(
-                transcribe_media(media, media.with_suffix(".vtt"), transcriber, language, strip_punctuation)
-            )
+            done.transcribed.append(transcribe_media(media, media.with_suffix(".vtt"), transcriber, options))
         except Exception as error:  # what the file causes is its outcome; a bug goes on up
             reason = file_failure(error)
             if reason is None:

@@ -88,11 +88,11 @@ def transfer_to_file(
     """The reference's marks (and capitals, with ``casing``) written into the captions at ``output``,
     exported as every caption file is (sentence starts capitalised, unless ``casing`` is off). A
     transfer that carried nothing (a reference for another video) gives the captions back as they were."""
-    from app.services.captions_export import export_captions
+    from app.services.captions_export import ExportOptions, export_captions
 
     outcome = transfer_files(reference_path, captions_path, language)
     carried = accept_reference_suggestions(outcome.document, History(outcome.document), casing=casing)
-    export_captions(outcome.document, output, language, capitalise=casing and carried > 0)
+    export_captions(outcome.document, output, language, ExportOptions(capitalise=casing and carried > 0))
     if report_path:
         write_report(outcome.report, report_path)
     return outcome

@@ -37,6 +37,17 @@ _MTIME_SLACK = 2.0
 
 
 @dataclass(frozen=True)
+class CaptionsRead:
+    """Captions as read from disk: ``data``, their bytes, kept as they are; ``document``, the
+    caller's parse of them, which gives their format; ``mtime``, the file's modification time taken
+    before ``data`` was read (None: unknown, and the captions are compared by their hash)."""
+
+    data: bytes
+    document: Document
+    mtime: float | None = None
+
+
+@dataclass(frozen=True)
 class FileEntry:
     id: int
     stem: str
@@ -75,13 +86,10 @@ class FileTable:
         language: str | None = None,
         timings: Path | None = None,
         *,
-        data: bytes,
-        document: Document,
-        mtime: float | None = None,
+        read: CaptionsRead,
     ) -> int:
-        """Register a caption file with its media, reference and word timings: ``data``, its bytes,
-        are kept as they are (``document``, the caller's parse of them, gives their format).
-        ``mtime``: the file's modification time, taken before ``data`` was read."""
+        """Register a caption file, ``read`` from ``captions``, with its media, reference and word
+        timings."""
         with self.db.atomic():
             cursor = self.db.execute(
                 "INSERT INTO files (stem, captions_path, captions_format, captions_bytes, media_path,"
@@ -90,14 +98,14 @@ class FileTable:
                 [
                     stem,
                     self._stored_path(captions),
-                    document.format,
-                    data,
+                    read.document.format,
+                    read.data,
                     self._stored_path(media) if media else None,
                     self._stored_path(reference) if reference else None,
                     language,
                     time.time(),
                     self._stored_path(timings) if timings else None,
-                    *_fingerprint(data, mtime),
+                    *_fingerprint(read.data, read.mtime),
                 ],
             )
             file_id = int(cursor.lastrowid or 0)
@@ -107,41 +115,31 @@ class FileTable:
         self,
         file_id: int,
         captions: Path,
-        *,
-        data: bytes,
-        document: Document,
-        mtime: float | None = None,
+        read: CaptionsRead,
         carried: Sequence[dict[str, Any]] = (),
     ) -> int:
-        """The file's captions changed on disk: keep the current version (its bytes, suggestions and
-        decisions) aside and make ``data`` the file's captions, to be processed again. ``carried``:
-        the previous version's decisions that still apply, replayed when it is processed
-        (``finish``). Returns the new version's number."""
-        version = self._version(file_id) + 1
+        """The file's captions changed on disk: keep the current version aside (``analyse_again``)
+        and make those ``read`` from ``captions`` the file's, to be processed again. ``carried``: the previous version's decisions that still apply, replayed when it is
+        processed (``finish``). Returns the new version's number."""
         with self.db.atomic():
-            self._set_aside(file_id)
+            version = self.analyse_again(file_id, carried)
             self.db.execute(
-                "UPDATE files SET captions_path = ?, captions_format = ?, captions_bytes = ?, state = ?,"
-                " reason = NULL, report = NULL, processed_at = NULL, version = ?, carried = ?,"
+                "UPDATE files SET captions_path = ?, captions_format = ?, captions_bytes = ?,"
                 " captions_size = ?, captions_mtime = ?, captions_sha256 = ? WHERE id = ?",
                 [
                     self._stored_path(captions),
-                    document.format,
-                    data,
-                    PENDING,
-                    version,
-                    json.dumps(list(carried), ensure_ascii=False) if carried else None,
-                    *_fingerprint(data, mtime),
+                    read.document.format,
+                    read.data,
+                    *_fingerprint(read.data, read.mtime),
                     file_id,
                 ],
             )
-            self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
         return version
 
     def analyse_again(self, file_id: int, carried: Sequence[dict[str, Any]] = ()) -> int:
         """The file to be analysed again on the captions it holds (its media is heard only now):
-        the current version (suggestions and decisions) kept aside as ``new_version`` keeps it,
-        ``carried`` its decisions to replay on the new analysis. Returns the new version's number."""
+        the current version (captions, suggestions and decisions) kept aside, ``carried`` its
+        decisions to replay on the new analysis. Returns the new version's number."""
         version = self._version(file_id) + 1
         with self.db.atomic():
             self._set_aside(file_id)

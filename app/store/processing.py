@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
 from app.core.gap_features import GapMeasure
@@ -21,6 +22,17 @@ from app.store.decisions import DecisionLog
 from app.store.errors import damaged
 from app.store.files import DONE, FAILED, PENDING, RUNNING
 from app.store.suggestions import measures_json, parse_measures, suggestion_row
+
+
+@dataclass(frozen=True)
+class FileResults:
+    """What processing a file leaves to store: its suggestions and report, what was measured at
+    each gap, if anything, and what the model's readers said there."""
+
+    suggestions: list[Suggestion]
+    report: dict[str, Any]
+    measures: Sequence[GapMeasure] | None = None
+    readings: Sequence[GapReading] | None = None
 
 
 class Processing(DecisionLog):
@@ -44,23 +56,19 @@ class Processing(DecisionLog):
         self,
         file_id: int,
         job_id: int,
-        suggestions: list[Suggestion],
-        report: dict[str, Any],
+        results: FileResults,
         decisions: Sequence[tuple[str, dict[str, Any]]] = (),
         carried: Sequence[tuple[str, dict[str, Any]]] = (),
-        measures: Sequence[GapMeasure] | None = None,
         decided_by: str = "batch",
-        readings: Sequence[GapReading] | None = None,
     ) -> None:
         """Store a file's results in one transaction: all of them, or (after a crash) none.
         ``carried``: the previous version's decisions as replayed on these suggestions, recorded
         (by "rule", before the batch's own ``decisions``, which are ``decided_by``) in place of
-        those still to replay. ``measures``: what was measured at each gap, if anything; ``readings``:
-        what the model's readers said there."""
+        those still to replay."""
         with self.db.atomic():
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
             self.db.table("suggestions").insert_all(
-                ({"file_id": file_id, **suggestion_row(s)} for s in suggestions), batch_size=500
+                ({"file_id": file_id, **suggestion_row(s)} for s in results.suggestions), batch_size=500
             )
             for action, arguments in carried:
                 self._insert_decision(file_id, action, arguments, "rule")
@@ -71,10 +79,10 @@ class Processing(DecisionLog):
                 " gap_measures = ?, gap_readings = ? WHERE id = ?",
                 [
                     DONE,
-                    json.dumps(report, ensure_ascii=False),
+                    json.dumps(results.report, ensure_ascii=False),
                     time.time(),
-                    measures_json(measures),
-                    readings_json(readings),
+                    measures_json(results.measures),
+                    readings_json(results.readings),
                     file_id,
                 ],
             )
@@ -82,43 +90,37 @@ class Processing(DecisionLog):
                 "UPDATE jobs SET state = ?, finished_at = ? WHERE id = ?", [DONE, time.time(), job_id]
             )
 
-    def store_results(
-        self,
-        file_id: int,
-        suggestions: list[Suggestion],
-        report: dict[str, Any],
-        measures: Sequence[GapMeasure] | None = None,
-        readings: Sequence[GapReading] | None = None,
-    ) -> None:
+    def store_results(self, file_id: int, results: FileResults) -> None:
         """A file processed on the spot (not through the batch queue): its job and results at once."""
-        self.finish(
-            file_id, self.start_job(file_id), suggestions, report, measures=measures, readings=readings
-        )
+        self.finish(file_id, self.start_job(file_id), results)
 
     def gap_measures(self, file_id: int) -> list[GapMeasure] | None:
         """What the last analysis measured at each gap, or None (not measured, or an older project)."""
-        if "gap_measures" not in self._columns:
-            return None
-        row = self.db.execute("SELECT gap_measures FROM files WHERE id = ?", [file_id]).fetchone()
-        if row is None or row[0] is None:
+        stored = self._optional_column(file_id, "gap_measures")
+        if stored is None:
             return None
         try:
-            return parse_measures(row[0])
+            return parse_measures(stored)
         except ValueError as error:
             raise damaged(self.db, self.path, file_id, "gap measures", error) from None
 
     def gap_readings(self, file_id: int) -> list[GapReading] | None:
         """What the model's readers said at each gap at the last analysis, or None (an older
         project); ``ProjectError`` when the stored readings are damaged."""
-        if "gap_readings" not in self._columns:
-            return None
-        row = self.db.execute("SELECT gap_readings FROM files WHERE id = ?", [file_id]).fetchone()
-        if row is None or row[0] is None:
+        stored = self._optional_column(file_id, "gap_readings")
+        if stored is None:
             return None
         try:
-            return parse_readings(row[0])
+            return parse_readings(stored)
         except GapReadingsError as error:
             raise damaged(self.db, self.path, file_id, "gap readings", error) from None
+
+    def _optional_column(self, file_id: int, column: str) -> Any:
+        """The file's value in a column older projects lack: None there, as where it is empty."""
+        if column not in self._columns:
+            return None
+        row = self.db.execute(f"SELECT {column} FROM files WHERE id = ?", [file_id]).fetchone()
+        return None if row is None else row[0]
 
     def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
         """Add suggestions beside those there (a reference opened later); decisions stay valid."""

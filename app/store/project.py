@@ -25,12 +25,11 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from app.core.errors import write_refused
 from app.store import lock
-from app.store.errors import ProjectError
+from app.store.errors import ProjectError, write_refused
 from app.store.files import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, FileEntry, FileTable, stored_path
 from app.store.lock import Holder, ProjectLockedError
-from app.store.processing import Processing
+from app.store.processing import FileResults, Processing
 from app.store.schema import SCHEMA_VERSION, migrate
 
 __all__ = [
@@ -41,6 +40,7 @@ __all__ = [
     "RUNNING",
     "SCHEMA_VERSION",
     "FileEntry",
+    "FileResults",
     "Holder",
     "Project",
     "ProjectError",

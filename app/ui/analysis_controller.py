@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core.audio_use import AudioUse
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.suggestions import TextReading
 from app.services.waveform import Waveform
@@ -66,10 +65,8 @@ class AnalysisController:
         request = session.analysis_request(saved_audio_use(self.window.settings))
         if not with_media:
             request = dataclasses.replace(request, media=None)
-        if request.audio is AudioUse.LISTEN and request.media is not None:
-            self._analyse(dataclasses.replace(request, audio=AudioUse.TIMINGS), listen_next=request)
-        else:
-            self._analyse(request)
+        first, *then = request.passes()
+        self._analyse(first, listen_next=then[0] if then else None)
 
     def _analyse(
         self,
@@ -81,7 +78,7 @@ class AnalysisController:
         this analysis's text reading."""
         session = self.window.session
         assert session is not None
-        listening = request.audio is AudioUse.LISTEN and request.media is not None
+        listening = request.listens
         process, model = self.window.process, self.window.model
         started = time.monotonic()
 

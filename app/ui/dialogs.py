@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, check_cue
 from app.core.model import Cue
-from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, TriagePolicy
+from app.core.triage import PRECISION_TARGET, TARGET_RANGE, TriagePolicy
 from app.ui.models import timestamp
 from app.ui.shortcuts import COMMANDS
 
@@ -49,6 +49,14 @@ def dialog_buttons(parent: QWidget, *buttons: QDialogButtonBox.StandardButton) -
     box = QDialogButtonBox(parent)
     for button in buttons:
         box.addButton(button).setText(BUTTON_TEXTS[button])
+    return box
+
+
+def ok_cancel_buttons(dialog: QDialog) -> QDialogButtonBox:
+    """OK and Cancel, accepting and rejecting ``dialog``."""
+    box = dialog_buttons(dialog, QDialogButtonBox.StandardButton.Ok, QDialogButtonBox.StandardButton.Cancel)
+    box.accepted.connect(dialog.accept)
+    box.rejected.connect(dialog.reject)
     return box
 
 
@@ -162,12 +170,7 @@ class LimitsDialog(QDialog):
         form.addRow("S&tays up after its speech", self.linger)
         self.problem = QLabel(self)
         form.addRow(self.problem)
-        buttons = dialog_buttons(
-            self, QDialogButtonBox.StandardButton.Ok, QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
+        form.addRow(ok_cancel_buttons(self))
 
     def limits(self) -> CaptionLimits:
         return CaptionLimits(
@@ -201,13 +204,13 @@ class TriagePolicyDialog(QDialog):
         self.model_alone = QCheckBox(
             "Where there is &no reference and the model's mark is at least this likely right:", self
         )
-        self.model_alone.setChecked(policy.model_threshold is not None)
+        self.model_alone.setChecked(policy.precision_target is not None)
         self.threshold = QDoubleSpinBox(self)
         self.threshold.setRange(*TARGET_RANGE)
         self.threshold.setSingleStep(0.01)
         self.threshold.setDecimals(2)
         self.threshold.setValue(
-            policy.model_threshold if policy.model_threshold is not None else OPERATING_THRESHOLD
+            policy.precision_target if policy.precision_target is not None else PRECISION_TARGET
         )
         self.threshold.setEnabled(self.model_alone.isChecked())
         self.model_alone.toggled.connect(self.threshold.setEnabled)
@@ -216,17 +219,12 @@ class TriagePolicyDialog(QDialog):
         form.addRow(self.model_alone, self.threshold)
         form.addRow(
             QLabel(
-                f"At {OPERATING_THRESHOLD:.2f}, about 3 in 100 of the marks that settle by themselves may be\n"
+                f"At {PRECISION_TARGET:.2f}, about 3 in 100 of the marks that settle by themselves may be\n"
                 "wrong (the confidence is calibrated on held-out speech and calls); everything else is\n"
                 "queued for you."
             )
         )
-        buttons = dialog_buttons(
-            self, QDialogButtonBox.StandardButton.Ok, QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
+        form.addRow(ok_cancel_buttons(self))
 
     def policy(self) -> TriagePolicy:
         return TriagePolicy(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from app.core.errors import PunctumError
 from app.services.captions_export import rebreak_summary
 from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
+from app.store.errors import DatabaseError
 from app.ui.shortcuts import saved_rebreak, saved_recut
 
 if TYPE_CHECKING:
@@ -90,29 +90,22 @@ class FileController:
             self.open_paths([Path(path)])
 
     def choose_project(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self.window.dialog_parent(), "Open project", "", "Punctum projects (*.punctum)"
-        )
-        if path:
-            self.open_project(Path(path))
+        if path := self._chosen("Open project", "Punctum projects (*.punctum)"):
+            self.open_project(path)
 
     def choose_media(self) -> None:
-        if self.window.session is None:
-            return
-        path, _ = QFileDialog.getOpenFileName(
-            self.window.dialog_parent(), "Open media", "", "Video and audio (*)"
-        )
-        if path:
-            self.set_media(Path(path))
+        if self.window.session is not None and (path := self._chosen("Open media", "Video and audio (*)")):
+            self.set_media(path)
 
     def choose_reference(self) -> None:
         if self.window.session is None:
             return
-        path, _ = QFileDialog.getOpenFileName(
-            self.window.dialog_parent(), "Open reference transcript", "", "Text (*.txt *.srt *.vtt)"
-        )
-        if path:
-            self.add_reference(Path(path))
+        if path := self._chosen("Open reference transcript", "Text (*.txt *.srt *.vtt)"):
+            self.add_reference(path)
+
+    def _chosen(self, title: str, kinds: str) -> Path | None:
+        path, _ = QFileDialog.getOpenFileName(self.window.dialog_parent(), title, "", kinds)
+        return Path(path) if path else None
 
     def open_paths(self, paths: list[Path]) -> bool:
         """Open what was dropped, chosen or named on the command line."""
@@ -249,7 +242,7 @@ class FileController:
             return
         try:
             report = self.window.session.add_reference(reference)
-        except (PunctumError, OSError, sqlite3.Error) as error:
+        except (PunctumError, OSError, DatabaseError) as error:
             self.window.show_error("The reference cannot be used", str(error))
             return
         self.window.refresh_views()

@@ -18,7 +18,7 @@ from app.ui.models import ID_ROLE, CueModel
 from app.ui.triage_view import gap_counts, settled_heading, triage_text
 
 if TYPE_CHECKING:
-    from app.services.captions_export import Recut
+    from app.services.captions_export import RecutReport
     from app.ui.shell import EditorWindow
 
 PLAY_AROUND_GAP_MS = 3000
@@ -214,7 +214,7 @@ class ReviewController:
         dialog.accepted.connect(lambda: self._apply_recut(recut))
         dialog.open()
 
-    def _apply_recut(self, recut: Recut) -> None:
+    def _apply_recut(self, recut: RecutReport) -> None:
         session = self.window.session
         if session is None:
             return

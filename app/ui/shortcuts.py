@@ -11,7 +11,7 @@ from PySide6.QtGui import QAction
 
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
-from app.core.triage import OPERATING_THRESHOLD, TARGET_RANGE, TriagePolicy
+from app.core.triage import PRECISION_TARGET, TARGET_RANGE, TriagePolicy
 
 
 @dataclass(frozen=True)
@@ -163,22 +163,22 @@ def saved_policy(settings: QSettings) -> TriagePolicy:
     1.00) is brought to the nearest end, and one that is no number (edited by hand: "nan", "x")
     is the default."""
     agreement = _saved_flag(settings, "triage/agreement", default=True)
-    threshold = str(settings.value("triage/model_threshold", OPERATING_THRESHOLD)).strip()
+    threshold = str(settings.value("triage/model_threshold", PRECISION_TARGET)).strip()
     if threshold.lower() in ("", "none"):
         return TriagePolicy(agreement, None)
     try:
         value = float(threshold)
     except ValueError:
-        value = OPERATING_THRESHOLD
+        value = PRECISION_TARGET
     if not math.isfinite(value):
-        value = OPERATING_THRESHOLD
+        value = PRECISION_TARGET
     low, high = TARGET_RANGE
     return TriagePolicy(agreement, round(min(high, max(low, value)), 2))
 
 
 def save_policy(settings: QSettings, policy: TriagePolicy) -> None:
     settings.setValue("triage/agreement", "true" if policy.agreement else "false")
-    threshold = policy.model_threshold
+    threshold = policy.precision_target
     settings.setValue("triage/model_threshold", "none" if threshold is None else threshold)
 
 

@@ -276,14 +276,8 @@ class MainWindow(QMainWindow):
     def open_paths(self, paths: list[Path]) -> bool:
         return self.files.open_paths(paths)
 
-    def open_captions(
-        self,
-        captions: Path,
-        media: Path | None = None,
-        reference: Path | None = None,
-        timings: Path | None = None,
-    ) -> bool:
-        return self.files.open_captions(captions, media, reference, timings)
+    def open_captions(self, captions: Path, *media_reference_timings: Path | None) -> bool:
+        return self.files.open_captions(captions, *media_reference_timings)
 
     def open_project(self, path: Path) -> bool:
         return self.files.open_project(path)

@@ -77,12 +77,7 @@ def main() -> None:
             for cue in one.cues:
                 shift = loop * 62_000
                 text = " ".join(w.text for w in cue.words)
-                cues.append(
-                    make_cue(
-                        len(cues) + 1, cue.start + shift, cue.end + shift, text,
-                        identifier=None, settings="", timing_line=None, after_text=None,
-                    )
-                )  # fmt: skip
+                cues.append(make_cue(len(cues) + 1, cue.start + shift, cue.end + shift, text))
         captions = Document(cues, "srt")
         began = time.perf_counter()
         timings = word_timings(captions, track)

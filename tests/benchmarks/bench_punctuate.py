@@ -14,6 +14,7 @@ and in float16, alternating the same way)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import resource
@@ -96,11 +97,11 @@ def measure(
         model = TorchModel(PunctuationModel(encoder, 6).eval(), tokenizer)
         # The same windows as the shipped model, so only the encoder differs.
         options = read_config(Path(model_dir or DEFAULT_MODEL)).inference_options()
-        options["temperature"], options["mark_bias"] = 1.0, None
+        options = dataclasses.replace(options, temperature=1.0, mark_bias=None)
     words = document(count)
-    predict_probabilities(model, words[:300], **options)  # warm-up
+    predict_probabilities(model, words[:300], options)  # warm-up
     began = time.perf_counter()
-    predict_probabilities(model, words, **options)
+    predict_probabilities(model, words, options)
     seconds = time.perf_counter() - began
     return {
         "model": kind,

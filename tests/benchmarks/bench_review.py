@@ -48,7 +48,7 @@ from app.align.alignment import align
 from app.core.audio_format import SAMPLE_RATE
 from app.core.marks import MODEL_MARKS, model_class
 from app.core.model import Status
-from app.core.triage import OPERATING_THRESHOLD, ReviewRow, TriagePolicy
+from app.core.triage import PRECISION_TARGET, ReviewRow, TriagePolicy
 from app.formats import parse_document, write_document
 from app.ml import house_style
 from app.services.analysis import Analysis, AudioUse, analyse
@@ -313,7 +313,7 @@ def review_kits(
     name = "-".join(k.name for k in kits)
     tallies: dict[str, dict[str, Tally]] = {}
     per_file = []
-    policy = TriagePolicy(model_threshold=target)
+    policy = TriagePolicy(precision_target=target)
     projects = {label: work / f"{name}-{label}.punctum" for label in configs}
     for kit in kits:
         kit_tallies = tallies.setdefault(kit.name, {label: Tally() for label in configs})
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(DEV_SETS), help="development sets (comma-separated)")
     parser.add_argument("--kit", action="append", type=Path, default=[], help="a kit folder (repeatable)")
     parser.add_argument("--out", type=Path, help="where the reviewed captions go")
-    parser.add_argument("--target", type=float, default=OPERATING_THRESHOLD, help="triage's precision target")
+    parser.add_argument("--target", type=float, default=PRECISION_TARGET, help="triage's precision target")
     parser.add_argument("--strength", type=float, default=1.0, help="scale of the style's priors' spread")
     parser.add_argument(
         "--caution",

@@ -42,6 +42,7 @@ from app.services.stream import (
     CONTEXT_TOKENS,
     DEFAULT_LOOKAHEAD,
     ENTROPY_THRESHOLD,
+    StreamPolicy,
     StreamPunctuator,
     StreamWord,
     entropy,
@@ -277,7 +278,9 @@ def tune(root: Path, punctuator: Punctuator, budgets: Sequence[int]) -> dict[str
     ]
     result: dict[str, object] = {"whole_document": whole_documents(punctuator, dev)}
     for budget in budgets:
-        stream = StreamPunctuator(punctuator, lookahead=max(LOOKAHEADS), fixed=True, context_tokens=budget)
+        stream = StreamPunctuator(
+            punctuator, policy=StreamPolicy(max(LOOKAHEADS), fixed=True), context_tokens=budget
+        )
         started = time.perf_counter()
         readings = [read_document(stream, d, max(LOOKAHEADS)) for d in dev]
         seconds = time.perf_counter() - started

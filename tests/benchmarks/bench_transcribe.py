@@ -70,9 +70,9 @@ from app.services.analysis import AnalysisRequest
 from app.services.documents import attach_timing_file, save_document
 from app.services.gap_evidence import gap_evidence
 from app.services.model import Punctuator
-from app.services.punctuate import TRIAGE_THRESHOLD, ApplyPolicy, punctuate_file
+from app.services.punctuate import PRECISION_TARGET, ApplyPolicy, punctuate_file
 from app.services.suggestions import model_word
-from app.services.transcribe import open_recogniser, transcribe_media, words_file_for
+from app.services.transcribe import TranscriptOptions, open_recogniser, transcribe_media, words_file_for
 from tests.benchmarks import add_recogniser_options, cpu_flags
 from tests.conftest import ROOT, SHARED_DATA
 
@@ -165,7 +165,7 @@ def main() -> int:
     transcriber, load_seconds = timed(lambda: open_recogniser(args.whisper, compute_type=args.compute_type))
     punctuator = Punctuator()
     _, punctuator_load_seconds = timed(punctuator.load)
-    policy = ApplyPolicy("triage", TRIAGE_THRESHOLD)
+    policy = ApplyPolicy("triage")
     speed: dict[str, object] = {}
     references: list[str] = []
     hypotheses: list[str] = []
@@ -203,12 +203,14 @@ def main() -> int:
                 continue
             punctuated, bare = work / f"{media.stem}.srt", work / "bare" / f"{media.stem}.srt"
             done, seconds = timed(
-                lambda media=media, out=punctuated: transcribe_media(media, out, kept, "en")
+                lambda media=media, out=punctuated: transcribe_media(
+                    media, out, kept, TranscriptOptions("en")
+                )
             )
             clip_seconds += seconds
             audio_seconds += done.audio_seconds
             assert kept.last is not None
-            transcribe_media(media, bare, _Replay(kept.last), "en", strip_punctuation=True)
+            transcribe_media(media, bare, _Replay(kept.last), TranscriptOptions("en", strip_punctuation=True))
             heard = " ".join(w.text for w in kept.last.words)
             references.append(normalised(text))
             hypotheses.append(normalised(heard))
@@ -309,7 +311,7 @@ def main() -> int:
             "gold_labels": {**gold_report, "skipped_by_transfer": dict(sorted(skipped.items()))},
             "model_reads_timings": punctuator.reads_timings,
             "gaps_with_timing_evidence": timing_gaps,
-            "triage_threshold": TRIAGE_THRESHOLD,
+            "triage_precision_target": PRECISION_TARGET,
             "triage_languages": dict(languages),
             "words_not_matched_between_files": dict(unmatched),
             **scores,

@@ -3,7 +3,7 @@ and how right the gaps settled without them are. Prints JSON, and draws the curv
 
 Sets: the held-out Earnings-22 test calls, with their word timings (no reference transcript: the
 model alone), and IWSLT2011 test2011asr, the ASR words of TED talks, once with its human
-transcript as the reference and once without. For each policy and model threshold:
+transcript as the reference and once without. For each policy and precision target:
 - ``settled_share``: of the gaps with any proposal, the share settled without a person;
 - ``settled_error``: the share of those whose mark class (none, comma, period, question) is wrong;
 - ``review_per_1000_words``: gaps left to a person per 1,000 words;
@@ -79,10 +79,12 @@ def measure(
 def curve(gold: list[str], suggestions: list[Suggestion], has_reference: bool) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for threshold in THRESHOLDS:
-        policy = TriagePolicy(agreement=True, model_threshold=min(threshold, 1.0) if threshold <= 1 else None)
+        policy = TriagePolicy(
+            agreement=True, precision_target=min(threshold, 1.0) if threshold <= 1 else None
+        )
         rows.append(
             {
-                "model_threshold": threshold if threshold <= 1 else None,
+                "precision_target": threshold if threshold <= 1 else None,
                 **measure(gold, suggestions, policy, has_reference),
             }
         )
@@ -126,7 +128,7 @@ def iwslt_asr(punctuator: Punctuator, root: Path, with_reference: bool) -> dict[
     gold = [mark_class(w.mark) for w in asr]
     captions = [replace(w, mark="") for w in asr]
     options = model.settings.inference_options("en")
-    probabilities = predict_probabilities(model, [w.text.lower() for w in captions], **options)[0]
+    probabilities = predict_probabilities(model, [w.text.lower() for w in captions], options)[0]
     suggestions: list[Suggestion] = []
     if with_reference:
         reference = [

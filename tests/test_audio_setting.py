@@ -137,3 +137,16 @@ def test_listening_is_two_passes_decided_by_the_request_not_the_editor() -> None
     assert (first.audio, first.listens, second) == (AudioUse.TIMINGS, False, listening)
     for alone in (replace(listening, media=None), replace(listening, audio=AudioUse.TIMINGS)):
         assert alone.passes() == (alone,) and not alone.listens
+
+
+@requires_ffmpeg
+@pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
+def test_captions_past_the_end_of_the_media_are_told_once_though_both_readers_notice(tmp_path: Path) -> None:
+    from tests.conftest import cut_media
+
+    short = cut_media(SAMPLE / "sample.mp4", tmp_path / "short.wav", 20)
+    request = AnalysisRequest.from_file(SAMPLE / "sample.srt", media=short, language="en")
+    warnings = analyse(request, Punctuator()).report.warnings
+    assert [w for w in warnings if "past the end of the media" in w] == [
+        next(w for w in warnings if w.startswith("the captions run to"))
+    ]

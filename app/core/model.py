@@ -172,6 +172,14 @@ class Status(enum.Enum):
     REJECTED = "rejected"
 
 
+class Evidence(enum.StrEnum):
+    """What a model suggestion's gap was read with, each adding to the one before."""
+
+    TEXT = "text"
+    TIMING = "timing"  # a pause known from word or cue times, or measured in the media
+    HEARD = "heard"  # the recogniser listened along the words
+
+
 @dataclass(frozen=True)
 class Suggestion:
     """A proposed mark for the gap after word ``gap`` (an index into ``Document.words``).
@@ -179,9 +187,8 @@ class Suggestion:
     ``mark`` is the text to write there ("" proposes removing a mark); ``probabilities`` maps each
     candidate mark to its probability; ``confidence`` is what the editor ranks by, in [0, 1].
     A suggestion with ``casing`` set proposes recasing word ``gap`` instead, and ignores ``mark``.
-    ``evidence`` says what a model suggestion rested on: "text", "timing" (a pause known from word
-    or cue times), "audio" (pause and prosody measured in the media) or "heard" (the recogniser
-    listened along the words); ``readings`` then holds each reader's own choice and probability
+    ``evidence`` says what a model suggestion rested on (an ``Evidence``; projects of older
+    versions may hold "audio", measured in the media); ``readings`` then holds each reader's own choice and probability
     (``{"read": (".", 0.55), "heard": (",", 0.91)}``) beside the combined one.
     """
 
@@ -193,7 +200,7 @@ class Suggestion:
     probabilities: dict[str, float] = field(default_factory=dict, hash=False)
     status: Status = Status.PENDING
     casing: Casing | None = None
-    evidence: str = "text"
+    evidence: str = Evidence.TEXT
     readings: dict[str, tuple[str, float]] = field(default_factory=dict, hash=False)
 
 

@@ -93,6 +93,9 @@ class Hearing:
     windows: int  # windows heard
     warnings: list[str] = field(default_factory=list)
     word_times: list[tuple[float, float] | None] = field(default_factory=list)
+    #: That the captions run past the media's end, kept apart from ``warnings``: the gap evidence
+    #: may have told it already.
+    past_the_end: str | None = None
 
 
 @dataclass
@@ -178,11 +181,12 @@ class Listener:
         times = spread(listening.times, listening.cues)
         plan = plan_windows(times, listening.cues, [len(t) for t in tokens], duration, MAX_FORCED_TOKENS)
         warnings: list[str] = []
-        if plan.past_the_end:
-            warnings.append(
-                f"the captions run past the end of the media ({duration:.1f} s): "
-                f"{plan.past_the_end} words there were not listened to"
-            )
+        past_the_end = (
+            f"the captions run past the end of the media ({duration:.1f} s): "
+            f"{plan.past_the_end} words there were not listened to"
+            if plan.past_the_end
+            else None
+        )
         if plan.too_dense:
             warnings.append(
                 f"the captions put {counted(plan.too_dense, 'word')} where the audio has time for far fewer"
@@ -215,7 +219,7 @@ class Listener:
                     progress(min(1.0, window.stop / count))
         warnings += verdict(plan.windows, [(h.matches, h.failure) for h in heard])
         heard_windows = sum(1 for h in heard if h.matches and not h.failure)
-        return Hearing(marks, heard_windows, warnings, monotonic(word_times, BACKWARDS_SECONDS))
+        return Hearing(marks, heard_windows, warnings, monotonic(word_times, BACKWARDS_SECONDS), past_the_end)
 
     def _encode_window(self, audio: np.ndarray, window: Window) -> Any:
         first, last = window_samples(window, len(audio), SAMPLE_RATE)

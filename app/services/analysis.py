@@ -19,7 +19,7 @@ from app.core.audio_use import DEFAULT_AUDIO_USE as DEFAULT_AUDIO_USE  # re-expo
 from app.core.audio_use import AudioUse as AudioUse  # re-exported for the command line
 from app.core.gap_features import GapMeasure
 from app.core.gap_readings import GapReading
-from app.core.model import Document, Suggestion
+from app.core.model import Document, Evidence, Suggestion
 from app.formats import format_of, parse_document
 from app.services.gap_evidence import gap_evidence
 from app.services.suggestions import TextReading, drop_capitals_export_gives, suggestions_from, text_reading
@@ -92,7 +92,7 @@ class AnalysisReport:
 
     words: int
     language: str | None = None
-    evidence: str = "text"  # the richest evidence any gap had: "text", "timing" or "audio"
+    evidence: str = Evidence.TEXT  # the richest evidence any gap had
     warnings: list[str] = field(default_factory=list)
     reference: dict[str, Any] | None = None  # marks carried and skipped, word error rate, warnings
     timings: dict[str, int] | None = None  # words of a timing file matched to the captions

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.gap_features import GapMeasure
-from app.core.model import Document
+from app.core.model import Document, Evidence
 
 #: Below this share of the captions' time with speech found, a media's audio is taken to be
 #: noise, music or silence: nothing is read from it. Silero finds speech in 92% of the LJSpeech
@@ -20,10 +20,11 @@ class GapEvidence:
     """What timings and audio say about each word gap: model inputs and their provenance."""
 
     vectors: list[list[float] | None]
-    kinds: list[str]  # per gap: "text" or "timing"
+    kinds: list[Evidence]  # per gap: text or timing
     media: str | None = None
     measures: list[GapMeasure] | None = None  # what the media says in a person's units, per word
     warnings: list[str] = field(default_factory=list)
+    past_the_end: bool = False  # the captions run past the media's end (one of the warnings says so)
 
 
 def too_little_speech(document: Document, track: Any) -> str | None:
@@ -57,13 +58,15 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
     vectors, own_gaps, own_timings = caption_gaps(document, None)
     gaps, timings = own_gaps, own_timings
     warnings: list[str] = []
+    beyond: list[str] = []
     if track is not None:
         if too_little_speech(document, track) is None:
             _, gaps, timings = caption_gaps(document, track)
-        warnings += _beyond_the_media(document, track.duration, gaps, timings, own_gaps, own_timings)
+        beyond = _beyond_the_media(document, track.duration, gaps, timings, own_gaps, own_timings)
+        warnings += beyond
     return GapEvidence(
         vectors,
-        ["text" if v is None else "timing" for v in vectors],
+        [Evidence.TEXT if v is None else Evidence.TIMING for v in vectors],
         str(media) if media is not None else None,
         [
             GapMeasure(
@@ -75,6 +78,7 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
             for g, t in zip(gaps, timings, strict=True)
         ],
         warnings,
+        past_the_end=bool(beyond),
     )
 
 

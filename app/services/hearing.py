@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.audio_use import AudioUse
+from app.core.model import Evidence
 from app.store.files import stored_path
 from app.store.project import DONE, FileEntry, Project, ProjectError
 
@@ -44,7 +45,7 @@ def why_hear_again(project: Project, entry: FileEntry, audio: AudioUse) -> tuple
     given = report.get(AUDIO_GIVEN)
     if not isinstance(given, dict):
         # Done by an earlier version or the editor, which do not say: read from what it found.
-        if report.get("evidence") != "text" or "timings" in report:
+        if report.get("evidence") != Evidence.TEXT or "timings" in report:
             return None
         given = {"audio": AudioUse.TEXT.value}
     now = audio_given(project, entry, audio)

@@ -39,6 +39,7 @@ class Readings:
     warnings: list[str] = field(default_factory=list)
     #: Per word: (start, end) in seconds where the recogniser heard it, else None.
     word_times: list[tuple[float, float] | None] = field(default_factory=list)
+    past_the_end: str | None = None  # as ``Hearing.past_the_end``
 
     @property
     def any_heard(self) -> bool:
@@ -110,7 +111,7 @@ def listen(
         with_times=word_times,
     )
     combined = combination.combine_heard(text, hearing.marks).tolist()
-    return Readings(hearing.marks, combined, hearing.warnings, list(hearing.word_times))
+    return Readings(hearing.marks, combined, hearing.warnings, list(hearing.word_times), hearing.past_the_end)
 
 
 def with_heard_times(

@@ -20,7 +20,7 @@ from app.core.decisions import Restyle
 from app.core.gap_readings import GapReading
 from app.core.history import History, SuggestionEdit, WordEdit
 from app.core.marks import MODEL_MARKS, model_class
-from app.core.model import Document, Source, Status, Suggestion, Word
+from app.core.model import Document, Evidence, Source, Status, Suggestion, Word
 from app.core.triage import TriagePolicy, settled_by_rule, triage
 from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample, fit_style
 from app.ml.style_file import style_json, style_of_json
@@ -118,7 +118,9 @@ def proposed_suggestion(
         round(proposal.confidence, 4),
         Source.MODEL,
         {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(proposal.distribution)},
-        evidence="heard" if heard is not None else ("timing" if reading.pause is not None else "text"),
+        evidence=Evidence.HEARD
+        if heard is not None
+        else (Evidence.TIMING if reading.pause is not None else Evidence.TEXT),
         readings={}
         if heard is None
         else {"read": reader_choice(reading.read, language), "heard": reader_choice(heard, language)},

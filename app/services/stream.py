@@ -30,7 +30,7 @@ from typing import IO, Any
 from app.audio.gap_features import timed_gaps
 from app.audio.prosody import RATE_CONTEXT
 from app.core.marks import SENTENCE_END_CLASSES, has_protected_punctuation, model_class, set_mark
-from app.core.model import Word, apply_casing
+from app.core.model import Evidence, Word, apply_casing
 from app.core.orthography import is_abbreviation
 from app.formats.cuetext import split_token
 from app.services.gap_evidence import GapEvidence
@@ -268,7 +268,7 @@ class StreamPunctuator:
         vectors = [e.gap for e in window]
         evidence = None
         if any(v is not None for v in vectors):
-            kinds = ["text" if v is None else "timing" for v in vectors]
+            kinds = [Evidence.TEXT if v is None else Evidence.TIMING for v in vectors]
             evidence = GapEvidence(vectors, kinds)
         marks, casing = self.punctuator.probabilities([e.model_text for e in window], self.language, evidence)
         return WindowReading(window[0].index, marks, casing)

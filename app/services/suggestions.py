@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from app.core.gap_readings import GapReading
 from app.core.marks import MODEL_MARKS, has_protected_punctuation, model_class
-from app.core.model import Casing, Document, Source, Suggestion, Word
+from app.core.model import Casing, Document, Evidence, Source, Suggestion, Word
 from app.core.orthography import always_capitalised, one_capital_only
 from app.core.sentences import starts_sentence
 from app.ml.confidence import capital_inputs, mark_inputs, readers_disagree, shipped_confidence
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 #: A lowercase word inside a sentence gets a capital suggested above this casing-head probability.
 CAPITAL_PROBABILITY = 0.5
 
-
-_PAST_THE_END = "past the end of the media"
 
 #: Scripts the model's training data covers; other text still gets a result, with a warning.
 _KNOWN_SCRIPTS = ("LATIN",)
@@ -60,14 +58,14 @@ def unknown_script_share(words: list[Word]) -> float:
 @dataclass
 class TextReading:
     """What the text model read a document as, before anything listens: per word, the mark and
-    casing probabilities, and the evidence its gap was read with ("text", "timing" or "audio").
+    casing probabilities, and the evidence its gap was read with (text or timing).
     Kept with the analysis so that listening later need not read the text again."""
 
     words: list[str]  # as the model reads them (``model_word``)
     language: str | None
     marks: list[list[float]]
     casing: list[list[float]]
-    kinds: list[str]
+    kinds: list[Evidence]
     hears: bool  # the model read the gap evidence (it has a gap branch)
     warnings: list[str] = field(default_factory=list)  # about the text: its language, its script
 
@@ -80,10 +78,10 @@ class TextReading:
 @dataclass
 class Findings:
     """What the suggestions were read from: the document's language, the richest evidence any gap
-    had ("text", "timing", "audio" or "heard") and what the user should know."""
+    had and what the user should know."""
 
     language: str | None = None
-    evidence: str = "text"
+    evidence: Evidence = Evidence.TEXT
     warnings: list[str] = field(default_factory=list)
     #: Per word: what the readers said at its gap, for the house style to read again later.
     readings: list[GapReading] = field(default_factory=list)
@@ -118,7 +116,7 @@ def text_reading(
         )
     elif unknown_script_share(words) > 0.5:
         warnings.append("most of the text is in a script the model was not trained on; expect few marks")
-    kinds = evidence.kinds if hears and evidence is not None else ["text"] * len(words)
+    kinds = evidence.kinds if hears and evidence is not None else [Evidence.TEXT] * len(words)
     model_words = [model_word(w) for w in words]
     marks, casing = punctuator.probabilities(model_words, language, evidence if hears else None)
     return TextReading(model_words, language, marks, casing, kinds, hears, warnings)
@@ -163,17 +161,18 @@ def _weigh_evidence(
         found.warnings += evidence.warnings
     # What the document as a whole was read with: the richest evidence any gap had (a text file
     # handed over as evidence carries no times, so it is read as text).
-    found.evidence = "timing" if "timing" in reading.kinds else "text"
+    found.evidence = Evidence.TIMING if Evidence.TIMING in reading.kinds else Evidence.TEXT
     mark_probs = reading.marks
     heard_marks: list[list[float] | None] = [None] * count
     if heard is not None:
-        told = " ".join(found.warnings)
-        # The media's end is told once, by the gap evidence, whichever reader notices it.
-        found.warnings += [w for w in heard.warnings if not (_PAST_THE_END in w and _PAST_THE_END in told)]
+        found.warnings += heard.warnings
+        # The media's end is told once: by the gap evidence where it noticed, else by the listener.
+        if heard.past_the_end is not None and not (evidence is not None and evidence.past_the_end):
+            found.warnings.append(heard.past_the_end)
         mark_probs, heard_marks = heard.combined, heard.heard
         if heard.any_heard:
-            found.evidence = "heard"
-    if evidence is not None and evidence.media and not reading.hears and found.evidence != "heard":
+            found.evidence = Evidence.HEARD
+    if evidence is not None and evidence.media and not reading.hears and found.evidence is not Evidence.HEARD:
         found.warnings.append("this model reads text only; the media was not used")
     return mark_probs, heard_marks
 
@@ -200,7 +199,7 @@ def _mark_suggestions(source: _Reading, found: Findings, next_id: int) -> list[S
     suggestions: list[Suggestion] = []
     for index, (word, probs) in enumerate(zip(source.words, source.mark_probs, strict=True)):
         heard_here = source.heard_marks[index]
-        vector = evidence.vectors[index] if evidence is not None and kinds[index] == "timing" else None
+        vector = evidence.vectors[index] if evidence is not None and kinds[index] is Evidence.TIMING else None
         found.readings.append(
             GapReading(
                 tuple(float(p) for p in probs),
@@ -232,7 +231,7 @@ def _mark_suggestions(source: _Reading, found: Findings, next_id: int) -> list[S
                 round(promise, 4),
                 Source.MODEL,
                 distribution,
-                evidence=kinds[index] if heard_here is None else "heard",
+                evidence=kinds[index] if heard_here is None else Evidence.HEARD,
                 readings={}
                 if heard_here is None
                 else {

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.model import Evidence
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.suggestions import TextReading
 from app.services.waveform import Waveform
@@ -95,7 +96,9 @@ class AnalysisController:
             seconds = time.monotonic() - started
             message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
             if listening:
-                message += ", refined by listening" if analysis.report.evidence == "heard" else ", not heard"
+                message += (
+                    ", refined by listening" if analysis.report.evidence == Evidence.HEARD else ", not heard"
+                )
             elif listen_next is not None:
                 message += "; listening along the words to refine them"
             warnings = analysis.report.warnings

@@ -76,7 +76,7 @@ def _pool(source: Path, folder: Path, args: argparse.Namespace) -> dict[str, obj
         imported = time.perf_counter()
         summary = run_batch(project, BatchSettings(audio=AudioUse.TEXT, int8=args.int8))
         processed = time.perf_counter()
-        written, _ = export_project(project, folder / "out")
+        written = export_project(project, folder / "out").written
         exported = time.perf_counter()
     return {
         "files": args.files,

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.core.bundled import sample_dir
 from app.core.errors import PunctumError
-from app.services.captions_export import rebreak_summary
 from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
 from app.store.errors import DatabaseError
@@ -293,10 +292,8 @@ class FileController:
         except (PunctumError, OSError) as error:
             self.window.show_error("The captions cannot be exported", str(error))
             return False
-        summary = f"; {exported.recut.summary()}" if exported.recut is not None else ""
-        if exported.lines is not None:
-            summary += f"; lines re-broken: {rebreak_summary(*exported.lines)}"
-        self.window.statusBar().showMessage(f"Exported {path}{summary}", 8000)
+        told = "".join(f"; {line}" for line in exported.summaries())
+        self.window.statusBar().showMessage(f"Exported {path}{told}", 8000)
         self.window.settings.setValue(EXPORT_FOLDER_KEY, str(path.resolve().parent))
         return True
 

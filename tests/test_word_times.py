@@ -69,11 +69,7 @@ def test_captions_the_audio_does_not_say_get_no_times(listener, opening) -> None
     hearing = listener.read(wrong, audio)
     assert hearing.word_times == [None] * len(reordered)
     # A listener asked for no times hears the marks alone.
-    listener.word_times = False
-    try:
-        assert listener.read(listening, audio).word_times == [None] * len(listening.words)
-    finally:
-        listener.word_times = True
+    assert listener.read(listening, audio, word_times=False).word_times == [None] * len(listening.words)
 
 
 def test_a_pause_goes_between_the_words_and_edges_in_silence_move_to_the_sound() -> None:

@@ -117,7 +117,6 @@ class Listener:
         model: str | None = None,
         threads: int = 0,
         compute_type: str = COMPUTE_TYPE,
-        word_times: bool = True,
     ) -> None:
         try:
             import ctranslate2
@@ -136,7 +135,7 @@ class Listener:
             # two at once, a core each, were no faster), in the recogniser transcribing shares.
             self._model: Any = loaded_whisper(location, compute_type, cores).model
             tokenizer = load_tokenizer(location)
-            self._decoder = ForcedDecoder(Path(location), threads=max(1, cores // self.parallel))
+            self.decoder = ForcedDecoder(Path(location), threads=max(1, cores // self.parallel))
         except DecoderGraphError as error:
             raise ListenerError(
                 f"the speech recogniser {location} cannot be listened with: {error}"
@@ -146,7 +145,6 @@ class Listener:
                 f"the speech recogniser {location} cannot be loaded: {error_line(error)}"
             ) from None
         self._storage = ctranslate2.StorageView
-        self.word_times = word_times  # whether windows also align their words to the audio
         self._features = FeatureExtractor(feature_size=self._model.n_mels)
         self.text = ForcedText(tokenizer)
 
@@ -164,18 +162,18 @@ class Listener:
         audio: np.ndarray,
         progress: Callable[[float], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
-        with_times: bool | None = None,
+        word_times: bool = True,
     ) -> Hearing:
         """The marks heard at each gap of ``listening.words`` in ``audio`` (16 kHz mono), and where
-        each word is said unless ``with_times`` is False (the listener's own setting unless given)."""
+        each word is said unless ``word_times`` is False."""
         count = len(listening.words)
         marks: list[list[float] | None] = [None] * count
-        word_times: list[tuple[float, float] | None] = [None] * count
+        times_heard: list[tuple[float, float] | None] = [None] * count
         base = listening.language.lower().replace("_", "-").split("-")[0]
         if base not in self.languages or base in UNHEARD_LANGUAGES:
             why = "cannot read the marks of" if base in self.languages else "does not know"
             warning = f"the recogniser {why} the language {listening.language!r}: not listened to"
-            return Hearing(marks, 0, [warning], word_times)
+            return Hearing(marks, 0, [warning], times_heard)
         tokens = [self.text.word_tokens(listening, index, listening.first_marks) for index in range(count)]
         duration = len(audio) / SAMPLE_RATE
         times = spread(listening.times, listening.cues)
@@ -197,7 +195,7 @@ class Listener:
                 f"{counted(plan.too_long, 'word')} longer than the recogniser can follow: not listened to"
             )
         session = _FileListening(self, listening, audio, plan.windows, times, tokens, base)
-        session.word_times = self.word_times if with_times is None else with_times
+        session.word_times = word_times
         heard: list[_Heard] = []
         with ThreadPoolExecutor(self.parallel, thread_name_prefix="listener") as pool:
             # Windows start in order, at most one per worker, so the file's verdict comes early.
@@ -212,16 +210,19 @@ class Listener:
                     raise InterruptedError("listening cancelled")
                 result = future.result()
                 heard.append(result)
-                _merge(marks, word_times, result)
+                _merge(marks, times_heard, result)
                 if len(heard) == FIRST_VERDICT and not any(h.matches for h in heard):
                     queue.clear()  # the wrong video: told before the whole file is heard
                 if progress is not None and count:
                     progress(min(1.0, window.stop / count))
         warnings += verdict(plan.windows, [(h.matches, h.failure) for h in heard])
         heard_windows = sum(1 for h in heard if h.matches and not h.failure)
-        return Hearing(marks, heard_windows, warnings, monotonic(word_times, BACKWARDS_SECONDS), past_the_end)
+        return Hearing(
+            marks, heard_windows, warnings, monotonic(times_heard, BACKWARDS_SECONDS), past_the_end
+        )
 
-    def _encode_window(self, audio: np.ndarray, window: Window) -> Any:
+    def encode_window(self, audio: np.ndarray, window: Window) -> Any:
+        """The encoder's reading of one window of ``audio``, its 30 s padded with silence."""
         first, last = window_samples(window, len(audio), SAMPLE_RATE)
         features = self._features(audio[first:last].astype(np.float32, copy=False))[:, :3000]
         if features.shape[1] < 3000:
@@ -231,7 +232,7 @@ class Listener:
         )
         return np.asarray(encoded)[0]
 
-    def _pass(
+    def forced_pass(
         self,
         memory: dict[str, np.ndarray],
         prefix: list[int],
@@ -244,9 +245,9 @@ class Listener:
         as in ``ForcedPass``)."""
         marks = [token for ids in self.text.mark_tokens for token in ids]
         columns = sorted(set(forced) | set(extra) | set(marks) | {self.text.end_of_text})
-        return self._decoder.forced_pass(memory, prefix, forced, columns, full_rows)
+        return self.decoder.forced_pass(memory, prefix, forced, columns, full_rows)
 
-    def _gap_marks(
+    def gap_marks(
         self, reading: ForcedPass, gaps: dict[int, int], go_on: dict[int, list[int]]
     ) -> dict[int, list[float]]:
         """Each gap's distribution over ``MODEL_MARKS``: going on to the next word (or the end of
@@ -275,7 +276,7 @@ class _FileListening:
     ) -> None:
         self.listener, self.listening, self.audio = listener, listening, audio
         self.windows, self.times, self.tokens = windows, times, tokens  # tokens: each word as forced
-        self.word_times = listener.word_times  # whether each window also places its words
+        self.word_times = True  # whether each window also places its words (``Listener.read``)
         self.start = [
             listener.text.token(t)
             for t in ("<|startoftranscript|>", f"<|{base}|>", "<|transcribe|>", "<|notimestamps|>")
@@ -317,7 +318,7 @@ class _FileListening:
     def _hear(self, number: int) -> _Heard:
         window, listener, listening = self.windows[number], self.listener, self.listening
         try:
-            memory = listener._decoder.memory(listener._encode_window(self.audio, window))
+            memory = listener.decoder.memory(listener.encode_window(self.audio, window))
             before_written: Sequence[int] | None = None
             if listening.combination is not None and number:
                 self.written[number - 1].wait()  # the text before as the window before wrote it
@@ -329,10 +330,10 @@ class _FileListening:
             go_on = listener.text.go_on(listening, window, gaps)
             extra = [token for ids in go_on.values() for token in ids]
             judged = firsts[:: max(1, math.ceil(len(firsts) / JUDGED_WORDS))]
-            reading = listener._pass(memory, prefix, forced, extra, [row for row, _ in judged])
+            reading = listener.forced_pass(memory, prefix, forced, extra, [row for row, _ in judged])
             if float(np.mean(reading.log_probs(judged))) < MIN_WORD_LOG_PROB:
                 return _Heard(matches=False)
-            marks = listener._gap_marks(reading, gaps, go_on)
+            marks = listener.gap_marks(reading, gaps, go_on)
             second = listening.second_marks(marks)
             if second:
                 self.second.update(second)
@@ -340,10 +341,10 @@ class _FileListening:
                 written = Overlay(listening.first_marks, self.second)
                 again, gaps, firsts = listener.text.window_text(listening, window, written)
                 before = self.prefix(window, written)
-                fits = len(before) + len(again) <= listener._decoder.dimensions.positions
+                fits = len(before) + len(again) <= listener.decoder.dimensions.positions
                 if fits and (again, before) != (forced, prefix):  # else the first pass's reading stands
-                    forced, reading = again, listener._pass(memory, before, again, extra, [])
-                marks = listener._gap_marks(reading, gaps, go_on)
+                    forced, reading = again, listener.forced_pass(memory, before, again, extra, [])
+                marks = listener.gap_marks(reading, gaps, go_on)
         except (RuntimeError, ValueError) as error:  # CTranslate2's and ONNX Runtime's own failures
             return _Heard(failure=error_line(error))
         spans = [(row, gaps[window.first + n]) for n, (row, _) in enumerate(firsts)]

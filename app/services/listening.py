@@ -108,7 +108,7 @@ def listen(
         np.asarray(track.samples),
         progress=progress,
         cancelled=cancelled,
-        with_times=word_times,
+        word_times=word_times,
     )
     combined = combination.combine_heard(text, hearing.marks).tolist()
     return Readings(hearing.marks, combined, hearing.warnings, list(hearing.word_times), hearing.past_the_end)

@@ -72,11 +72,16 @@ MIN_TIMED = 0.9
 
 
 def _punctuate(
-    captions: Path, media: Path | None, language: str, punctuator: Punctuator, timings: Path | None = None
+    captions: Path,
+    media: Path | None,
+    language: str,
+    punctuator: Punctuator,
+    timings: Path | None = None,
+    word_times: bool = True,
 ) -> tuple[PunctuateOutcome, float]:
     audio = AudioUse.LISTEN if media is not None else AudioUse.TIMINGS
     request = AnalysisRequest.from_file(
-        captions, media=media, timings=timings, language=language, audio=audio
+        captions, media=media, timings=timings, language=language, audio=audio, word_times=word_times
     )
     began = time.perf_counter()
     outcome = punctuate_file(request, punctuator, ApplyPolicy("all"))
@@ -155,7 +160,7 @@ def with_media(
     media: Path,
     language: str,
     gold: list[int] | None,
-    readers: tuple[Punctuator, Punctuator],
+    punctuator: Punctuator,
 ) -> dict[str, Any]:
     kept = OUTCOMES / f"{name}.pickle" if OUTCOMES is not None else None
     if kept is not None and kept.exists():
@@ -169,9 +174,9 @@ def with_media(
     runs: dict[bool, list[float]] = {True: [], False: []}
     outcome = None
     for _ in range(ROUNDS):
-        outcome, seconds = _punctuate(captions, media, language, readers[0])
+        outcome, seconds = _punctuate(captions, media, language, punctuator)
         runs[True].append(seconds)
-        runs[False].append(_punctuate(captions, media, language, readers[1])[1])
+        runs[False].append(_punctuate(captions, media, language, punctuator, word_times=False)[1])
     assert outcome is not None
     seconds = {
         "punctuate_seconds": round(min(runs[True]), 2),
@@ -187,13 +192,11 @@ def with_media(
     }
 
 
-def speech_set(
-    speech: listener_sets.SpeechSet, folder: Path, readers: tuple[Punctuator, Punctuator]
-) -> dict[str, Any]:
+def speech_set(speech: listener_sets.SpeechSet, folder: Path, punctuator: Punctuator) -> dict[str, Any]:
     captions, media = folder / f"{speech.name}.srt", folder / f"{speech.name}.wav"
     write_document(caption_document(speech), captions)
     soundfile.write(media, speech.audio, SAMPLE_RATE)
-    return with_media(speech.name, captions, media, speech.language, list(speech.gold), readers)
+    return with_media(speech.name, captions, media, speech.language, list(speech.gold), punctuator)
 
 
 def earnings_call(recording: Any, folder: Path, punctuator: Punctuator) -> dict[str, Any]:
@@ -251,7 +254,6 @@ def main() -> int:
     OUTCOMES = parser.parse_args().outcomes
     if OUTCOMES is not None:
         OUTCOMES.mkdir(parents=True, exist_ok=True)
-    from app.ml.listener import Listener
     from tests.benchmarks.dev_readings import earnings_dev
 
     speech = listener_sets.real() + listener_sets.ljspeech_in_cues_of_ten()
@@ -259,19 +261,17 @@ def main() -> int:
     if not speech and not calls:
         print(json.dumps({"error": "the shared data's sets are not there"}))
         return 1
-    with_times, without = Punctuator(), Punctuator()
-    without._listener = Listener(word_times=False)  # the same recogniser, hearing no word times
-    readers = (with_times, without)
+    punctuator = Punctuator()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder:
         for one in speech:
-            results[one.name] = speech_set(one, Path(folder), readers)
+            results[one.name] = speech_set(one, Path(folder), punctuator)
             print(f"{one.name}: done", file=sys.stderr)
         results["sample"] = with_media(
-            "sample", SAMPLE / "sample.srt", SAMPLE / "sample.mp4", "en", None, readers
+            "sample", SAMPLE / "sample.srt", SAMPLE / "sample.mp4", "en", None, punctuator
         )
         for call in calls:
-            results[f"earnings_{call.name}"] = earnings_call(call, Path(folder), with_times)
+            results[f"earnings_{call.name}"] = earnings_call(call, Path(folder), punctuator)
             print(f"{call.name}: done", file=sys.stderr)
     groups = {
         "with_media": [r for r in results.values() if "punctuate_seconds_without_word_times" in r],

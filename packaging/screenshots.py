@@ -106,9 +106,10 @@ def main() -> int:
         shot_dialog("8-settings-limits", LimitsDialog(saved_limits(window.settings), window))
         shot_dialog("9-settings-triage", TriagePolicyDialog(saved_policy(window.settings), window))
         if window.session is not None:  # Edit ▸ Re-cut the cues at sentence ends: the preview
-            preview, recut = window.session.recut_preview()
-            cues = window.session.document.cues
-            shot_dialog("9-recut-preview", RecutPreviewDialog(cues, preview.cues, recut.summary(), window))
+            session = window.session
+            now, preview, recut = session.recut_preview()
+            previewed = RecutPreviewDialog(now.cues, preview.cues, recut.summary(), session.limits, window)
+            shot_dialog("9-recut-preview", previewed)
         window.show_about()
         shot("10-about")
         close_messages()

@@ -151,16 +151,3 @@ def test_the_confidence_is_fitted_by_a_command_that_checks_it_reproduces(tmp_pat
     missing = run_punctum_here("fit-confidence", "--readings", str(tmp_path / "none.npz"), "--check")
     assert missing.returncode == 3 and missing.stderr.count("\n") == 1
     assert "tests.benchmarks.dev_readings" in missing.stderr
-
-
-@pytest.mark.corpus
-def test_the_shipped_confidence_is_what_the_development_readings_fit() -> None:
-    from app.ml.base_encoder import cache_root
-
-    # The tests run on a scratch cache whose encoders link to the real cache, where
-    # `python -m tests.benchmarks.dev_readings` keeps the readings it makes from the shared data.
-    readings = (cache_root() / "encoders").resolve().parent / "bench" / "dev_readings.npz"
-    if not readings.is_file():
-        pytest.skip("no development readings cached (python -m tests.benchmarks.dev_readings makes them)")
-    checked = run_punctum_here("fit-confidence", "--readings", str(readings), "--check")
-    assert checked.returncode == 0, checked.stderr

@@ -9,6 +9,8 @@ import signal
 import sys
 from typing import NoReturn
 
+from app.core.errors import EXIT_INTERRUPTED  # plain Python, nothing to wait for
+
 
 def _exit_interrupted(say: bool) -> NoReturn:
     """Exit with status 130 after the exit handlers. Not ``sys.exit``: a Ctrl+C that passed
@@ -22,7 +24,7 @@ def _exit_interrupted(say: bool) -> NoReturn:
     atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(130)
+    os._exit(EXIT_INTERRUPTED)
 
 
 def run() -> NoReturn:
@@ -42,6 +44,6 @@ def run() -> NoReturn:
             _exit_interrupted(say=True)
         raise
     status = main()
-    if status == 130:  # main has said why
+    if status == EXIT_INTERRUPTED:  # main has said why
         _exit_interrupted(say=False)
     sys.exit(status)

@@ -23,7 +23,14 @@ from app.cli.projects import add_project_commands
 from app.cli.stream import add_stream_command
 from app.cli.training import add_training_commands
 from app.cli.transcribe import add_transcribe_command
-from app.core.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, PunctumError
+from app.core.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    PunctumError,
+)
 from app.core.interrupts import Terminated, catch_interrupts, interrupted
 from app.store.errors import DatabaseError, in_use_failure
 
@@ -126,4 +133,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _say_interrupted() -> int:
     print("punctum: interrupted", file=sys.stderr)
-    return 130
+    return EXIT_INTERRUPTED

@@ -8,7 +8,7 @@ import sys
 from typing import NoReturn
 
 from app.cli.options import Commands, add_precision, checked_language
-from app.core.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
+from app.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 
 def add_stream_command(commands: Commands) -> None:
@@ -79,7 +79,7 @@ def _stream(args: argparse.Namespace) -> int:
             lambda message: print(f"punctum: {message}", file=sys.stderr, flush=True),
         )
     except KeyboardInterrupt:
-        _leave(130, "interrupted; the words still waiting were written as decided at the end")
+        _leave(EXIT_INTERRUPTED, "interrupted; the words still waiting were written as decided at the end")
     except BrokenPipeError:
         _leave(EXIT_OK)  # the reader went away: nobody is left to tell
     except OSError as error:

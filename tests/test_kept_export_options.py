@@ -29,7 +29,7 @@ def _same_words(one: Path, other: Path) -> bool:
     ("option", "told", "said_when_on", "same"),
     [
         ("rebreak", "lines re-broken", ("lines re-broken",), _same_text_words),
-        ("resegment", "cues re-cut", ("cues re-cut 24 ->", "times estimated"), _same_words),
+        ("recut", "cues re-cut", ("cues re-cut 24 ->", "times estimated"), _same_words),
     ],
 )
 def test_an_option_batch_keeps_holds_for_every_export_until_turned_off(
@@ -68,3 +68,14 @@ def test_an_option_batch_keeps_holds_for_every_export_until_turned_off(
     said, after = export("off")
     assert told not in said and after.read_bytes() == plain.read_bytes()
     assert (folder / "talk.srt").read_bytes() == (SAMPLE / "sample.srt").read_bytes()  # input untouched
+
+
+def test_the_re_cut_is_asked_for_by_the_name_the_editor_gives_it_and_by_its_earlier_one() -> None:
+    from app.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["punctuate", "talk.srt", "--recut"]).recut is True
+    assert parser.parse_args(["punctuate", "talk.srt", "--resegment"]).recut is True
+    batch = ["batch", "in", "--project", "p.punctum"]
+    assert parser.parse_args([*batch, "--no-resegment"]).recut is False
+    assert parser.parse_args(["export", "p.punctum", "--out", "out"]).recut is None

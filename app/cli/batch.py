@@ -151,7 +151,7 @@ def _folder_batch(args: argparse.Namespace) -> FolderBatch:
         settings,
         style=style,
         rebreak=args.rebreak,
-        resegment=args.resegment,
+        recut=args.recut,
         transcribe=args.transcribe,
         language=language,
         cluster=cluster,

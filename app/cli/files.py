@@ -155,16 +155,16 @@ def _punctuate(args: argparse.Namespace) -> int:
         timings=Path(args.timings) if args.timings else None,
         language=args.language,
         audio=audio,
-        word_times=args.resegment,  # heard only to cut cues by
+        word_times=args.recut,  # heard only to cut cues by
     )
-    if args.resegment and request.format == "txt":
-        raise UsageError(f"--resegment cuts captions' cues; {args.input} is plain text, which has none")
+    if args.recut and request.format == "txt":
+        raise UsageError(f"--recut cuts captions' cues; {args.input} is plain text, which has none")
     limits = limits_from(args)  # refused before the work, not after it
     outcome = punctuate_file(request, punctuator, policy, style)
     for warning in outcome.report.warnings:
         print(f"punctum: warning: {warning}", file=sys.stderr)
     # Re-cut and re-broken as every export does it; the capitals are the policy's (punctuate_file).
-    options = ExportOptions(capitalise=False, rebreak=args.rebreak, recut=args.resegment, limits=limits)
+    options = ExportOptions(capitalise=False, rebreak=args.rebreak, recut=args.recut, limits=limits)
     outcome.document, steps = exported_document(
         outcome.document, outcome.report.language, options, outcome.measures
     )

@@ -21,7 +21,7 @@ REBREAK_HELP = (
     "lay out each cue's lines again once the marks are in (at most 2 lines of 42 characters, broken"
     " after punctuation, balanced); cues with styling or positioning keep theirs"
 )
-RESEGMENT_HELP = (
+RECUT_HELP = (
     "cut the cues again at sentence ends once the marks are in (a sentence a cue where it fits, long"
     " ones split at a clause; 2 lines of 42 characters, 1 to 7 s), timed by the words as heard in"
     " the media, else estimated from the cues; cues with styling or positioning keep their cut"
@@ -29,15 +29,15 @@ RESEGMENT_HELP = (
 
 
 def add_layout_options(parser: argparse.ArgumentParser, kept: str | None = None) -> None:
-    """``--rebreak`` and ``--resegment``: switches for one run, or with ``kept`` (what the project
-    keeps, ``{name}`` standing for the option) each a yes/no whose help says so."""
-    for name, help in (("rebreak", REBREAK_HELP), ("resegment", RESEGMENT_HELP)):
+    """``--rebreak`` and ``--recut`` (also accepted as ``--resegment``, its earlier name): switches
+    for one run, or with ``kept`` (what the project keeps, ``{name}`` standing for the option) each
+    a yes/no whose help says so."""
+    for names, help in ((["--rebreak"], REBREAK_HELP), (["--recut", "--resegment"], RECUT_HELP)):
         if kept is None:
-            parser.add_argument(f"--{name}", action="store_true", help=help)
+            parser.add_argument(*names, action="store_true", help=help)
         else:
-            parser.add_argument(
-                f"--{name}", action=argparse.BooleanOptionalAction, help=help + kept.format(name=name)
-            )
+            told = help + kept.format(name=names[0][2:])
+            parser.add_argument(*names, action=argparse.BooleanOptionalAction, help=told)
 
 
 #: What an output option may be written as, by extension: the formats Punctum writes.

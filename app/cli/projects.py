@@ -121,7 +121,7 @@ def _export(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: is a file; --out names a folder")
     with open_project(Path(args.project), read_only=True) as project:
-        exported = export_project(project, out, args.format, args.rebreak, args.resegment)
+        exported = export_project(project, out, args.format, args.rebreak, args.recut)
         left_out = not_exported(project)
     print(f"{len(exported.written)} files written to {args.out}")
     for stem, why in left_out.items():

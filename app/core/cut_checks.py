@@ -1,5 +1,5 @@
 """Where a document's cues are cut, checked: cues ending at a sentence end, sentence starts left
-dangling at a cue's end, and cues over the caption limits; what ``punctuate --resegment`` and the
+dangling at a cue's end, and cues over the caption limits; what ``punctuate --recut`` and the
 editor's re-cut report before and after, and what the benchmarks count."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ class AnalysisRequest:
     language: str | None = None  # detected from the text when None
     audio: AudioUse = DEFAULT_AUDIO_USE  # what of the media and word timings is used
     #: Whether listening also hears where each word is said (for re-cutting, the waveform, P);
-    #: ``punctuate`` asks only with ``--resegment``, as it costs an eighth of the listening.
+    #: ``punctuate`` asks only with ``--recut``, as it costs an eighth of the listening.
     word_times: bool = True
 
     @property

@@ -201,12 +201,13 @@ class ExportFolderError(UsageError):
 
 
 #: What ``batch`` keeps in a project for every ``export`` of it, by option: ``--rebreak`` (lines
-#: laid out again) and ``--resegment`` (cues cut again at sentence ends).
-EXPORT_OPTIONS = {"rebreak": "export.rebreak", "resegment": "export.resegment"}
+#: laid out again) and ``--recut`` (cues cut again at sentence ends; kept under its earlier name,
+#: so that projects made before read the same).
+EXPORT_OPTIONS = {"rebreak": "export.rebreak", "recut": "export.resegment"}
 
 
 def remember_for_export(project: Project, option: str, on: bool = True) -> None:
-    """``batch --rebreak`` or ``--resegment`` (``option``): every export of the project does it
+    """``batch --rebreak`` or ``--recut`` (``option``): every export of the project does it
     (``--no-…``, False: no longer)."""
     project.set_setting(EXPORT_OPTIONS[option], "true" if on else "false")
 
@@ -228,7 +229,7 @@ def export_project(
     out: Path,
     format: str | None = None,
     rebreak: bool | None = None,
-    resegment: bool | None = None,
+    recut: bool | None = None,
 ) -> ProjectExport:
     """Write every processed file's captions (decisions applied, sentence starts and the words the
     language always capitalises given capitals) to ``out``.
@@ -239,9 +240,9 @@ def export_project(
     makes no tree of folders). Captions changed on disk since they were imported are refused, so
     the old words are never written in their place: ``punctum batch`` imports them again.
     """
-    # As ``batch --rebreak`` and ``--resegment`` asked, unless told this time.
+    # As ``batch --rebreak`` and ``--recut`` asked, unless told this time.
     rebreak = _kept_for_export(project, "rebreak") if rebreak is None else rebreak
-    resegment = _kept_for_export(project, "resegment") if resegment is None else resegment
+    recut = _kept_for_export(project, "recut") if recut is None else recut
 
     if not out.is_dir() and not out.parent.is_dir():
         raise ExportFolderError(f"{out}: the folder {out.parent} does not exist; --out makes one folder only")
@@ -278,9 +279,9 @@ def export_project(
                 f"{target}: would sit beside {paired.name}, captions of this project with its name,"
                 " and a batch of that folder would find two for one file; export to another folder"
             )
-        measures = project.gap_measures(entry.id) if resegment else None
+        measures = project.gap_measures(entry.id) if recut else None
         ready.append((document, project.language(entry.id), target, target_format, measures))
-    return _write_all(ready, out, ExportOptions(rebreak=rebreak, recut=resegment))
+    return _write_all(ready, out, ExportOptions(rebreak=rebreak, recut=recut))
 
 
 def _write_all(

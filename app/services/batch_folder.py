@@ -25,7 +25,7 @@ BATCH_CONFIDENT = 0.9
 @dataclass(frozen=True)
 class FolderBatch:
     """What ``punctum batch`` is asked to do: the folder, the project file, how its files are
-    processed; the house style given to the project, and ``--rebreak`` and ``--resegment`` kept in
+    processed; the house style given to the project, and ``--rebreak`` and ``--recut`` kept in
     it for every export (None: as they were); whether media without captions is transcribed first
     (in ``language``, detected when None); and the Ray cluster to run on (None: here)."""
 
@@ -34,7 +34,7 @@ class FolderBatch:
     settings: BatchSettings
     style: HouseStyle | None = None
     rebreak: bool | None = None
-    resegment: bool | None = None
+    recut: bool | None = None
     transcribe: bool = False
     language: str | None = None
     cluster: ClusterSettings | None = None
@@ -73,7 +73,7 @@ def run_folder(batch: FolderBatch, events: BatchEvents) -> BatchSummary:
             from app.services.restyle import give_style
 
             give_style(project, batch.style)  # new files are read with it; decisions move it on
-        for option, on in (("rebreak", batch.rebreak), ("resegment", batch.resegment)):
+        for option, on in (("rebreak", batch.rebreak), ("recut", batch.recut)):
             if on is not None:
                 remember_for_export(project, option, on)
         failed = _transcribe(batch, project, events) if batch.transcribe else {}

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tests.conftest import SHARED_DATA
 
-EXPORTS = {"plain": [], "rebreak": ["--rebreak"], "resegment": ["--resegment"]}
+EXPORTS = {"plain": [], "rebreak": ["--rebreak"], "resegment": ["--recut"]}
 
 
 def _punctum(*arguments: str) -> subprocess.CompletedProcess[str]:

@@ -218,7 +218,8 @@ def test_captions_edited_after_import_are_stale_until_batch_imports_them_again(
     # The editor decides four gaps: two at the start, where the words stay, two in the last cue.
     session = ReviewSession.open_project(project)
     try:
-        marks = [s for s in session.review_order() if s.casing is None]
+        proposed = (s for s in session.document.suggestions if s.source is not Source.EDITOR)
+        marks = sorted((s for s in proposed if s.casing is None), key=lambda s: (s.gap, s.id))
         kept_accept, kept_reject, changed = marks[0], marks[1], marks[-2]
         session.accept(kept_accept.id)
         session.reject(kept_reject.id)

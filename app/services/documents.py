@@ -84,17 +84,10 @@ def cues_over_limits(document: Document, limits: CaptionLimits) -> list[tuple[in
     return found
 
 
-def save_document(document: Document, path: Path | str) -> None:
-    """Write ``document`` atomically in the format ``path``'s extension names (never over its source)."""
-    from app.formats import write_document
-
-    write_document(document, path)
-
-
 def save_together(
     document: Document | None, path: Path | str | None, texts: Sequence[tuple[Path, str]]
 ) -> None:
-    """``document`` as ``save_document`` writes it (when ``path`` is given) and ``texts`` as UTF-8,
+    """``document`` as ``formats.write_document`` writes it (when ``path`` is given) and ``texts`` as UTF-8,
     all landing together or none: a report never describes captions a full disk kept from being
     written."""
     from app.formats import document_bytes, write_files

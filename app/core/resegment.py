@@ -69,10 +69,6 @@ class Resegmented:
     def estimated(self) -> bool:
         return self.estimated_words > 0
 
-    @property
-    def kept_cues(self) -> int:
-        return sum(self.kept.values())
-
 
 def resegment(
     document: Document,

@@ -38,10 +38,6 @@ class Task(QRunnable):
     def cancel(self) -> None:
         self._cancel.set()
 
-    @property
-    def is_cancelled(self) -> bool:
-        return self._cancel.is_set()
-
     def run(self) -> None:
         if self._cancel.is_set():
             self.signals.cancelled.emit()

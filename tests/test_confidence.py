@@ -151,3 +151,17 @@ def test_the_confidence_is_fitted_by_a_command_that_checks_it_reproduces(tmp_pat
     missing = run_punctum_here("fit-confidence", "--readings", str(tmp_path / "none.npz"), "--check")
     assert missing.returncode == 3 and missing.stderr.count("\n") == 1
     assert "tests.benchmarks.dev_readings" in missing.stderr
+
+
+def test_the_readers_combination_fit_finds_the_combination_the_marks_were_drawn_from() -> None:
+    from app.training.combination_fit import RecordingReadings, combination_of, fit
+
+    generator = np.random.default_rng(7)
+    gaps = 3000
+    text = generator.dirichlet(np.ones(6) * 0.7, gaps)
+    heard = [list(row) for row in generator.dirichlet(np.ones(6) * 0.7, gaps)]
+    truth = combination_of(0.6, 0.3, 0.25, -0.25)
+    combined = truth.combine_heard(text, heard)
+    gold = np.asarray([generator.choice(6, p=row / row.sum()) for row in combined])
+    found = fit([RecordingReadings(text, heard, gold)], [np.arange(gaps)])
+    assert (found.weights, found.biases, found.temperature) == (truth.weights, truth.biases, 1.0)

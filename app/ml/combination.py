@@ -50,7 +50,7 @@ class Combination:
         return combined
 
     def combine_heard(
-        self, read: Sequence[Sequence[float]], heard: Sequence[Sequence[float] | None]
+        self, read: Sequence[Sequence[float]] | np.ndarray, heard: Sequence[Sequence[float] | None]
     ) -> np.ndarray:
         """Per gap (gaps x ``MODEL_MARKS``): the combined distribution where the gap was heard, the
         text model's where it was not (``heard`` None)."""

@@ -7,7 +7,7 @@ reading chooses a mark (the captions have none), or a capital the casing head as
 when the reference has that mark there (that capital on the word).
 
 Cross-fitted: each recording's cues are split by parity; the readers' combination
-(``bench_listener.fit``) and the calibration (the logistic models of ``app.ml.confidence``, fitted
+(``app.training.combination_fit``) and the calibration (the logistic models of ``app.ml.confidence``, fitted
 as ``app.training.confidence_fit`` fits what ships) are fitted on one half of every recording and
 scored on the other, then the other way round, and the held-out halves pooled. Reported per set and
 pooled: expected calibration error (``app.training.reliability``, 15 bins), the share of
@@ -28,7 +28,6 @@ import itertools
 import json
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -37,6 +36,8 @@ from app.core.metrics import punctuation_scores
 from app.core.triage import surest_within
 from app.ml.combination import Combination
 from app.ml.confidence import shipped_confidence
+from app.training.combination_fit import RecordingReadings
+from app.training.combination_fit import fit as fit_combination
 from app.training.confidence_fit import (
     Suggestions,
     capital_suggestions,
@@ -46,7 +47,6 @@ from app.training.confidence_fit import (
 )
 from app.training.reliability import expected_calibration_error, reliability_bins
 from tests.benchmarks import cpu_flags
-from tests.benchmarks.bench_listener import fit as fit_combination
 from tests.benchmarks.dev_readings import load_dev_readings
 
 TARGET = 0.97
@@ -171,14 +171,10 @@ def _fit_combination(
             continue
         heard = data["heard"][rows]
         readings.append(
-            SimpleNamespace(
-                text=data["read"][rows],
-                first=[h.tolist() for h in heard],
-                recording=SimpleNamespace(gold=np.asarray(data["gold"][rows])),
-            )
+            RecordingReadings(data["read"][rows], [h.tolist() for h in heard], np.asarray(data["gold"][rows]))
         )
         keep.append(np.flatnonzero(fold[rows]))
-    return fit_combination(readings, keep)  # type: ignore[arg-type]
+    return fit_combination(readings, keep)
 
 
 def _f1(data: dict[str, np.ndarray], combined: np.ndarray) -> dict[str, float]:

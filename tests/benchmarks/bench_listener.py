@@ -32,15 +32,12 @@ import numpy as np
 from app.core.bundled import listener_dir
 from app.core.marks import MODEL_MARKS, mark_class
 from app.core.metrics import punctuation_scores
-from app.ml.combination import Combination, shipped_combination
+from app.ml.combination import shipped_combination
 from app.ml.listener import Listener, Listening
 from app.services.model import Punctuator
+from app.training.combination_fit import RecordingReadings, fit
 from tests.benchmarks import add_recogniser_options, cpu_flags, listener_sets
 from tests.benchmarks.listener_sets import SpeechSet
-
-WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
-BIASES = (-0.5, -0.25, 0.0, 0.25, 0.5)
-TEMPERATURES = (0.6, 0.8, 1.0, 1.2, 1.5, 2.0)
 
 
 @dataclass
@@ -57,38 +54,6 @@ def f1(gold: Sequence[int], predicted: Sequence[int]) -> float:
         [mark_class(MODEL_MARKS[g]) for g in gold], [mark_class(MODEL_MARKS[p]) for p in predicted]
     )
     return float(scores["overall"]["f1"])  # type: ignore[index]
-
-
-def combination_of(
-    comma: float, stop: float, none_bias: float, comma_bias: float, temperature: float = 1.0
-) -> Combination:
-    # MODEL_MARKS: none, comma, full stop, question, exclamation, colon
-    weights = ((comma + stop) / 2, comma, stop, stop, stop, comma)
-    return Combination(weights, (none_bias, comma_bias, 0.0, 0.0, 0.0, comma_bias), temperature)
-
-
-def fit(readings: Sequence[Reading], keep: Sequence[np.ndarray]) -> Combination:
-    """The combination under which the gold marks of the kept gaps (pooled over every recording)
-    are most likely, searched on a grid. Likelihood, not F1: F1 over a few hundred gaps jumps with
-    single marks, and a combination fitted to it on one half did not carry to the other."""
-    candidates = (
-        combination_of(comma, stop, none_bias, comma_bias)
-        for comma, stop, none_bias, comma_bias in itertools.product(WEIGHTS, WEIGHTS, BIASES, BIASES)
-    )
-    best = min(candidates, key=lambda c: _log_loss(readings, keep, c))
-    return min(
-        (Combination(best.weights, best.biases, t) for t in TEMPERATURES),
-        key=lambda c: _log_loss(readings, keep, c),
-    )
-
-
-def _log_loss(readings: Sequence[Reading], keep: Sequence[np.ndarray], combination: Combination) -> float:
-    total = 0.0
-    for reading, kept in zip(readings, keep, strict=True):
-        probs = combination.combine_heard(reading.text, reading.first)[kept]
-        gold = reading.recording.gold[kept]
-        total -= float(np.log(np.maximum(probs[np.arange(len(gold)), gold], 1e-9)).sum())
-    return total
 
 
 def listen(listener: Listener, reading: Reading) -> tuple[list[list[float] | None], float]:
@@ -175,8 +140,9 @@ def main() -> int:
         seconds += spent
         audio_seconds += len(recording.audio) / listener_sets.SAMPLE_RATE
     everything = [np.arange(len(r.recording.words)) for r in readings]
+    pooled = [RecordingReadings(r.text, r.first, np.asarray(r.recording.gold)) for r in readings]
     if args.fit:
-        shipped = fit(readings, everything)
+        shipped = fit(pooled, everything)
         path = listener_dir() / "combination.json"
         path.write_text(json.dumps(shipped.as_json(), indent=2) + "\n", encoding="utf-8")
         print(
@@ -191,7 +157,7 @@ def main() -> int:
     final = [r.text.copy() for r in readings]
     fits = []
     for fold, held_out in zip(halves, reversed(halves), strict=True):
-        combination = fit(readings, [np.flatnonzero(k) for k in fold])
+        combination = fit(pooled, [np.flatnonzero(k) for k in fold])
         fits.append(combination.as_json())
         for number, reading in enumerate(readings):
             probs = combination.combine_heard(reading.text, reading.first)

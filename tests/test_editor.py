@@ -632,7 +632,7 @@ def test_a_stored_triage_target_is_the_one_the_policy_dialog_shows(
     qtbot.addWidget(dialog)
     assert dialog.model_alone.isChecked() is (target is not None)
     if target is not None:
-        assert dialog.threshold.text() == f"{target:.2f}"
+        assert dialog.target.text() == f"{target:.2f}"
     assert dialog.policy() == policy  # OK with nothing changed keeps what the editor did
 
 
@@ -659,7 +659,7 @@ def test_the_editor_settles_by_the_target_its_dialog_shows_when_an_older_one_was
     # The dialog opened now shows that target: OK with nothing changed settles nothing differently.
     dialog = TriagePolicyDialog(window.triage_policy(), window)
     qtbot.addWidget(dialog)
-    assert dialog.threshold.text() == "0.90"
+    assert dialog.target.text() == "0.90"
     window.set_triage_policy(dialog.policy())
     assert session.settled_by_rule() == settled
     window.close()

@@ -205,18 +205,18 @@ class TriagePolicyDialog(QDialog):
             "Where there is &no reference and the model's mark is at least this likely right:", self
         )
         self.model_alone.setChecked(policy.precision_target is not None)
-        self.threshold = QDoubleSpinBox(self)
-        self.threshold.setRange(*TARGET_RANGE)
-        self.threshold.setSingleStep(0.01)
-        self.threshold.setDecimals(2)
-        self.threshold.setValue(
+        self.target = QDoubleSpinBox(self)
+        self.target.setRange(*TARGET_RANGE)
+        self.target.setSingleStep(0.01)
+        self.target.setDecimals(2)
+        self.target.setValue(
             policy.precision_target if policy.precision_target is not None else PRECISION_TARGET
         )
-        self.threshold.setEnabled(self.model_alone.isChecked())
-        self.model_alone.toggled.connect(self.threshold.setEnabled)
+        self.target.setEnabled(self.model_alone.isChecked())
+        self.model_alone.toggled.connect(self.target.setEnabled)
         form.addRow(QLabel("Settle by themselves the gaps:"))
         form.addRow(self.agreement)
-        form.addRow(self.model_alone, self.threshold)
+        form.addRow(self.model_alone, self.target)
         form.addRow(
             QLabel(
                 f"At {PRECISION_TARGET:.2f}, about 3 in 100 of the marks that settle by themselves may be\n"
@@ -228,7 +228,7 @@ class TriagePolicyDialog(QDialog):
 
     def policy(self) -> TriagePolicy:
         return TriagePolicy(
-            self.agreement.isChecked(), self.threshold.value() if self.model_alone.isChecked() else None
+            self.agreement.isChecked(), self.target.value() if self.model_alone.isChecked() else None
         )
 
 

@@ -156,6 +156,11 @@ def save_audio_use(settings: QSettings, audio: AudioUse) -> None:
     settings.remove(_LISTEN_KEY)  # the one setting from now on
 
 
+#: Where the editor keeps the triage policy's precision target (under the name earlier versions
+#: gave it, so that a target chosen then still holds).
+_TRIAGE_TARGET_KEY = "triage/model_threshold"
+
+
 def saved_policy(settings: QSettings) -> TriagePolicy:
     """The triage policy kept in the user's settings; the measured operating point by default.
     A target is one the Triage policy dialog offers (``TARGET_RANGE``, two decimals), so that the
@@ -163,11 +168,11 @@ def saved_policy(settings: QSettings) -> TriagePolicy:
     1.00) is brought to the nearest end, and one that is no number (edited by hand: "nan", "x")
     is the default."""
     agreement = _saved_flag(settings, "triage/agreement", default=True)
-    threshold = str(settings.value("triage/model_threshold", PRECISION_TARGET)).strip()
-    if threshold.lower() in ("", "none"):
+    target = str(settings.value(_TRIAGE_TARGET_KEY, PRECISION_TARGET)).strip()
+    if target.lower() in ("", "none"):
         return TriagePolicy(agreement, None)
     try:
-        value = float(threshold)
+        value = float(target)
     except ValueError:
         value = PRECISION_TARGET
     if not math.isfinite(value):
@@ -178,8 +183,8 @@ def saved_policy(settings: QSettings) -> TriagePolicy:
 
 def save_policy(settings: QSettings, policy: TriagePolicy) -> None:
     settings.setValue("triage/agreement", "true" if policy.agreement else "false")
-    threshold = policy.precision_target
-    settings.setValue("triage/model_threshold", "none" if threshold is None else threshold)
+    target = policy.precision_target
+    settings.setValue(_TRIAGE_TARGET_KEY, "none" if target is None else target)
 
 
 def show_recut_on_export(action: QAction, applied: bool, chosen: bool) -> None:

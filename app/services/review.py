@@ -258,6 +258,11 @@ class ReviewSession(SessionStyle):
         """When each word is said (ms), where the analysis heard it or the captions give it."""
         return [times for times in heard_times(self.measures()) or [] if times is not None]
 
+    def review_order(self) -> list[Suggestion]:
+        """The reference's and the model's suggestions in reading order."""
+        suggestions = [s for s in self.document.suggestions if s.source is not Source.EDITOR]
+        return sorted(suggestions, key=lambda s: (s.gap, s.casing is not None, s.id))
+
     # --- analysis ---------------------------------------------------------------------------
 
     def analysis_request(self, audio: AudioUse = DEFAULT_AUDIO_USE) -> AnalysisRequest:

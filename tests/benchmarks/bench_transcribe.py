@@ -64,10 +64,10 @@ from app.align.transfer import transfer
 from app.core.marks import MODEL_MARKS, clean_mark, mark_class
 from app.core.metrics import punctuation_scores
 from app.core.model import Word
-from app.formats import parse_document, read_document
+from app.formats import parse_document, read_document, write_document
 from app.ml.transcriber import Recognition, Transcriber
 from app.services.analysis import AnalysisRequest
-from app.services.documents import attach_timing_file, save_document
+from app.services.documents import attach_timing_file
 from app.services.gap_evidence import gap_evidence
 from app.services.model import Punctuator
 from app.services.punctuate import PRECISION_TARGET, ApplyPolicy, punctuate_file
@@ -271,7 +271,7 @@ def main() -> int:
                 outcome = punctuate_file(request, punctuator, policy)
                 languages[str(outcome.report.language)] += 1
                 output = work / f"{media.stem}.{reading}.srt"
-                save_document(outcome.document, output)
+                write_document(outcome.document, output)
                 found[reading] += marks_on(words, list(read_document(output).words()), unmatched, reading)
 
     measured = jiwer.process_words(references, hypotheses)

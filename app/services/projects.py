@@ -68,8 +68,7 @@ def reimport_caption_file(project: Project, file_id: int, captions: Path) -> Rei
     (``carried_decisions``) where the words on both sides of its gap are unchanged. Unreadable
     captions are a ``FormatError`` and the project is left as it was."""
     read = _read_captions(captions)
-    carried, dropped = _carry_over(project, file_id, read.document)
-    recut = _recut_carried(project, file_id, read.document, carried)
+    carried, dropped, recut = _carried_to(project, file_id, read.document)
     version = project.new_version(file_id, captions, read, carried)
     return Reimport(version, len(carried) - (recut == "kept"), dropped, recut)
 
@@ -80,28 +79,54 @@ def reanalyse_file(project: Project, file_id: int) -> Reimport:
     ``reimport_caption_file`` carries them (``carried_decisions`` replays them on the new
     suggestions)."""
     document = _stored_document(project, file_id)
-    carried, dropped = _carry_over(project, file_id, document)
-    recut = _recut_carried(project, file_id, document, carried)
+    carried, dropped, recut = _carried_to(project, file_id, document)
     return Reimport(project.analyse_again(file_id, carried), len(carried) - (recut == "kept"), dropped, recut)
 
 
-def _recut_carried(
-    project: Project, file_id: int, new: Document, carried: list[dict[str, Any]]
-) -> str | None:
-    """A re-cut of the old version's cues in effect, carried (appended to ``carried``) where the
-    new captions have the same words in the same cues at the same times: "kept"; "dropped" where
-    they do not (the recorded cut no longer fits them); None where there is none."""
+@dataclass(frozen=True)
+class _OldVersion:
+    """The version a new one replaces: its captions as added, and as decided with their history."""
+
+    original: Document
+    decided: Document
+    history: History
+
+
+def _old_version(project: Project, file_id: int) -> _OldVersion | None:
+    """The file's current version, read once for what carries over from it; None where its captions
+    could not be read when added (nothing was decided on them) or it no longer reads."""
     data, format, path = project.stored_captions(file_id)
+    if not data:
+        return None
     try:
-        original = parse_document(data, format, path) if data else None
+        original = parse_document(data, format, path)
         decided, history = load_document(project, file_id)
     except (FormatError, ProjectError):
         return None
-    if original is None or not any(isinstance(e, CueEdit) for step in history.done for e in step.edits):
+    return _OldVersion(original, decided, history)
+
+
+def _carried_to(
+    project: Project, file_id: int, new: Document
+) -> tuple[list[dict[str, Any]], int, str | None]:
+    """What of the old version carries to ``new``: its decisions as outcomes (``_carry_over``), how
+    many could not be placed, and what became of a re-cut (``_recut_carried``)."""
+    old = _old_version(project, file_id)
+    if old is None:
+        return [], 0, None
+    carried, dropped = _carry_over(project, file_id, old, new)
+    return carried, dropped, _recut_carried(old, new, carried)
+
+
+def _recut_carried(old: _OldVersion, new: Document, carried: list[dict[str, Any]]) -> str | None:
+    """A re-cut of the old version's cues in effect, carried (appended to ``carried``) where the
+    new captions have the same words in the same cues at the same times: "kept"; "dropped" where
+    they do not (the recorded cut no longer fits them); None where there is none."""
+    if not any(isinstance(e, CueEdit) for step in old.history.done for e in step.edits):
         return None
-    if [_cue_words(cue) for cue in new.cues] != [_cue_words(cue) for cue in original.cues]:
+    if [_cue_words(cue) for cue in new.cues] != [_cue_words(cue) for cue in old.original.cues]:
         return "dropped"
-    cut = cut_of(original.cues, decided.cues)
+    cut = cut_of(old.original.cues, old.decided.cues)
     carried.append({"gap": 0, "cut": [[c.words, c.start, c.end, list(c.lines)] for c in cut]})
     return "kept"
 
@@ -110,17 +135,12 @@ def _cue_words(cue: Cue) -> tuple[object, ...]:
     return cue.start, cue.end, tuple(word.text for word in cue.words)
 
 
-def _carry_over(project: Project, file_id: int, new: Document) -> tuple[list[dict[str, Any]], int]:
+def _carry_over(
+    project: Project, file_id: int, old: _OldVersion, new: Document
+) -> tuple[list[dict[str, Any]], int]:
     """The old version's decisions as outcomes per gap of ``new``: suggestions accepted or turned
     down, the editor's own marks and corrected words; and how many could not be placed."""
-    data, format, path = project.stored_captions(file_id)
-    if not data:  # captions that could not be read when added: nothing was decided on them
-        return [], 0
-    try:
-        original = parse_document(data, format, path)
-        decided, _ = load_document(project, file_id)
-    except (FormatError, ProjectError):
-        return [], 0
+    original, decided = old.original, old.decided
     old_words = [w.text for w in original.words()]
     new_words = [w.text for w in new.words()]
     alignment = align(old_words, new_words)

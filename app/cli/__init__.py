@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from app.cli.batch import add_batch_command
 from app.cli.editor import add_editor_command
 from app.cli.files import add_file_commands
+from app.cli.options import tell
 from app.cli.projects import add_project_commands
 from app.cli.stream import add_stream_command
 from app.cli.training import add_training_commands
@@ -96,34 +97,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(given)
         return int(args.run(args))
     except Terminated:  # SIGTERM, taken as Ctrl+C where a run must release what it started
-        print("punctum: terminated", file=sys.stderr)
+        tell("terminated")
         return EXIT_TERMINATED
     except KeyboardInterrupt:
         return _say_interrupted()
     except PunctumError as error:
         if interrupted():  # e.g. "needs faster-whisper" from its import, cut short by Ctrl+C
             return _say_interrupted()
-        print(f"punctum: {error}", file=sys.stderr)
+        tell(str(error))
         return error.exit_code
     except BrokenPipeError:
         return EXIT_OK
     except ModuleNotFoundError as error:
         if error.name is not None and error.name.startswith("app.training"):
-            print(
-                "punctum: training and evaluation run from a clone of Punctum's repository", file=sys.stderr
-            )
+            tell("training and evaluation run from a clone of Punctum's repository")
             return EXIT_BAD_INPUT
         if error.name not in TRAINING_PACKAGES:
             raise
         # An installation without the train extra (a wheel's default, the desktop bundle).
-        print(
-            f"punctum: this needs {error.name}, which comes with the training packages: "
-            "pip install 'punctum[train]'",
-            file=sys.stderr,
-        )
+        tell(f"this needs {error.name}, which comes with the training packages: pip install 'punctum[train]'")
         return EXIT_BAD_INPUT
     except DatabaseError as error:
-        print(f"punctum: {in_use_failure(error)}", file=sys.stderr)
+        tell(str(in_use_failure(error)))
         return EXIT_BAD_INPUT
     except Exception:
         if not interrupted():
@@ -132,5 +127,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _say_interrupted() -> int:
-    print("punctum: interrupted", file=sys.stderr)
+    tell("interrupted")
     return EXIT_INTERRUPTED

@@ -5,6 +5,7 @@ what it reports is told."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,11 +21,12 @@ from app.cli.options import (
     add_precision,
     apply_policy,
     audio_use,
+    checked_language,
     checked_model,
     checked_style,
-    recogniser_language,
+    tell,
 )
-from app.core.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
+from app.core.errors import EXIT_BAD_INPUT, EXIT_OK, PunctumError, UsageError
 
 if TYPE_CHECKING:
     from app.services.batch_folder import FolderBatch
@@ -103,15 +105,13 @@ def _batch(args: argparse.Namespace) -> int:
         f"{args.project}: {summary.done} processed, {summary.failed} failed, {summary.skipped} already done"
         f"{settled}"
     )
-    for stem, why in summary.heard_again.items():
-        print(f"punctum: {stem}: {why}", file=sys.stderr)
-    for stem, reason in summary.failures.items():
-        print(f"punctum: {stem}: {reason}", file=sys.stderr)
+    for stem, why in itertools.chain(summary.heard_again.items(), summary.failures.items()):
+        tell(f"{stem}: {why}")
     for stem, warnings in summary.warnings.items():
         for warning in warnings:
-            print(f"punctum: {stem}: warning: {warning}", file=sys.stderr)
+            tell(f"{stem}: warning: {warning}")
     if summary.workers_lowered:
-        print(f"punctum: {summary.workers_lowered}", file=sys.stderr)
+        tell(summary.workers_lowered)
     _print_cluster_summary(summary)
     return EXIT_BAD_INPUT if summary.failed else EXIT_OK
 
@@ -142,7 +142,7 @@ def _folder_batch(args: argparse.Namespace) -> FolderBatch:
     )
     if args.language is not None and not args.transcribe:
         raise UsageError("--language is for --transcribe: captions' language is detected")
-    language = recogniser_language(args.language) if args.language is not None else None
+    language = checked_language(args.language, PunctumError) if args.language is not None else None
     checked_model(args.model)
     style = checked_style(args.style)
     return FolderBatch(
@@ -163,25 +163,22 @@ class _Told:
 
     def transcribing(self, media: Path, state: str) -> None:
         if state == "started":
-            print(f"punctum: transcribing {media}", file=sys.stderr)
+            tell(f"transcribing {media}")
 
     def transcribed(self, done: FolderTranscription) -> None:
         if done.transcribed:
             seconds = sum(t.audio_seconds for t in done.transcribed)
-            print(
-                f"punctum: transcribed {len(done.transcribed)} files ({seconds:.0f} s of speech)",
-                file=sys.stderr,
-            )
+            tell(f"transcribed {len(done.transcribed)} files ({seconds:.0f} s of speech)")
 
     def imported(self, pairing: Pairing) -> None:
         for path in pairing.unpaired:
-            print(f"punctum: unpaired (no captions with its name): {path}", file=sys.stderr)
+            tell(f"unpaired (no captions with its name): {path}")
         for stem, paths in pairing.ambiguous.items():
-            print(f"punctum: ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}", file=sys.stderr)
+            tell(f"ambiguous, skipped: {stem}: {', '.join(p.name for p in paths)}")
         for stem, what in pairing.reimported.items():
-            print(f"punctum: {stem}: {what}", file=sys.stderr)
+            tell(f"{stem}: {what}")
         for path, why in pairing.skipped.items():
-            print(f"punctum: skipped {path}: {why}", file=sys.stderr)
+            tell(f"skipped {path}: {why}")
 
     @contextmanager
     def running(self, total: int, done: int) -> Iterator[Callable[[str, str], None]]:
@@ -228,7 +225,7 @@ def _print_cluster_summary(summary: BatchSummary) -> None:
     if not isinstance(summary, ClusterSummary) or not summary.nodes:
         return
     for stem in summary.retried:
-        print(f"punctum: {stem}: its worker died; Ray ran it again (recorded once)", file=sys.stderr)
+        tell(f"{stem}: its worker died; Ray ran it again (recorded once)")
     print(f"{summary.seconds:.1f} s on the cluster, {summary.model_loads} model loads")
     for line in summary.node_lines():
         print(f"  {line}")

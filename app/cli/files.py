@@ -21,6 +21,7 @@ from app.cli.options import (
     check_outputs,
     checked_language,
     checked_style,
+    tell,
 )
 from app.core.errors import EXIT_OK, PunctumError, UsageError
 from app.services.documents import format_duration, open_document, summarize
@@ -117,7 +118,7 @@ def _transfer(args: argparse.Namespace) -> int:
         args.reference, args.captions, args.output, args.language, not args.no_casing, args.report
     )
     for warning in outcome.warnings:
-        print(f"punctum: warning: {warning}", file=sys.stderr)
+        tell(f"warning: {warning}")
     return EXIT_OK
 
 
@@ -162,7 +163,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     limits = limits_from(args)  # refused before the work, not after it
     outcome = punctuate_file(request, punctuator, policy, style)
     for warning in outcome.report.warnings:
-        print(f"punctum: warning: {warning}", file=sys.stderr)
+        tell(f"warning: {warning}")
     # Re-cut and re-broken as every export does it; the capitals are the policy's (punctuate_file).
     options = ExportOptions(capitalise=False, rebreak=args.rebreak, recut=args.recut, limits=limits)
     outcome.document, steps = exported_document(
@@ -177,7 +178,7 @@ def _punctuate(args: argparse.Namespace) -> int:
         if args.output is not None:
             print(line)
         else:
-            print(f"punctum: {line}", file=sys.stderr)
+            tell(line)
     if args.output is not None:
         language = f" ({outcome.report.language})" if outcome.report.language else ""
         wrong = f" (about {outcome.may_be_wrong:.0f} may be wrong)" if outcome.applied else ""

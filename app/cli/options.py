@@ -1,9 +1,10 @@
-"""What several commands share: their precision, language, confidence and audio options, and the
-check on output paths made before any work."""
+"""What several commands share: their precision, language, confidence and audio options, the
+check on output paths made before any work, and how a message is told."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,12 @@ if TYPE_CHECKING:
     from app.services.style_files import HouseStyle
 
 Commands = Any  # argparse's sub-parser collection (a private type)
+
+
+def tell(message: str) -> None:
+    """A message on stderr, named as the command's own: "punctum: <message>"."""
+    print(f"punctum: {message}", file=sys.stderr)
+
 
 REBREAK_HELP = (
     "lay out each cue's lines again once the marks are in (at most 2 lines of 42 characters, broken"
@@ -194,25 +201,16 @@ _not_read_by = {
 }
 
 
-def checked_language(code: str) -> str:
-    """``--language`` as an ISO 639-1 code; a usage error otherwise."""
+def checked_language(code: str, refused: type[PunctumError] = UsageError) -> str:
+    """``--language`` as an ISO 639-1 code ("pt-BR" -> "pt"); a code that is none is a usage error,
+    or, for a transcription, ``refused=PunctumError``: bad input (exit 3), as a code the recogniser
+    does not know is."""
     from app.services.languages import LanguageError, language_code
 
     try:
         return language_code(code)
     except LanguageError as error:
-        raise UsageError(f"--language {error}") from None
-
-
-def recogniser_language(code: str) -> str:
-    """``--language`` of a transcription as an ISO 639-1 code ("pt-BR" -> "pt"); a code that is
-    none is bad input (exit 3), as a code the recogniser does not know is."""
-    from app.services.languages import LanguageError, language_code
-
-    try:
-        return language_code(code)
-    except LanguageError as error:
-        raise PunctumError(f"--language {error}") from None
+        raise refused(f"--language {error}") from None
 
 
 def checked_style(path: str | None) -> HouseStyle | None:

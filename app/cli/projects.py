@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from app.cli.options import JSON, Commands, add_layout_options, check_outputs
+from app.cli.options import JSON, Commands, add_layout_options, check_outputs, tell
 from app.core.errors import EXIT_OK, UsageError
 
 
@@ -125,7 +124,7 @@ def _export(args: argparse.Namespace) -> int:
         left_out = not_exported(project)
     print(f"{len(exported.written)} files written to {args.out}")
     for stem, why in left_out.items():
-        print(f"punctum: {stem}: not exported ({why})", file=sys.stderr)
+        tell(f"{stem}: not exported ({why})")
     for line in exported.summaries():
         print(line)
     return EXIT_OK

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from app.cli.options import Commands, check_input_file, check_outputs, checked_model, recogniser_language
+from app.cli.options import Commands, check_input_file, check_outputs, checked_language, checked_model
 from app.core.errors import PunctumError
 from app.services.transcribe import (
     CAPTION_SUFFIXES,
@@ -59,7 +59,7 @@ def _transcribe(args: argparse.Namespace) -> int:
             f"{words} exists; the word times of {output} would replace it: name other captions"
         )
     check_input_file(media)
-    language = recogniser_language(args.language) if args.language is not None else None
+    language = checked_language(args.language, PunctumError) if args.language is not None else None
     model = checked_model(args.model)
     from tqdm import tqdm
 

@@ -82,7 +82,7 @@ def main() -> int:
         settle(1.0)
         if number == 0:
             shot("1-welcome")
-            window.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
+            window.files.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
             settle(0.5)
             shot("2-analysing")
             deadline = time.monotonic() + 300
@@ -114,10 +114,10 @@ def main() -> int:
         shot("10-about")
         close_messages()
         (scratch / "notes.txt").write_text("not captions\n")
-        window.open_paths([scratch / "notes.txt"])
+        window.files.open_paths([scratch / "notes.txt"])
         shot("11-open-error")
         close_messages()
-        window.export(scratch / "no-such-folder" / "out.srt")
+        window.files.export(scratch / "no-such-folder" / "out.srt")
         shot("12-export-error")
         close_messages()
         # The window a first start shows while it prepares the model (once per machine).
@@ -144,7 +144,7 @@ def transcribe_shots(window: Any, scratch: Path, settle: Any, shot: Any) -> None
     talk = scratch / "talk"
     talk.mkdir()
     shutil.copy(ROOT / "resources" / "sample" / "sample.mp4", talk / "talk.mp4")
-    window.open_paths([talk / "talk.mp4"])
+    window.files.open_paths([talk / "talk.mp4"])
     settle(0.5)
     shot("14-transcribe-offer")
     offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())

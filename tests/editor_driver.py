@@ -29,7 +29,7 @@ def main() -> None:
     settings = QSettings(str(captions.with_suffix(".ini")), QSettings.Format.IniFormat)
     window = MainWindow(settings=settings)
     window.show()
-    window.open_captions(captions, None, reference)
+    window.files.open_captions(captions, None, reference)
     deadline = time.monotonic() + 300
     while (
         window.worker.busy or window.session is None or not window.session.analysed

@@ -61,7 +61,7 @@ def press(qtbot, window: MainWindow, key: Qt.Key, modifiers=Qt.KeyboardModifier.
 
 
 def test_review_the_sample_by_keyboard_and_export(qtbot, window: MainWindow, sample: Path) -> None:
-    assert window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    assert window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None
@@ -118,7 +118,7 @@ def test_review_the_sample_by_keyboard_and_export(qtbot, window: MainWindow, sam
 
     # Export: timings exactly as they were, the decided marks in, sentences capitalised.
     out = sample / "reviewed.srt"
-    assert window.export(out)
+    assert window.files.export(out)
     original = (sample / "sample.srt").read_text().split("\n")
     exported = out.read_text().split("\n")
     assert [line for line in exported if "-->" in line] == [line for line in original if "-->" in line]
@@ -133,7 +133,7 @@ def test_review_the_sample_by_keyboard_and_export(qtbot, window: MainWindow, sam
     rebreak.trigger()
     assert window.settings.value("export/rebreak") == "true"
     rebroken = sample / "rebroken.srt"
-    assert window.export(rebroken)
+    assert window.files.export(rebroken)
     assert "lines re-broken" in window.statusBar().currentMessage()
     assert rebroken.read_text().split() == out.read_text().split()
     assert max(len(line) for line in rebroken.read_text().splitlines()) <= 42
@@ -144,7 +144,7 @@ def test_review_the_sample_by_keyboard_and_export(qtbot, window: MainWindow, sam
     recut.trigger()
     assert window.settings.value("export/recut") == "true"
     recut_file = sample / "recut.srt"
-    assert window.export(recut_file)
+    assert window.files.export(recut_file)
     said = window.statusBar().currentMessage()
     assert "cues re-cut 24 ->" in said and "estimated" not in said, said
     words = [
@@ -162,12 +162,12 @@ def test_review_the_sample_by_keyboard_and_export(qtbot, window: MainWindow, sam
 
 
 def test_accept_above_threshold_is_one_undoable_step(qtbot, window: MainWindow, sample: Path) -> None:
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None
     by_rule = session.counts()["accepted"]  # what the triage rule settled on opening
-    window.accept_above(0.9)
+    window.review.accept_above(0.9)
     assert session.counts()["accepted"] > by_rule
     # Every sure suggestion is decided: accepted, or turned down by a surer one for its gap.
     assert not [s for s in session.document.suggestions if s.confidence >= 0.9 and s.status is Status.PENDING]
@@ -188,7 +188,7 @@ def test_media_gives_a_waveform_with_pauses_and_is_listened_to(
     assert window.settings.value("model/audio") == "listen"
     stages: list[str] = []
     window.worker.progress.connect(lambda stage, _: stages.append(stage))
-    window.open_captions(sample / "sample.srt", sample / "sample.mp4")
+    window.files.open_captions(sample / "sample.srt", sample / "sample.mp4")
     wait_for_suggestions(qtbot, window)  # the text model's first, then refined by listening
     # The listening pass takes the text model's reading from the first: the text is read once.
     assert stages.count("Suggesting punctuation") == 1
@@ -246,7 +246,7 @@ def test_captions_named_with_their_language_open_with_the_media_and_reference_ba
     (folder / "talk.mp4").write_bytes((sample / "sample.mp4").read_bytes())
     (folder / "talk.ref.txt").write_bytes((sample / "reference.txt").read_bytes())
     (folder / "other.mp4").write_bytes(b"not this one")
-    window.open_captions(folder / "talk.en.srt")
+    window.files.open_captions(folder / "talk.en.srt")
     wait_for_open(qtbot, window)
     assert window.session is not None
     entry = window.session.entry
@@ -256,7 +256,7 @@ def test_captions_named_with_their_language_open_with_the_media_and_reference_ba
 
 
 def test_caption_checks_flag_fast_cues(qtbot, window: MainWindow, sample: Path) -> None:
-    window.open_captions(sample / "sample.srt", None, None)
+    window.files.open_captions(sample / "sample.srt", None, None)
     wait_for_open(qtbot, window)
     model = window.cue_model
     assert model is not None
@@ -271,14 +271,14 @@ def test_unreadable_captions_give_a_dialog_and_the_window_stays(
 ) -> None:
     broken = tmp_path / "broken.srt"
     broken.write_bytes(b"\x00\x01 not captions \xff" * 50)
-    window.open_captions(broken)
+    window.files.open_captions(broken)
     assert "cannot be opened" in wait_for_error(qtbot, window)
     assert window.pages.currentIndex() == 0  # still on the welcome screen, usable
-    assert not window.open_paths([tmp_path / "notes.docx"])
+    assert not window.files.open_paths([tmp_path / "notes.docx"])
 
 
 def test_missing_media_is_reported_and_review_goes_on(qtbot, window: MainWindow, sample: Path) -> None:
-    window.open_captions(sample / "sample.srt", sample / "gone.mp4", sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", sample / "gone.mp4", sample / "reference.txt")
     assert "missing" in wait_for_error(qtbot, window)
     window.last_error = None
     wait_for_suggestions(qtbot, window)
@@ -291,7 +291,7 @@ def test_changed_shortcut_and_help_overlay(qtbot, tmp_path: Path, sample: Path) 
     window = MainWindow(settings=settings)
     qtbot.addWidget(window)
     window.show()
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     first = window.current_id
     press(qtbot, window, Qt.Key.Key_A)  # no longer accept
@@ -341,7 +341,7 @@ def test_killed_during_review_reopens_with_every_decision(tmp_path: Path, sample
 def test_thousands_of_repaints_do_not_wear_out_none(qtbot, window: MainWindow, sample: Path) -> None:
     """Item models answer None for most roles; some Qt bindings lose a reference to None each
     time, which aborts the process after a few thousand repaints. Guard against that build."""
-    window.open_captions(sample / "sample.srt", None, None)
+    window.files.open_captions(sample / "sample.srt", None, None)
     wait_for_open(qtbot, window)
     model = window.cue_model
     assert model is not None
@@ -381,7 +381,7 @@ def test_dropped_files_open_together_and_are_remembered(qtbot, window: MainWindo
 
 def test_cancel_stops_the_analysis_and_it_can_be_run_again(qtbot, window: MainWindow, sample: Path) -> None:
     (sample / "sample.mp4").unlink()  # text only, so the model is the slow part
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_open(qtbot, window)
     assert window.cancel_button.isVisible()  # the analysis has started
     qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
@@ -402,12 +402,12 @@ def test_a_reference_waits_for_the_analysis_and_failures_after_it_get_a_dialog(
 
     monkeypatch.setattr("app.services.review.store_results", full_disk)
     (sample / "sample.mp4").unlink()  # text only, so the model is the slow part
-    window.open_captions(sample / "sample.srt", None, None)
+    window.files.open_captions(sample / "sample.srt", None, None)
     wait_for_open(qtbot, window)
     assert window.worker.busy
     # The analysis replaces the suggestions when it ends: a reference opened now would have its
     # decisions point at the model's suggestions instead.
-    window.add_reference(sample / "reference.txt")
+    window.files.add_reference(sample / "reference.txt")
     assert "Not while suggestions are being made" in wait_for_error(qtbot, window)
     window.last_error = None
     qtbot.waitUntil(lambda: not window.worker.busy, timeout=ANALYSIS_TIMEOUT)
@@ -422,12 +422,12 @@ def test_a_reference_waits_for_the_analysis_and_failures_after_it_get_a_dialog(
     assert window.gap_model is not None and window.gap_model.rowCount() > 0
 
     # A project saved under a name without a suffix gets one, so it can be opened again.
-    window.save_project_as(tmp_path / "my project")
+    window.files.save_project_as(tmp_path / "my project")
     assert (tmp_path / "my project.punctum").is_file()
 
 
 def test_lowest_confidence_first_starts_with_the_least_sure(qtbot, window: MainWindow, sample: Path) -> None:
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     session = window.session
     press(qtbot, window, Qt.Key.Key_L)
@@ -461,7 +461,7 @@ def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
     from app.services.model import Punctuator
     from tests.benchmarks.review_effort import bundled_sample
 
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None
@@ -511,7 +511,7 @@ def test_what_triage_settled_is_checked_least_sure_first_and_a_wrong_one_taken_b
     qtbot, window: MainWindow, sample: Path
 ) -> None:
     (sample / "reference.txt").unlink()  # the model alone settles
-    window.open_captions(sample / "sample.srt", None, None)
+    window.files.open_captions(sample / "sample.srt", None, None)
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None and window.gap_model is not None
@@ -553,7 +553,7 @@ def test_a_policy_change_re_triages_and_undo_takes_back_the_rules_settlement(
     from app.core.triage import TriagePolicy
 
     (sample / "reference.txt").unlink()  # the model alone: its threshold decides
-    window.open_captions(sample / "sample.srt", None, None)
+    window.files.open_captions(sample / "sample.srt", None, None)
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None and not session.has_reference
@@ -647,7 +647,7 @@ def test_the_editor_settles_by_the_target_its_dialog_shows_when_an_older_one_was
     qtbot.addWidget(window)
     window.show()
     (sample / "reference.txt").unlink()  # the model alone: its target decides
-    window.open_captions(sample / "sample.srt", None, None)
+    window.files.open_captions(sample / "sample.srt", None, None)
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None
@@ -672,7 +672,7 @@ def test_the_evidence_panel_shows_what_is_known_about_a_gap(qtbot, window: MainW
     from app.formats import parse_document
     from app.services.documents import attach_timing_file
 
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None
@@ -736,7 +736,7 @@ def test_pitch_is_told_in_semitones_over_the_word_and_a_short_track_says_so() ->
 def test_each_queue_row_reads_as_the_words_around_its_gap_with_the_proposal_in_place(
     qtbot, window: MainWindow, sample: Path
 ) -> None:
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     model, document = window.gap_model, window.session.document
     assert model is not None and model.rowCount() > 0
@@ -766,11 +766,11 @@ def test_cues_recut_are_previewed_applied_as_one_step_undone_and_kept(
 
     from app.ui.dialogs import RecutPreviewDialog
 
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None
-    window.accept_above(0.0)  # every gap's surest mark in: the reference's sentences
+    window.review.accept_above(0.0)  # every gap's surest mark in: the reference's sentences
     cuts = [(c.start, c.end) for c in session.document.cues]
     words = [w.rendered() for w in session.document.words()]
     press(
@@ -834,7 +834,7 @@ def test_the_editor_tells_what_the_style_learnt_and_resets_it(
     from tests.test_house_style import pending_commas
 
     (sample / "reference.txt").unlink()  # the model alone
-    window.open_captions(sample / "sample.srt", None, None)
+    window.files.open_captions(sample / "sample.srt", None, None)
     qtbot.waitUntil(
         lambda: window.session is not None and window.session.analysed and not window.worker.busy,
         timeout=240_000,
@@ -907,7 +907,7 @@ def test_the_editor_counts_gaps_as_status_and_batch_do_on_the_sample(
     window.settings.setValue("model/audio", "text")
     messages: list[str] = []
     window.statusBar().messageChanged.connect(messages.append)
-    window.open_captions(folder / "b.srt", None, folder / "b.ref.txt")
+    window.files.open_captions(folder / "b.srt", None, folder / "b.ref.txt")
     wait_for_suggestions(qtbot, window)
     assert (
         f"Triage settled {settled} gaps by itself, about {wrong} of them may be wrong; {left} gaps left to you"
@@ -939,7 +939,7 @@ def test_the_editor_counts_gaps_as_status_and_batch_do_on_the_sample(
 def test_the_settled_list_goes_least_sure_first_says_why_and_x_keeps_the_place(
     qtbot, window: MainWindow, sample: Path
 ) -> None:
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     press(qtbot, window, Qt.Key.Key_S)
     model = window.gap_model
@@ -1015,7 +1015,7 @@ def test_the_status_line_while_suggestions_come_is_whole_and_says_what_runs(
             QTimer.singleShot(100, lambda: look(message))
 
     window.statusBar().messageChanged.connect(shown)
-    window.open_captions(captions, media)
+    window.files.open_captions(captions, media)
     wait_for_suggestions(qtbot, window)
     qtbot.wait(200)
     # The first triage message comes while the recogniser listens, beside its progress: whole.
@@ -1040,7 +1040,7 @@ def test_the_evidence_says_how_readers_combine_hides_an_octave_leap_and_capitals
     qtbot, window: MainWindow, sample: Path
 ) -> None:
     window.settings.setValue("model/audio", "listen")
-    window.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     session, model = window.session, window.gap_model
     assert session is not None and model is not None
@@ -1111,17 +1111,17 @@ def test_the_export_dialog_opens_where_the_user_exports_not_in_the_bundled_sampl
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    window.open_sample()  # the sample Punctum carries, in the folder it was installed in
+    window.files.open_sample()  # the sample Punctum carries, in the folder it was installed in
     wait_for_suggestions(qtbot, window)
     assert window.session is not None and window.session.entry.captions_path.parent == SAMPLE.resolve()
     assert _export_dialog_folder(qtbot, window) == home
     # Once exported somewhere, the dialog opens there.
     exports = tmp_path / "exports"
     exports.mkdir()
-    assert window.export(exports / "talk.srt")
+    assert window.files.export(exports / "talk.srt")
     assert _export_dialog_folder(qtbot, window) == exports
     # Captions in a folder of one's own, with no export yet: beside them.
     window.settings.remove("export/folder")
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     assert _export_dialog_folder(qtbot, window) == sample.resolve()

@@ -46,7 +46,7 @@ def window(qtbot, tmp_path: Path):
 
 
 def analysed(qtbot, window: MainWindow, sample: Path) -> None:
-    window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+    window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     qtbot.waitUntil(
         lambda: window.session is not None and window.session.analysed and not window.worker.busy,
         timeout=ANALYSIS_TIMEOUT,
@@ -194,7 +194,7 @@ def _transcribe_when_offered(window: MainWindow, *paths: Path) -> str:
     the offer's text."""
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    window.open_paths(list(paths))
+    window.files.open_paths(list(paths))
     offer = next(w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible())
     text = offer.text()
     next(b for b in offer.buttons() if b.text() == "&Transcribe").click()

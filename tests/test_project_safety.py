@@ -190,7 +190,7 @@ def test_a_project_held_by_a_batch_opens_in_the_editor_as_a_dialog(qtbot, tmp_pa
     try:
         window = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
         qtbot.addWidget(window)
-        window.open_project(project)
+        window.files.open_project(project)
         qtbot.waitUntil(lambda: window.last_error is not None, timeout=30_000)
         assert "cannot be opened" in window.last_error
         assert f"in use by punctum batch (pid {holder.pid} on " in window.last_error

@@ -61,7 +61,7 @@ def main(files: list[str], model: str | None = None, sample: bool = False) -> in
     # Noted once the event loop has drawn the window, not when show() was asked for.
     QTimer.singleShot(0, lambda: startup_log.note("window_shown"))
     if sample:
-        window.open_sample()
+        window.files.open_sample()
     elif files:
-        window.open_paths([Path(f) for f in files])
+        window.files.open_paths([Path(f) for f in files])
     return int(app.exec())

@@ -192,14 +192,10 @@ class MainWindow(QMainWindow):
             self.actions_by_name[command.name] = action
             if command.name == "open_project":
                 self.recent_menu = menus["File"].addMenu("Open rece&nt")
-        self.actions_by_name["lowest_first"].setCheckable(True)
-        self.actions_by_name["show_settled"].setCheckable(True)
-        self.actions_by_name["show_all"].setCheckable(True)
-        self.actions_by_name["listen"].setCheckable(True)
+        for name in ("lowest_first", "show_settled", "show_all", "listen", "rebreak", "recut"):
+            self.actions_by_name[name].setCheckable(True)
         self.actions_by_name["listen"].setChecked(saved_audio_use(self.settings) is AudioUse.LISTEN)
-        self.actions_by_name["rebreak"].setCheckable(True)
         self.actions_by_name["rebreak"].setChecked(saved_rebreak(self.settings))
-        self.actions_by_name["recut"].setCheckable(True)
         self.actions_by_name["recut"].setChecked(saved_recut(self.settings))
         self.files.fill_recent()
 
@@ -267,32 +263,6 @@ class MainWindow(QMainWindow):
         if row >= 0 and row != self.transcript.currentIndex().row():
             self.transcript.selectRow(row)
             self.waveform.show_cue(row)
-
-    # --- what other parts of Punctum ask of the window ------------------------------------------
-
-    def open_sample(self) -> None:
-        self.files.open_sample()
-
-    def open_paths(self, paths: list[Path]) -> bool:
-        return self.files.open_paths(paths)
-
-    def open_captions(self, captions: Path, *media_reference_timings: Path | None) -> bool:
-        return self.files.open_captions(captions, *media_reference_timings)
-
-    def open_project(self, path: Path) -> bool:
-        return self.files.open_project(path)
-
-    def add_reference(self, reference: Path) -> None:
-        self.files.add_reference(reference)
-
-    def save_project_as(self, path: Path | None = None) -> None:
-        self.files.save_project_as(path)
-
-    def export(self, path: Path | None = None) -> bool:
-        return self.files.export(path)
-
-    def accept_above(self, threshold: float | None = None) -> None:
-        self.review.accept_above(threshold)
 
     # --- state shown ------------------------------------------------------------------------------
 
@@ -425,7 +395,7 @@ class MainWindow(QMainWindow):
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
         paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
         if paths:
-            QTimer.singleShot(0, lambda: self.open_paths(paths))
+            QTimer.singleShot(0, lambda: self.files.open_paths(paths))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         # Decisions are already on disk; stop the worker and let go of the project.

@@ -153,7 +153,7 @@ def run(folder: Path) -> dict[str, object]:
     watcher = FirstPaint()
     window.transcript.viewport().installEventFilter(watcher)
     window.show()
-    window.open_project(project_path)  # loaded on a worker thread; the paint marks its arrival
+    window.files.open_project(project_path)  # loaded on a worker thread; the paint marks its arrival
     while watcher.at is None and time.perf_counter() - began < 30:
         app.processEvents()
     first_paint = (watcher.at or time.perf_counter()) - began
@@ -175,12 +175,14 @@ def run(folder: Path) -> dict[str, object]:
     sample_watch = watch(
         app,
         settings,
-        lambda w: w.open_captions(sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt"),
+        lambda w: w.files.open_captions(
+            sample / "sample.srt", sample / "sample.mp4", sample / "reference.txt"
+        ),
     )
 
     # The same watchdog while the two-hour file (no media) is opened fresh, on a worker thread,
     # and punctuated.
-    long_watch = watch(app, settings, lambda w: w.open_captions(source / "two-hours.srt"))
+    long_watch = watch(app, settings, lambda w: w.files.open_captions(source / "two-hours.srt"))
 
     return {
         "cues": CUES,

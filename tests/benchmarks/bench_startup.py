@@ -61,7 +61,7 @@ app = QApplication([])
 window = MainWindow(settings=QSettings(sys.argv[2], QSettings.Format.IniFormat))
 window.show()
 shown = time.perf_counter()
-window.open_captions(sample / "sample.srt", None, sample / "reference.txt")
+window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
 deadline = time.monotonic() + 120
 while time.monotonic() < deadline:
     app.processEvents()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from app.cli.limits import add_limit_options, limits_from
 from app.cli.options import (
@@ -123,8 +124,6 @@ def _transfer(args: argparse.Namespace) -> int:
 
 
 def _punctuate(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from app.services.analysis import AnalysisRequest, AudioUse
     from app.services.captions_export import ExportOptions, exported_document
     from app.services.documents import render, save_together

@@ -4,6 +4,7 @@ check on output paths made before any work, and how a message is told."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -247,8 +248,6 @@ def check_outputs(
     input or each other, or that cannot be written where they are named, so that nothing is
     written unless everything can be. An output is a regular file (or a new one) with one of its
     option's extensions, in a folder that exists and may be written in."""
-    import os
-
     taken = {Path(p).resolve() for p in inputs if p}
     for option, output, extensions in outputs:
         if output is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from typing import NoReturn
 
@@ -90,8 +91,6 @@ def _stream(args: argparse.Namespace) -> int:
 def _leave(code: int, message: str | None = None) -> NoReturn:
     """End the stream now: its input thread may be blocked reading, and an interpreter shutting
     down around it aborts (exit 134, a thread dump), so the process ends without waiting for it."""
-    import os
-
     if message:
         print(f"punctum: {message}", file=sys.stderr, flush=True)
     with contextlib.suppress(OSError, ValueError):

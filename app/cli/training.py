@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from app.cli.options import Commands, add_precision, checked_language
 from app.core.errors import EXIT_OK, UsageError
@@ -90,8 +91,6 @@ def add_training_commands(commands: Commands) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from app.training.evaluation import evaluate_path
 
     result = evaluate_path(
@@ -118,8 +117,6 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from app.training.runs import train_run
 
     train_run(
@@ -134,8 +131,6 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from app.training.runs import calibrate
 
     result = calibrate(
@@ -146,8 +141,6 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _fit_confidence(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from app.training.confidence_fit import refit
 
     result = refit(
@@ -160,8 +153,6 @@ def _fit_confidence(args: argparse.Namespace) -> int:
 
 
 def _graft(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from app.training.runs import graft
 
     output = Path(args.output)

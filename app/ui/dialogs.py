@@ -69,14 +69,17 @@ def message_box(parent: QWidget, title: str, text: str, icon: QMessageBox.Icon) 
     return box
 
 
-def confirm(parent: QWidget, title: str, text: str, action: str, on_yes: Callable[[], None]) -> QMessageBox:
-    """Ask before an action that cannot be taken back: ``action`` (a button text with its Alt key)
-    runs ``on_yes``; "&Cancel" does nothing. It does not block; the box is returned, open."""
+def confirm(
+    parent: QWidget, title: str, text: str, action: str, on_yes: Callable[[], None], harmless: bool = False
+) -> QMessageBox:
+    """Ask before an action: ``action`` (a button text with its Alt key) runs ``on_yes``; "&Cancel"
+    does nothing. Enter is Cancel, as an action may not be taken back, unless it is ``harmless``.
+    It does not block; the box is returned, open."""
     box = QMessageBox(QMessageBox.Icon.Question, title, text, QMessageBox.StandardButton.NoButton, parent)
     yes = box.addButton(action, QMessageBox.ButtonRole.AcceptRole)
     cancel = box.addButton(QMessageBox.StandardButton.Cancel)
     cancel.setText(BUTTON_TEXTS[QDialogButtonBox.StandardButton.Cancel])
-    box.setDefaultButton(cancel)
+    box.setDefaultButton(yes if harmless else cancel)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.buttonClicked.connect(lambda button: on_yes() if button is yes else None)
     box.open()

@@ -6,14 +6,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QFileDialog
 
 from app.core.bundled import sample_dir
 from app.core.errors import PunctumError
 from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
 from app.store.errors import DatabaseError
+from app.ui.dialogs import confirm
 from app.ui.shortcuts import saved_rebreak, saved_recut
 
 if TYPE_CHECKING:
@@ -59,18 +60,11 @@ def export_folder(settings: QSettings, captions: Path) -> Path:
 
 def sort_paths(paths: list[Path]) -> dict[str, Path | None]:
     """Which of the given files are captions, media, a reference and a project."""
-    found: dict[str, Path | None] = {
-        "captions": None,
-        "media": None,
-        "reference": None,
-        "project": None,
-        "timings": None,
-    }
+    found: dict[str, Path | None] = {kind.value: None for kind in FileKind}
     for path in paths:
         role = classify(path)
-        kind = role.kind.value if role is not None else None
-        if kind and found[kind] is None:
-            found[kind] = path
+        if role is not None and found[role.kind.value] is None:
+            found[role.kind.value] = path
     return found
 
 
@@ -84,9 +78,8 @@ class FileController:
         self.open_captions(SAMPLE / "sample.srt", SAMPLE / "sample.mp4", SAMPLE / "reference.txt")
 
     def choose_captions(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window.dialog_parent(), "Open captions", "", OPEN_FILTER)
-        if path:
-            self.open_paths([Path(path)])
+        if path := self._chosen("Open captions", OPEN_FILTER):
+            self.open_paths([path])
 
     def choose_project(self) -> None:
         if path := self._chosen("Open project", "Punctum projects (*.punctum)"):
@@ -102,8 +95,14 @@ class FileController:
         if path := self._chosen("Open reference transcript", "Text (*.txt *.srt *.vtt)"):
             self.add_reference(path)
 
-    def _chosen(self, title: str, kinds: str) -> Path | None:
-        path, _ = QFileDialog.getOpenFileName(self.window.dialog_parent(), title, "", kinds)
+    def _chosen(self, title: str, kinds: str, save_as: str | None = None) -> Path | None:
+        """A file chosen in Qt's dialog: one to open, or, given ``save_as`` (the name offered), one to
+        write; None when the dialog is cancelled."""
+        parent = self.window.dialog_parent()
+        if save_as is None:
+            path, _ = QFileDialog.getOpenFileName(parent, title, "", kinds)
+        else:
+            path, _ = QFileDialog.getSaveFileName(parent, title, save_as, kinds)
         return Path(path) if path else None
 
     def open_paths(self, paths: list[Path]) -> bool:
@@ -151,23 +150,16 @@ class FileController:
     def offer_transcription(self, media: Path, reference: Path | None = None) -> None:
         """Media with no captions beside it: offer to recognise its speech here, then review (with
         ``reference``, a transcript dropped with it, carried over as usual)."""
-        box = QMessageBox(
-            QMessageBox.Icon.Question,
+        confirm(
+            self.window.dialog_parent(),
             "No captions for this media",
             f"{media.name} has no captions beside it.\n\nTranscribe its speech on this computer? "
             f"The captions are written to {media.with_suffix('.vtt').name} beside it, with each "
             "word's time, and open for review when done.",
-            QMessageBox.StandardButton.NoButton,
-            self.window.dialog_parent(),
+            "&Transcribe",
+            lambda: self.transcribe(media, reference),
+            harmless=True,
         )
-        transcribe = box.addButton("&Transcribe", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton("&Cancel", QMessageBox.ButtonRole.RejectRole)
-        box.setDefaultButton(transcribe)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.buttonClicked.connect(
-            lambda button: self.transcribe(media, reference) if button is transcribe else None
-        )
-        box.open()
 
     def transcribe(self, media: Path, reference: Path | None = None) -> None:
         """Recognise ``media``'s speech into ``<name>.vtt`` off the window's thread (progress and
@@ -250,13 +242,9 @@ class FileController:
     def save_project_as(self, path: Path | None = None) -> None:
         if self.window.session is None:
             return
+        path = path or self._chosen("Save project", "Punctum projects (*.punctum)", save_as="")
         if path is None:
-            chosen, _ = QFileDialog.getSaveFileName(
-                self.window.dialog_parent(), "Save project", "", "Punctum projects (*.punctum)"
-            )
-            if not chosen:
-                return
-            path = Path(chosen)
+            return
         if not path.suffix:  # Qt's dialog adds none on Linux; without it the project would not reopen
             path = path.with_suffix(".punctum")
         try:
@@ -276,12 +264,9 @@ class FileController:
             suggested = (
                 export_folder(self.window.settings, source) / f"{source.stem}.punctuated{source.suffix}"
             )
-            chosen, _ = QFileDialog.getSaveFileName(
-                self.window.dialog_parent(), "Export captions", str(suggested), "Captions (*.srt *.vtt)"
-            )
-            if not chosen:
+            path = self._chosen("Export captions", "Captions (*.srt *.vtt)", save_as=str(suggested))
+            if path is None:
                 return False
-            path = Path(chosen)
             asked_to_replace = True  # the dialog asked before replacing any file
         rebreak = saved_rebreak(self.window.settings)
         recut = saved_recut(self.window.settings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -161,8 +162,9 @@ class WaveformView(QWidget):
         painter.drawLine(int(playhead), 0, int(playhead), height)
 
 
-def _released(method: str) -> Any:
-    """``QMediaPlayer.<method>`` called with Python's lock released, or None where that cannot be had.
+def _call_released(player: Any, method: str, *args: Any) -> None:
+    """``player.<method>(*args)`` (a ``QMediaPlayer``'s), with Python's lock released where that
+    can be had.
 
     Stopping or replacing the media tears down Qt's FFmpeg playback threads. One of them may
     destroy an object connected to our player, and the binding then needs Python's lock (to look
@@ -172,19 +174,20 @@ def _released(method: str) -> Any:
     import ctypes
     import sys
 
-    if not sys.platform.startswith("linux"):
-        return None
     symbols = {"stop": "_ZN12QMediaPlayer4stopEv", "setSource": "_ZN12QMediaPlayer9setSourceERK4QUrl"}
-    try:
+    function = None
+    if sys.platform.startswith("linux"):
         import PySide6
 
-        library = ctypes.CDLL(str(Path(PySide6.__file__).parent / "Qt" / "lib" / "libQt6Multimedia.so.6"))
-        function = getattr(library, symbols[method])
-    except (OSError, AttributeError):
-        return None
+        with contextlib.suppress(OSError, AttributeError):
+            library = ctypes.CDLL(str(Path(PySide6.__file__).parent / "Qt" / "lib" / "libQt6Multimedia.so.6"))
+            function = getattr(library, symbols[method])
+    if function is None:
+        getattr(player, method)(*args)
+        return
     function.restype = None
-    function.argtypes = [ctypes.c_void_p] * (2 if method == "setSource" else 1)
-    return function
+    function.argtypes = [ctypes.c_void_p] * (1 + len(args))
+    function(*(shiboken6.getCppPointer(each)[0] for each in (player, *args)))
 
 
 class MediaPanel(QWidget):
@@ -227,26 +230,15 @@ class MediaPanel(QWidget):
         self._ensure_player()
         self.path = path
         self.note.hide()
-        self._set_source(QUrl.fromLocalFile(str(path)))
+        _call_released(self.player, "setSource", QUrl.fromLocalFile(str(path)))
         self.player.pause()
 
     def unload(self) -> None:
         if self.player is not None:
-            stop = _released("stop")
-            if stop is not None:
-                stop(shiboken6.getCppPointer(self.player)[0])
-            else:
-                self.player.stop()
-            self._set_source(QUrl())
+            _call_released(self.player, "stop")
+            _call_released(self.player, "setSource", QUrl())
         self.path = None
         self.note.show()
-
-    def _set_source(self, url: QUrl) -> None:
-        set_source = _released("setSource")
-        if set_source is None:
-            self.player.setSource(url)
-            return
-        set_source(shiboken6.getCppPointer(self.player)[0], shiboken6.getCppPointer(url)[0])
 
     @property
     def playing(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import itertools
 from typing import Any, NamedTuple
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -93,11 +94,7 @@ class CueModel(_Table):
         self.beginResetModel()
         document = self.session.document
         self._cue_of_word = [n for n, cue in enumerate(document.cues) for _ in cue.words]
-        self._first_words = []
-        count = 0
-        for cue in document.cues:
-            self._first_words.append(count)
-            count += len(cue.words)
+        self._first_words = [0, *itertools.accumulate(len(cue.words) for cue in document.cues)][:-1]
         self._index_suggestions()
         self._html.clear()
         self._checks.clear()
@@ -263,16 +260,17 @@ class GapModel(_Table):
         self.settled_only = False
         self._rows: list[ReviewRow] = []
         self._row_of: dict[int, int] = {}  # every suggestion id of a row -> the row
-        self._settled: set[int] = set()
+        #: The suggestions the triage rule settled that still stand, as the list last read them.
+        self.settled: set[int] = set()
         self.reload()
 
     def _gaps(self) -> list[ReviewRow]:
         """The rows of the chosen view; the rule's settlement (a walk of the history) read once."""
-        self._settled = self.session.settled_by_rule()
+        self.settled = self.session.settled_by_rule()
         if self.settled_only:  # what the rule settled, to check quickly: the least sure first
-            settled = [g for g in self.session.gaps() if any(s.id in self._settled for s in g.suggestions)]
-            return sorted(settled, key=lambda g: (settled_sureness(g, self._settled), g.index))
-        gaps = self.session.queue(self._settled) if self.queue_only else self.session.gaps()
+            settled = [g for g in self.session.gaps() if any(s.id in self.settled for s in g.suggestions)]
+            return sorted(settled, key=lambda g: (settled_sureness(g, self.settled), g.index))
+        gaps = self.session.queue(self.settled) if self.queue_only else self.session.gaps()
         if self.lowest_first:
             gaps.sort(key=lambda g: (g.queue_key[1], g.index))
         return gaps
@@ -294,9 +292,7 @@ class GapModel(_Table):
         """After a decision: the same rows refreshed in place, or the list rebuilt when the rule
         changed which gaps are in it (or an editor's mark joined a gap)."""
         gaps = self._gaps()
-        if [_key(g) for g in gaps] != [_key(g) for g in self._rows] or any(
-            len(new.suggestions) != len(old.suggestions) for new, old in zip(gaps, self._rows, strict=True)
-        ):
+        if [_key(g) for g in gaps] != [_key(g) for g in self._rows]:
             self.reload()
             return
         self._rows = gaps
@@ -307,11 +303,6 @@ class GapModel(_Table):
     @property
     def gaps(self) -> list[ReviewRow]:
         return list(self._rows)
-
-    @property
-    def settled(self) -> set[int]:
-        """The suggestions the triage rule settled that still stand, as the list last read them."""
-        return self._settled
 
     def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008, N802
         """Why a gap settled is a column of the settled list only."""
@@ -341,13 +332,13 @@ class GapModel(_Table):
             if column == self.CONTEXT:
                 return gap_context(self.session.document, gap)
             if column == self.WHY:
-                return settled_reason(gap, self._settled)[0]
+                return settled_reason(gap, self.settled)[0]
             return proposal_text(gap, Source.REFERENCE if column == self.REFERENCE else Source.MODEL)
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == self.CONTEXT:
                 return gap_context(self.session.document, gap, CONTEXT_WORDS * 3)
             if column == self.WHY:
-                return settled_reason(gap, self._settled)[1]
+                return settled_reason(gap, self.settled)[1]
             return GAP_STATES[self.status(gap)].meaning
         if role == Qt.ItemDataRole.TextAlignmentRole and column == self.STATE:
             return Qt.AlignmentFlag.AlignCenter
@@ -365,7 +356,7 @@ class GapModel(_Table):
         """ "to review", "disagree", "decided" or "settled by rule"."""
         if gap.pending:
             return "disagree" if gap.disagreement else "to review"
-        if any(s.id in self._settled for s in gap.suggestions):
+        if any(s.id in self.settled for s in gap.suggestions):
             return "settled by rule"
         return "decided"
 
@@ -409,5 +400,7 @@ def proposal_text(gap: ReviewRow, source: Source) -> str:
     return shown if source is Source.REFERENCE else f"{shown} {surest.confidence:.2f}"
 
 
-def _key(gap: ReviewRow) -> tuple[int, bool]:
-    return (gap.index, bool(gap.marks))
+def _key(gap: ReviewRow) -> tuple[int, bool, int]:
+    """A row as ``GapModel.changed`` compares it: its gap, a mark's row or a capital's, and how many
+    proposals it holds."""
+    return (gap.index, bool(gap.marks), len(gap.suggestions))

@@ -103,9 +103,7 @@ class ReviewList(Protocol):
     queue_only: bool
     lowest_first: bool
     settled_only: bool
-
-    @property
-    def settled(self) -> set[int]: ...
+    settled: set[int]
 
 
 def show_counts(

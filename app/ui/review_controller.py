@@ -182,13 +182,11 @@ class ReviewController:
 
     def undo(self) -> None:
         if self.window.session is not None:
-            step = self._run(self.window.session.undo)
-            self._show_step(step)
+            self._show_step(self._run(self.window.session.undo))
 
     def redo(self) -> None:
         if self.window.session is not None:
-            step = self._run(self.window.session.redo)
-            self._show_step(step)
+            self._show_step(self._run(self.window.session.redo))
 
     def _show_step(self, step: Step | None) -> None:
         """After undo or redo, go to the suggestion it touched, so the editor sees what changed."""

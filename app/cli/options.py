@@ -61,22 +61,13 @@ def add_precision(command: argparse.ArgumentParser) -> None:
     """``--int8`` / ``--float``: the model's precision on ONNX Runtime (``INT8_BY_DEFAULT``)."""
     from app.services.model import INT8_BY_DEFAULT
 
-    default = " (the default)"
     precision = command.add_mutually_exclusive_group()
-    precision.add_argument(
-        "--int8",
-        dest="int8",
-        action="store_const",
-        const=True,
-        help="int8 weights: a little faster, slightly less exact" + (default if INT8_BY_DEFAULT else ""),
-    )
-    precision.add_argument(
-        "--float",
-        dest="int8",
-        action="store_const",
-        const=False,
-        help="float32 weights" + ("" if INT8_BY_DEFAULT else default),
-    )
+    for option, int8, told in (
+        ("--int8", True, "int8 weights: a little faster, slightly less exact"),
+        ("--float", False, "float32 weights"),
+    ):
+        default = " (the default)" if int8 == INT8_BY_DEFAULT else ""
+        precision.add_argument(option, dest="int8", action="store_const", const=int8, help=told + default)
 
 
 #: The spellings ``--audio`` had before it, kept so that scripts using them still run.

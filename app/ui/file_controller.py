@@ -283,10 +283,7 @@ class FileController:
         return True
 
     def _remember(self, path: Path) -> None:
-        recent = [str(path.resolve())]
-        for item in self._recent():
-            if item not in recent:
-                recent.append(item)
+        recent = list(dict.fromkeys([str(path.resolve()), *self._recent()]))  # each once, the newest first
         self.window.settings.setValue("recent", recent[:MAX_RECENT])
         self.fill_recent()
 

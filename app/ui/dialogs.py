@@ -235,14 +235,12 @@ class TriagePolicyDialog(QDialog):
         )
 
 
-def ask_number(
-    parent: QWidget, title: str, label: str, value: float, low: float, high: float, decimals: int
-) -> float | None:
-    """A number from the user, or None when the dialog is cancelled."""
+def ask_confidence(parent: QWidget, title: str, label: str, value: float) -> float | None:
+    """A confidence from the user, 0 to 1 in hundredths, or None when the dialog is cancelled."""
     dialog = _input_dialog(parent, title, label)
     dialog.setInputMode(QInputDialog.InputMode.DoubleInput)
-    dialog.setDoubleRange(low, high)
-    dialog.setDoubleDecimals(decimals)
+    dialog.setDoubleRange(0.0, 1.0)
+    dialog.setDoubleDecimals(2)
     dialog.setDoubleValue(value)
     return dialog.doubleValue() if dialog.exec() else None
 

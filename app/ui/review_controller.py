@@ -13,7 +13,7 @@ from app.core.history import CueEdit, Step, SuggestionEdit
 from app.core.model import Source
 from app.core.triage import ReviewRow, TriagePolicy
 from app.services.typography import render_mark
-from app.ui.dialogs import RecutPreviewDialog, ask_number, ask_text, confirm
+from app.ui.dialogs import RecutPreviewDialog, ask_confidence, ask_text, confirm
 from app.ui.models import ID_ROLE, CueModel
 from app.ui.triage_view import gap_counts, settled_heading, triage_text
 
@@ -147,14 +147,11 @@ class ReviewController:
         if session is None:
             return
         if threshold is None:
-            value = ask_number(
+            value = ask_confidence(
                 self.window.dialog_parent(),
                 "Accept above a confidence",
                 "Accept every pending suggestion at least this &sure:",
                 float(str(self.window.settings.value("review/threshold", 0.9))),
-                0.0,
-                1.0,
-                2,
             )
             if value is None:
                 return

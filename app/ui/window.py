@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import bisect
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +56,13 @@ from app.ui.shortcuts import (
 from app.ui.tasks import Worker
 from app.ui.triage_view import show_counts
 
-_PROCESS: list[WorkerProcess] = []
 
-
+@functools.cache
 def shared_process() -> WorkerProcess:
     """One background process for the application: every window and file reuses its loaded model."""
-    if not _PROCESS:
-        process = WorkerProcess()
-        atexit.register(process.stop)
-        _PROCESS.append(process)
-    return _PROCESS[0]
+    process = WorkerProcess()
+    atexit.register(process.stop)
+    return process
 
 
 def key_sequences(key: str) -> list[QKeySequence]:

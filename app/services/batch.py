@@ -88,14 +88,7 @@ def _reimport(project: Project, file_id: int, captions: Path) -> str:
     except PunctumError as error:
         project.fail(file_id, None, f"captions changed on disk and cannot be read: {error}")
         return f"captions changed on disk and cannot be read; the earlier version is kept ({error})"
-    decided = done.kept + done.dropped
-    kept = f"{done.kept} of {decided} decisions kept" if decided else "no decisions to keep"
-    lost = f", {done.dropped} dropped where the words changed" if done.dropped else ""
-    recut = {
-        "kept": "; the cues' re-cut kept",
-        "dropped": "; the cues' re-cut not kept (their words changed)",
-    }
-    told = f"{kept}{lost}{recut.get(done.recut or '', '')}"
+    told = done.told(" where the words changed")
     return f"captions changed on disk; imported again as version {done.version} ({told})"
 
 

@@ -61,6 +61,17 @@ class Reimport:
     #: "dropped" (they changed: the recorded cut no longer fits), or None (there was none).
     recut: str | None = None
 
+    def told(self, why_dropped: str = "") -> str:
+        """The decisions kept and dropped (``why_dropped`` after the count), and the re-cut's fate."""
+        decided = self.kept + self.dropped
+        kept = f"{self.kept} of {decided} decisions kept" if decided else "no decisions to keep"
+        lost = f", {self.dropped} dropped{why_dropped}" if self.dropped else ""
+        recut = {
+            "kept": "; the cues' re-cut kept",
+            "dropped": "; the cues' re-cut not kept (their words changed)",
+        }
+        return f"{kept}{lost}{recut.get(self.recut or '', '')}"
+
 
 def reimport_caption_file(project: Project, file_id: int, captions: Path) -> Reimport:
     """Add captions that changed on disk as a new version of the file (to be processed again);

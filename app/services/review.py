@@ -61,6 +61,7 @@ from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, RecutReport, as_exported, heard_times, recut_captions
 from app.services.folder_pairing import FileGroup
 from app.services.projects import add_caption_file, load_document
+from app.services.restyle import pending_again, reopening
 from app.services.review_style import SessionStyle
 from app.store.files import CaptionsRead
 from app.store.project import DONE, FileEntry, FileResults, Project
@@ -212,18 +213,8 @@ class ReviewSession(SessionStyle):
         self.policy = policy
         if self.learns and not (style := self.style()).neutral:
             return self._reread(joins=False, style=style)  # re-settles as it re-reads
-        settled = self.settled_by_rule()
-        slots = {(s.gap, s.casing is not None) for s in self.document.suggestions if s.id in settled}
-        reopen = sorted(
-            s.id
-            for s in self.document.suggestions
-            if (s.gap, s.casing is not None) in slots and s.source is not Source.EDITOR
-        )
-        reopened = set(reopen)
-        trial = [
-            dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s
-            for s in self.document.suggestions
-        ]
+        _, reopen = reopening(self.document.suggestions, self.settled_by_rule())
+        trial = pending_again(self.document.suggestions, set(reopen))
         accept = sorted(triage(trial, policy, self.has_reference).accepted)
         return self._do(Settle(tuple(reopen), tuple(accept)), by="rule")
 

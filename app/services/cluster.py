@@ -64,7 +64,6 @@ class NodeThroughput:
 
     files: int = 0
     words: int = 0
-    busy_seconds: float = 0.0  # summed over its workers
     workers: set[int] = field(default_factory=set)  # their process ids
 
 
@@ -182,7 +181,6 @@ class RayWorkers:
         node = self.summary.nodes.setdefault(report.node, NodeThroughput())
         node.files += 1
         node.words += int(report.outcome.report.get("words", 0))
-        node.busy_seconds += report.seconds
         node.workers.add(report.pid)
         self.loads[report.pid] = report.model_loads
         self.summary.model_loads = sum(self.loads.values())

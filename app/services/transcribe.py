@@ -44,10 +44,6 @@ class Transcript:
     audio_seconds: float
     seconds: float  # time spent, decoding and recognising
 
-    @property
-    def real_time_factor(self) -> float:
-        return self.seconds / self.audio_seconds if self.audio_seconds else 0.0
-
 
 def open_recogniser(
     model: str | None = None, threads: int = 0, compute_type: str = COMPUTE_TYPE
@@ -157,9 +153,9 @@ def transcribe_folder(
     transcriber = open_recogniser(model)
     transcriber.check_language(language)
     options = TranscriptOptions(language, strip_punctuation)
+    tell = on_file or (lambda media, state: None)
     for media in waiting:
-        if on_file is not None:
-            on_file(media, "started")
+        tell(media, "started")
         try:
             done.transcribed.append(transcribe_media(media, media.with_suffix(".vtt"), transcriber, options))
         except Exception as error:  # what the file causes is its outcome; a bug goes on up
@@ -167,9 +163,5 @@ def transcribe_folder(
             if reason is None:
                 raise
             done.failed[media] = reason
-            if on_file is not None:
-                on_file(media, "failed")
-            continue
-        if on_file is not None:
-            on_file(media, "done")
+        tell(media, "failed" if media in done.failed else "done")
     return done

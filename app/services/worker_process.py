@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import PunctumError
-from app.core.memory import cap_malloc_arenas
 
 if TYPE_CHECKING:
     from app.services.analysis import Analysis, AnalysisRequest
@@ -213,14 +212,11 @@ def _transcribe(message: _Transcribe, progress: Progress) -> Transcript:
 
 
 def _serve(connection: Connection) -> None:
-    import signal
     import warnings
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
-    from app.services.parent_watch import end_with_parent
+    from app.services.parent_watch import start_worker_process
 
-    end_with_parent()  # busy, it reads no pipe: the editor killed outright would leave it running
-    cap_malloc_arenas()  # a process of its own, not started by app.launch: before its libraries' threads
+    start_worker_process()
     warnings.filterwarnings("ignore")
 
     def progress(text: str, fraction: float) -> None:

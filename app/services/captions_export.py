@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
@@ -104,13 +104,7 @@ class RecutReport:
     heard: int = 0  # words whose time was heard (or given by a file)
 
     def __add__(self, other: RecutReport) -> RecutReport:
-        return RecutReport(
-            self.before + other.before,
-            self.after + other.after,
-            self.estimated + other.estimated,
-            self.words + other.words,
-            self.heard + other.heard,
-        )
+        return RecutReport(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     def summary(self) -> str:
         """One line: cues before and after, how many end at a sentence end or dangle a sentence's

@@ -291,20 +291,16 @@ class ReviewSession(SessionStyle):
     def relink_media(self, media: Path) -> None:
         self.project.relink_media(self.file_id, media)
 
-    def reference_suggestions(self, reference: Path) -> tuple[list[Suggestion], dict[str, Any]]:
-        """The reference's marks for this file, numbered after every suggestion already there."""
+    def add_reference(self, reference: Path) -> dict[str, Any]:
+        """Carry over a reference opened after the captions, its marks numbered after every
+        suggestion already there; earlier decisions stay as they are."""
         from app.services.transfer import propose_from_reference, read_reference
 
         document = copy.deepcopy(self.document)
         report = propose_from_reference(document, read_reference(reference), self.entry.language or "en")
         known = {s.id for s in self.document.suggestions}
-        return [s for s in document.suggestions if s.id not in known], report
-
-    def add_reference(self, reference: Path) -> dict[str, Any]:
-        """Carry over a reference opened after the captions; earlier decisions stay as they are."""
-        suggestions, report = self.reference_suggestions(reference)
         self.project.set_reference(self.file_id, reference)
-        self.project.add_suggestions(self.file_id, suggestions)
+        self.project.add_suggestions(self.file_id, [s for s in document.suggestions if s.id not in known])
         self.reload()
         return report
 

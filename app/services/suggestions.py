@@ -42,11 +42,6 @@ def _opening(words: list[Word]) -> str:
     return " ".join(w.text for w in words[:400])
 
 
-def detect_language(words: list[Word], default: str = "en") -> str:
-    """The language of a document's first 400 words."""
-    return languages.detect_language(_opening(words), default)
-
-
 def unknown_script_share(words: list[Word]) -> float:
     letters = [c for w in words for c in w.text if c.isalpha()]
     if not letters:
@@ -100,7 +95,7 @@ def text_reading(
     if not words:
         return TextReading([], None, [], [], [], hears, ["the document has no words"])
     detected = language is None
-    language = language or detect_language(words)
+    language = language or languages.detect_language(_opening(words))
     warnings: list[str] = []
     known = punctuator.languages
     if not detected and (other := languages.contradicting_language(_opening(words), language)):

@@ -26,12 +26,12 @@ def sentence_casing(document: Document, language: str | None = None) -> Step:
     """Capitalise the first word of every sentence, and the words ``language`` always spells with
     a capital (English days, months and "I"); capitals already there are never lowered."""
     words = list(document.words())
-    edits = []
-    for index, word in enumerate(words):
-        capital = written_capital(word, None, starts_sentence(words, index), language)
-        if capital is not None:
-            edits.append(WordEdit(index, word, replace(word, text=apply_casing(word.text, capital))))
-    return Step("Capitalise sentence starts", tuple(edits))
+    edits = tuple(
+        WordEdit(index, word, replace(word, text=apply_casing(word.text, capital)))
+        for index, word in enumerate(words)
+        if (capital := written_capital(word, None, starts_sentence(words, index), language)) is not None
+    )
+    return Step("Capitalise sentence starts", edits)
 
 
 def capitalise_sentences(document: Document, language: str | None) -> None:

@@ -76,12 +76,11 @@ def cues_over_limits(document: Document, limits: CaptionLimits) -> list[tuple[in
     """(cue number, start in ms, problems) of each cue over the caption limits."""
     from app.core.checks import check_cue
 
-    found = []
-    for number, cue in enumerate(document.cues, start=1):
-        problems = check_cue(cue, limits).problems
-        if problems:
-            found.append((number, cue.start, list(problems)))
-    return found
+    return [
+        (number, cue.start, list(problems))
+        for number, cue in enumerate(document.cues, start=1)
+        if (problems := check_cue(cue, limits).problems)
+    ]
 
 
 def save_together(

@@ -134,6 +134,7 @@ def _identifier_copy(target: Path | None = None) -> Path:
     Punctum's other caches, or at ``target``."""
     import lzma
     import os
+    import shutil
     import uuid
 
     from py3langid import langid
@@ -151,8 +152,7 @@ def _identifier_copy(target: Path | None = None) -> Path:
         staging = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
         try:
             with lzma.open(langid.MODEL_DIR / langid.MODEL_FILE) as source, staging.open("wb") as out:
-                while block := source.read(1 << 20):
-                    out.write(block)
+                shutil.copyfileobj(source, out, 1 << 20)
             staging.replace(target)
         finally:
             staging.unlink(missing_ok=True)

@@ -157,7 +157,7 @@ def project_status(project: Project) -> ProjectStatus:
         warnings = None
         if entry.state == DONE:
             loaded = load_document(project, entry.id)
-            counts, may_be_wrong = status_counts(project, entry.id, loaded)
+            counts, may_be_wrong = status_counts(*loaded)
             examples += file_examples(project, entry.id, *loaded)
             warnings = report_warnings(project.report(entry.id)) or None
         elif entry.state == FAILED:

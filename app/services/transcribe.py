@@ -45,12 +45,10 @@ class Transcript:
     seconds: float  # time spent, decoding and recognising
 
 
-def open_recogniser(
-    model: str | None = None, threads: int = 0, compute_type: str = COMPUTE_TYPE
-) -> Transcriber:
+def open_recogniser(model: str | None = None, compute_type: str = COMPUTE_TYPE) -> Transcriber:
     """The speech recogniser (``model``: base, a CTranslate2 Whisper folder or an id), loaded once
     for every file a caller transcribes."""
-    return Transcriber(model, threads, compute_type)
+    return Transcriber(model, compute_type=compute_type)
 
 
 def words_file_for(output: Path) -> Path:
@@ -137,11 +135,7 @@ def media_without_captions(folder: Path) -> list[Path]:
 
 
 def transcribe_folder(
-    folder: Path,
-    model: str | None = None,
-    language: str | None = None,
-    strip_punctuation: bool = False,
-    on_file: Callable[[Path, str], None] | None = None,
+    folder: Path, language: str | None = None, on_file: Callable[[Path, str], None] | None = None
 ) -> FolderTranscription:
     """Captions (``<name>.vtt`` beside each) for every medium of ``folder`` that has none, with one
     recogniser for them all. Resumable: a medium transcribed before has its captions now and is not
@@ -150,9 +144,9 @@ def transcribe_folder(
     done = FolderTranscription([], {})
     if not waiting:
         return done
-    transcriber = open_recogniser(model)
+    transcriber = open_recogniser()
     transcriber.check_language(language)
-    options = TranscriptOptions(language, strip_punctuation)
+    options = TranscriptOptions(language)
     tell = on_file or (lambda media, state: None)
     for media in waiting:
         tell(media, "started")

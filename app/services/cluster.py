@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from app.core.errors import PunctumError, UsageError, bug_report, error_line
 from app.services.batch_job import BatchJob, FileOutcome
@@ -304,8 +304,7 @@ def _answer(ray: Any, call: Any) -> WorkerReport:
     """The worker's report, or the file's failure when its worker died on every attempt. A
     worker that died because the cluster went away says nothing about the file: ClusterLostError."""
     try:
-        report: WorkerReport = ray.get(call)
-        return report
+        return cast(WorkerReport, ray.get(call))
     except ray.exceptions.RayActorError:
         if not _cluster_answers(ray):
             raise ClusterLostError("lost the Ray cluster") from None

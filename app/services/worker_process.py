@@ -12,7 +12,7 @@ import multiprocessing
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from app.core.errors import PunctumError
 
@@ -50,8 +50,7 @@ class WorkerProcess:
         self, media: Path, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None
     ) -> Waveform:
         """The media's waveform; the child keeps its audio analysis for the next ``analyse``."""
-        waveform: Waveform = self._call(_read_audio, (media,), progress, cancelled)
-        return waveform
+        return cast("Waveform", self._call(_read_audio, (media,), progress, cancelled))
 
     def analyse(
         self,
@@ -64,8 +63,7 @@ class WorkerProcess:
         """``app.services.analysis.analyse`` in the child, with ``model`` (the shipped one if None)
         loaded once and kept, and ``reading``, an earlier analysis's text reading, reused. The
         caller stores the results: the child writes no project."""
-        analysis: Analysis = self._call(_analyse, (request, model, reading), progress, cancelled)
-        return analysis
+        return cast("Analysis", self._call(_analyse, (request, model, reading), progress, cancelled))
 
     def transcribe(
         self,
@@ -76,8 +74,7 @@ class WorkerProcess:
     ) -> Transcript:
         """``app.services.transcribe.transcribe_media`` in the child, the recogniser loaded once and
         kept (the listener's is another); a cancel ends the child at once."""
-        transcript: Transcript = self._call(_transcribe, (media, output), progress, cancelled)
-        return transcript
+        return cast("Transcript", self._call(_transcribe, (media, output), progress, cancelled))
 
     def _call(
         self,

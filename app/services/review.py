@@ -378,12 +378,8 @@ class ReviewSession(SessionStyle):
     def accept_above(self, threshold: float) -> Step | None:
         """Accept what ``commands.accept_confident`` settles at ``threshold``: per gap, the surest
         pending suggestion at least that sure, the reference's first."""
-        ids = commands.accept_confident(
-            self.document.suggestions, commands.ApplyPolicy(commands.Apply.CONFIDENT, threshold)
-        )
-        if not ids:
-            return None
-        return self._do(AcceptMany(tuple(ids)))
+        policy = commands.ApplyPolicy(commands.Apply.CONFIDENT, threshold)
+        return self._do(AcceptMany(tuple(commands.accept_confident(self.document.suggestions, policy))))
 
     def undo(self) -> Step | None:
         if self.history.undo_description is None:

@@ -10,13 +10,14 @@ from pathlib import Path
 from app.core.checks import STYLE_GUIDE_LIMITS as STYLE_GUIDE_LIMITS
 from app.core.checks import CaptionLimits as CaptionLimits
 from app.core.model import Document
-from app.formats import read_document
+from app.formats import read_document, render_document
+
+#: The command line reads captions and writes them out as text through these (it may not
+#: import ``app.formats`` itself).
+open_document = read_document
+render = render_document
 
 _LINE_ENDING_NAMES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
-
-
-def open_document(path: Path | str) -> Document:
-    return read_document(path)
 
 
 def attach_timing_file(document: Document, path: Path, language: str = "en") -> dict[str, int]:
@@ -95,10 +96,3 @@ def save_together(
     if document is not None and path is not None:
         files.insert(0, (Path(path), document_bytes(document, path)))
     write_files(files)
-
-
-def render(document: Document) -> str:
-    """The document as its own format's text."""
-    from app.formats import render_document
-
-    return render_document(document)

@@ -23,7 +23,6 @@ from app.formats import write_files
 from app.formats.cuetext import split_token
 from app.formats.transcript import transcript_text, words_json
 from app.ml.transcriber import RecognisedWord, Transcriber
-from app.ml.whisper_model import COMPUTE_TYPE
 
 CAPTION_SUFFIXES = (".vtt", ".srt")
 #: The word-timing file written beside SRT captions (``files.classify`` knows the suffix).
@@ -45,10 +44,9 @@ class Transcript:
     seconds: float  # time spent, decoding and recognising
 
 
-def open_recogniser(model: str | None = None, compute_type: str = COMPUTE_TYPE) -> Transcriber:
-    """The speech recogniser (``model``: base, a CTranslate2 Whisper folder or an id), loaded once
-    for every file a caller transcribes."""
-    return Transcriber(model, compute_type=compute_type)
+#: The speech recogniser (its ``model``: base, a CTranslate2 Whisper folder or an id), loaded once
+#: for every file a caller transcribes; the command line's way to it.
+open_recogniser = Transcriber
 
 
 def words_file_for(output: Path) -> Path:

@@ -88,14 +88,7 @@ def _reimport(project: Project, file_id: int, captions: Path) -> str:
     except PunctumError as error:
         project.fail(file_id, None, f"captions changed on disk and cannot be read: {error}")
         return f"captions changed on disk and cannot be read; the earlier version is kept ({error})"
-    decided = done.kept + done.dropped
-    kept = f"{done.kept} of {decided} decisions kept" if decided else "no decisions to keep"
-    lost = f", {done.dropped} dropped where the words changed" if done.dropped else ""
-    recut = {
-        "kept": "; the cues' re-cut kept",
-        "dropped": "; the cues' re-cut not kept (their words changed)",
-    }
-    told = f"{kept}{lost}{recut.get(done.recut or '', '')}"
+    told = done.told(" where the words changed")
     return f"captions changed on disk; imported again as version {done.version} ({told})"
 
 
@@ -164,7 +157,7 @@ def project_status(project: Project) -> ProjectStatus:
         warnings = None
         if entry.state == DONE:
             loaded = load_document(project, entry.id)
-            counts, may_be_wrong = status_counts(project, entry.id, loaded)
+            counts, may_be_wrong = status_counts(*loaded)
             examples += file_examples(project, entry.id, *loaded)
             warnings = report_warnings(project.report(entry.id)) or None
         elif entry.state == FAILED:

@@ -191,11 +191,7 @@ def _record_heard_again(
             " (punctum relink mends the media; batch --no-audio leaves the file as it is)"
         )
         return DONE
-    decided = carried.kept + carried.dropped
-    kept = f"{carried.kept} of {decided} decisions kept" if decided else "no decisions to keep"
-    lost = f", {carried.dropped} dropped" if carried.dropped else ""
-    recut = "; the cues' re-cut kept" if carried.recut == "kept" else ""
-    summary.heard_again[entry.stem] = f"analysed again with {what} ({why}; {kept}{lost}{recut})"
+    summary.heard_again[entry.stem] = f"analysed again with {what} ({why}; {carried.told()})"
     return DONE
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
@@ -26,12 +26,12 @@ def sentence_casing(document: Document, language: str | None = None) -> Step:
     """Capitalise the first word of every sentence, and the words ``language`` always spells with
     a capital (English days, months and "I"); capitals already there are never lowered."""
     words = list(document.words())
-    edits = []
-    for index, word in enumerate(words):
-        capital = written_capital(word, None, starts_sentence(words, index), language)
-        if capital is not None:
-            edits.append(WordEdit(index, word, replace(word, text=apply_casing(word.text, capital))))
-    return Step("Capitalise sentence starts", tuple(edits))
+    edits = tuple(
+        WordEdit(index, word, replace(word, text=apply_casing(word.text, capital)))
+        for index, word in enumerate(words)
+        if (capital := written_capital(word, None, starts_sentence(words, index), language)) is not None
+    )
+    return Step("Capitalise sentence starts", edits)
 
 
 def capitalise_sentences(document: Document, language: str | None) -> None:
@@ -104,13 +104,7 @@ class RecutReport:
     heard: int = 0  # words whose time was heard (or given by a file)
 
     def __add__(self, other: RecutReport) -> RecutReport:
-        return RecutReport(
-            self.before + other.before,
-            self.after + other.after,
-            self.estimated + other.estimated,
-            self.words + other.words,
-            self.heard + other.heard,
-        )
+        return RecutReport(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     def summary(self) -> str:
         """One line: cues before and after, how many end at a sentence end or dangle a sentence's

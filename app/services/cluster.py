@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from app.core.errors import PunctumError, UsageError, bug_report, error_line
 from app.services.batch_job import BatchJob, FileOutcome
@@ -64,7 +64,6 @@ class NodeThroughput:
 
     files: int = 0
     words: int = 0
-    busy_seconds: float = 0.0  # summed over its workers
     workers: set[int] = field(default_factory=set)  # their process ids
 
 
@@ -182,7 +181,6 @@ class RayWorkers:
         node = self.summary.nodes.setdefault(report.node, NodeThroughput())
         node.files += 1
         node.words += int(report.outcome.report.get("words", 0))
-        node.busy_seconds += report.seconds
         node.workers.add(report.pid)
         self.loads[report.pid] = report.model_loads
         self.summary.model_loads = sum(self.loads.values())
@@ -306,8 +304,7 @@ def _answer(ray: Any, call: Any) -> WorkerReport:
     """The worker's report, or the file's failure when its worker died on every attempt. A
     worker that died because the cluster went away says nothing about the file: ClusterLostError."""
     try:
-        report: WorkerReport = ray.get(call)
-        return report
+        return cast(WorkerReport, ray.get(call))
     except ray.exceptions.RayActorError:
         if not _cluster_answers(ray):
             raise ClusterLostError("lost the Ray cluster") from None

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -46,7 +45,6 @@ class WorkerReport:
     node: str = "?"
     pid: int = 0
     model_loads: int = 0  # this worker process's, so far
-    seconds: float = 0.0
     retried: bool = False  # the file's first worker died on it
     refusal: str | None = None  # why this worker cannot do any file (WorkerCannotReadError)
 
@@ -64,15 +62,13 @@ class FileWorker:
     def process(self, work: ClusterJob) -> WorkerReport:
         import ray
 
-        began = time.perf_counter()
         # Ray runs the calls a dead worker left again on the worker it starts in its place.
         retried = self.calls == 0 and ray.get_runtime_context().was_current_actor_reconstructed
         self.calls += 1
         node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
 
         def report(outcome: FileOutcome, refusal: str | None = None) -> WorkerReport:
-            seconds = time.perf_counter() - began
-            return WorkerReport(outcome, node, os.getpid(), self.models.loads, seconds, retried, refusal)
+            return WorkerReport(outcome, node, os.getpid(), self.models.loads, retried, refusal)
 
         try:
             with _media_here(work) as request:

@@ -10,13 +10,14 @@ from pathlib import Path
 from app.core.checks import STYLE_GUIDE_LIMITS as STYLE_GUIDE_LIMITS
 from app.core.checks import CaptionLimits as CaptionLimits
 from app.core.model import Document
-from app.formats import read_document
+from app.formats import read_document, render_document
+
+#: The command line reads captions and writes them out as text through these (it may not
+#: import ``app.formats`` itself).
+open_document = read_document
+render = render_document
 
 _LINE_ENDING_NAMES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
-
-
-def open_document(path: Path | str) -> Document:
-    return read_document(path)
 
 
 def attach_timing_file(document: Document, path: Path, language: str = "en") -> dict[str, int]:
@@ -76,12 +77,11 @@ def cues_over_limits(document: Document, limits: CaptionLimits) -> list[tuple[in
     """(cue number, start in ms, problems) of each cue over the caption limits."""
     from app.core.checks import check_cue
 
-    found = []
-    for number, cue in enumerate(document.cues, start=1):
-        problems = check_cue(cue, limits).problems
-        if problems:
-            found.append((number, cue.start, list(problems)))
-    return found
+    return [
+        (number, cue.start, list(problems))
+        for number, cue in enumerate(document.cues, start=1)
+        if (problems := check_cue(cue, limits).problems)
+    ]
 
 
 def save_together(
@@ -96,10 +96,3 @@ def save_together(
     if document is not None and path is not None:
         files.insert(0, (Path(path), document_bytes(document, path)))
     write_files(files)
-
-
-def render(document: Document) -> str:
-    """The document as its own format's text."""
-    from app.formats import render_document
-
-    return render_document(document)

@@ -17,6 +17,7 @@ MEDIA_SUFFIXES = {
 #: "talk.ref.txt", "talk.transcript.srt": a reference in any text or caption format.
 REFERENCE_MARKERS = ("ref", "transcript")
 REFERENCE_SUFFIXES = {".txt", ".srt", ".vtt"}
+#: The recogniser's word times: "talk.ctm" or "talk.words.json".
 TIMING_SUFFIX, TIMING_JSON = ".ctm", ".words.json"
 PROJECT_SUFFIX = ".punctum"
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z]{2,4})?$")
@@ -51,7 +52,7 @@ def classify(path: Path) -> FileRole | None:
         return FileRole(FileKind.CAPTIONS, ".".join(parts[:-2] if language else parts[:-1]), language)
     if suffix in MEDIA_SUFFIXES:
         return FileRole(FileKind.MEDIA, ".".join(parts[:-1]))
-    if is_timing_file(path):
+    if suffix == TIMING_SUFFIX or path.name.lower().endswith(TIMING_JSON):
         return FileRole(FileKind.TIMINGS, ".".join(parts[:-2] if suffix == ".json" else parts[:-1]))
     if suffix == ".txt":
         # A bare "talk.txt" beside "talk.srt" is its reference transcript.
@@ -59,11 +60,6 @@ def classify(path: Path) -> FileRole | None:
     if suffix == PROJECT_SUFFIX:
         return FileRole(FileKind.PROJECT, ".".join(parts[:-1]))
     return None
-
-
-def is_timing_file(path: Path) -> bool:
-    """The recogniser's word times: "talk.ctm" or "talk.words.json"."""
-    return path.suffix.lower() == TIMING_SUFFIX or path.name.lower().endswith(TIMING_JSON)
 
 
 #: The files that go with captions, by kind.

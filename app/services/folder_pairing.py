@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.services.files import FileKind, classify
+from app.services.files import COMPANION_KINDS, FileKind, classify
 
 _TEMPORARY = re.compile(r"(^~|~$|^#.*#$|\.(tmp|temp|part|crdownload|swp|bak)$)", re.IGNORECASE)
 
@@ -49,10 +49,8 @@ def pair_folder(folder: Path) -> Pairing:
     """Group files by stem (``talk.mp4``, ``talk.en.srt``, ``talk.ref.txt``), recursively."""
     root = folder.resolve()
     captions: dict[str, list[tuple[Path, str | None]]] = {}
-    media: dict[str, list[Path]] = {}
-    references: dict[str, list[Path]] = {}
-    timings: dict[str, list[Path]] = {}
-    tables = {FileKind.MEDIA: media, FileKind.REFERENCE: references, FileKind.TIMINGS: timings}
+    # The companions by kind, then by stem; a kind's value is its field of ``FileGroup``.
+    tables: dict[FileKind, dict[str, list[Path]]] = {kind: {} for kind in COMPANION_KINDS}
     pairing = Pairing()
     for path in _walk(root, pairing.skipped):
         role = classify(path)
@@ -69,15 +67,15 @@ def pair_folder(folder: Path) -> Pairing:
             pairing.ambiguous[stem] = sorted(p for p, _ in found)
             continue
         companions: dict[str, Path | None] = {}
-        for name, table in (("media", media), ("reference", references), ("timings", timings)):
+        for kind, table in tables.items():
             candidates = table.pop(stem, [])
             if len(candidates) > 1:
                 pairing.ambiguous[stem] = sorted(candidates)
                 break
-            companions[name] = candidates[0] if candidates else None
+            companions[kind.value] = candidates[0] if candidates else None
         else:
             pairing.groups.append(FileGroup(stem, found[0][0], found[0][1], **companions))
-    for table in (media, references, timings):
+    for table in tables.values():
         for stem, paths in table.items():
             if stem not in pairing.ambiguous:
                 pairing.unpaired.extend(paths)

@@ -57,13 +57,11 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
         track = analyse_media(media)
     vectors, own_gaps, own_timings = caption_gaps(document, None)
     gaps, timings = own_gaps, own_timings
-    warnings: list[str] = []
-    beyond: list[str] = []
+    beyond: list[str] = []  # the warnings: that the captions run past the media's end
     if track is not None:
         if too_little_speech(document, track) is None:
             _, gaps, timings = caption_gaps(document, track)
         beyond = _beyond_the_media(document, track.duration, gaps, timings, own_gaps, own_timings)
-        warnings += beyond
     return GapEvidence(
         vectors,
         [Evidence.TEXT if v is None else Evidence.TIMING for v in vectors],
@@ -77,7 +75,7 @@ def gap_evidence(document: Document, media: Path | None = None, track: Any = Non
             )
             for g, t in zip(gaps, timings, strict=True)
         ],
-        warnings,
+        beyond,
         past_the_end=bool(beyond),
     )
 

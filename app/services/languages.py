@@ -112,7 +112,7 @@ def _identifier() -> Any:
     LZMA file takes about 0.35 s to decompress at every start, the copy 0.1 s to read."""
     from py3langid import langid, modelio
 
-    with np.load(_identifier_copy(), allow_pickle=False) as data:
+    with np.load(prepare(), allow_pickle=False) as data:
         return langid.LanguageIdentifier(
             np.asarray(data["ptc"]),
             np.asarray(data["pc"]),
@@ -129,11 +129,13 @@ def identifier_copy_name() -> str:
     return f"py3langid-{importlib.metadata.version('py3langid')}.npz"
 
 
-def _identifier_copy(target: Path | None = None) -> Path:
+def prepare(target: Path | None = None) -> Path:
     """The uncompressed model file: the desktop bundle's, else written once (atomically) beside
-    Punctum's other caches, or at ``target``."""
+    Punctum's other caches, or at ``target``. Set-up calls this, and the bundle's build with a
+    ``target`` inside it, so that no user run waits for it."""
     import lzma
     import os
+    import shutil
     import uuid
 
     from py3langid import langid
@@ -151,18 +153,11 @@ def _identifier_copy(target: Path | None = None) -> Path:
         staging = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}")
         try:
             with lzma.open(langid.MODEL_DIR / langid.MODEL_FILE) as source, staging.open("wb") as out:
-                while block := source.read(1 << 20):
-                    out.write(block)
+                shutil.copyfileobj(source, out, 1 << 20)
             staging.replace(target)
         finally:
             staging.unlink(missing_ok=True)
     return target
-
-
-def prepare(target: Path | None = None) -> Path:
-    """Write the identifier's copy (set-up calls this, and the bundle's build with a ``target``
-    inside it, so that no user run waits for it)."""
-    return _identifier_copy(target)
 
 
 if __name__ == "__main__":

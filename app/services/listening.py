@@ -78,16 +78,15 @@ def listen(
     if too_little is not None:
         unheard.warnings.append(too_little)
         return unheard
-    cues: list[int] = []
-    times: list[tuple[float, float]] = []
-    for number, cue in enumerate(document.cues):
-        for word in cue.words:
-            cues.append(number)
-            # A word's own time where the captions or a timing file give it, else its cue's.
-            if word.start is not None and word.end is not None and word.end >= word.start:
-                times.append((word.start / 1000, word.end / 1000))
-            else:
-                times.append((cue.start / 1000, cue.end / 1000))
+    cues = [number for number, cue in enumerate(document.cues) for _ in cue.words]
+    # A word's own time where the captions or a timing file give it, else its cue's.
+    times = [
+        (word.start / 1000, word.end / 1000)
+        if word.start is not None and word.end is not None and word.end >= word.start
+        else (cue.start / 1000, cue.end / 1000)
+        for cue in document.cues
+        for word in cue.words
+    ]
     try:
         loaded = listener()
     except PunctumError as error:  # no recogniser installed: the text reading, said once

@@ -15,11 +15,10 @@ from queue import Empty, SimpleQueue
 from typing import Any
 
 from app.core.errors import bug_report
-from app.core.memory import cap_malloc_arenas
 from app.services.batch_job import BatchJob, FileOutcome, process_job
 from app.services.batch_scheduler import BatchSettings, BatchSummary, worker_count
 from app.services.model import ModelCache, Punctuator
-from app.services.parent_watch import end_with_parent
+from app.services.parent_watch import start_worker_process
 
 
 @contextmanager
@@ -102,11 +101,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _start_worker(settings: BatchSettings, threads: int, taken: Any) -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl+C
-    end_with_parent()  # a busy worker would outlive a driver killed outright
-    cap_malloc_arenas()  # a process of its own, not started by app.launch: before its libraries' threads
+    start_worker_process()
     # A spawned worker starts with Python's default filters: without these, libraries'
     # deprecation notices would reach the user's terminal, as the command line's own do not.
     warnings.filterwarnings("ignore", category=FutureWarning)

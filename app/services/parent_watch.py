@@ -11,8 +11,11 @@ from a thread of its own.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
+
+from app.core.memory import cap_malloc_arenas
 
 #: Seconds between looks at the parent.
 POLL = 0.25
@@ -28,3 +31,12 @@ def end_with_parent() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
+
+
+def start_worker_process() -> None:
+    """What a worker process does first: Ctrl+C is its parent's to handle; it ends with its parent
+    (busy, it reads no pipe, and would outlive a parent killed outright); and, a process of its own
+    not started by ``app.launch``, it caps malloc's arenas before its libraries start threads."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end_with_parent()
+    cap_malloc_arenas()

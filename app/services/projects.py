@@ -61,6 +61,17 @@ class Reimport:
     #: "dropped" (they changed: the recorded cut no longer fits), or None (there was none).
     recut: str | None = None
 
+    def told(self, why_dropped: str = "") -> str:
+        """The decisions kept and dropped (``why_dropped`` after the count), and the re-cut's fate."""
+        decided = self.kept + self.dropped
+        kept = f"{self.kept} of {decided} decisions kept" if decided else "no decisions to keep"
+        lost = f", {self.dropped} dropped{why_dropped}" if self.dropped else ""
+        recut = {
+            "kept": "; the cues' re-cut kept",
+            "dropped": "; the cues' re-cut not kept (their words changed)",
+        }
+        return f"{kept}{lost}{recut.get(self.recut or '', '')}"
+
 
 def reimport_caption_file(project: Project, file_id: int, captions: Path) -> Reimport:
     """Add captions that changed on disk as a new version of the file (to be processed again);
@@ -286,14 +297,11 @@ def _name(project: Project, file_id: int) -> str:
     return repr(project.file(file_id).stem)
 
 
-def status_counts(
-    project: Project, file_id: int, loaded: tuple[Document, History] | None = None
-) -> tuple[dict[str, int], float]:
-    """Suggestions of a file by status, as the decisions leave them, and the gaps still to review
-    (``"gaps"``: a gap's candidates, from the reference and the model, count once) and those the
-    triage rule settled that still stand (``"settled"``); with about how many of these may be wrong.
-    ``loaded``: the file's document and history (``load_document``) when the caller has them."""
-    document, history = loaded if loaded is not None else load_document(project, file_id)
+def status_counts(document: Document, history: History) -> tuple[dict[str, int], float]:
+    """Suggestions of a file (its ``load_document``) by status, as the decisions leave them, and the
+    gaps still to review (``"gaps"``: a gap's candidates, from the reference and the model, count
+    once) and those the triage rule settled that still stand (``"settled"``); with about how many
+    of these may be wrong."""
     standing = settled_by_rule(document, history)
     counts = {
         **document.status_counts(),

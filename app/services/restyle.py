@@ -70,12 +70,6 @@ def decided(document: Document, history: History) -> Decided:
     return Decided(original, by_person, settled_by_rule(document, history, by_rule))
 
 
-def decided_gaps(document: Document, history: History) -> set[int]:
-    """The gaps whose mark a person decided: a proposal there a person accepted or turned down
-    (not the rule), or a mark they set themselves."""
-    return decided(document, history).by_person
-
-
 def _next_word(words: Sequence[Word], index: int) -> str:
     """The word after ``index`` as the model reads it ("" after the last)."""
     return model_word(words[index + 1]) if index + 1 < len(words) else ""
@@ -127,6 +121,25 @@ def proposed_suggestion(
     )
 
 
+def _slot(suggestion: Suggestion) -> tuple[int, bool]:
+    """Where a suggestion stands: its gap, and whether for the capital after it or the mark."""
+    return suggestion.gap, suggestion.casing is not None
+
+
+def reopening(
+    suggestions: Sequence[Suggestion], settled: set[int]
+) -> tuple[set[tuple[int, bool]], list[int]]:
+    """The slots (``_slot``) of the suggestions the triage rule ``settled``, and the reference's and
+    the model's suggestions in them: what a new settlement reopens before it settles again."""
+    slots = {_slot(s) for s in suggestions if s.id in settled}
+    return slots, sorted(s.id for s in suggestions if _slot(s) in slots and s.source is not Source.EDITOR)
+
+
+def pending_again(suggestions: Sequence[Suggestion], reopened: set[int]) -> list[Suggestion]:
+    """``suggestions`` with those ``reopened`` pending, for the rule to settle them anew."""
+    return [dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s for s in suggestions]
+
+
 def restyle(
     document: Document,
     state: Decided,
@@ -145,12 +158,7 @@ def restyle(
     # Without a policy (a session that has not triaged) what the rule settled stays as it is.
     settled = state.settled if policy is not None else set()
     kept = set() if policy is not None else {s.gap for s in document.suggestions if s.id in state.settled}
-    slots = {(s.gap, s.casing is not None) for s in document.suggestions if s.id in settled}
-    reopen = sorted(
-        s.id
-        for s in document.suggestions
-        if (s.gap, s.casing is not None) in slots and s.source is not Source.EDITOR
-    )
+    slots, reopen = reopening(document.suggestions, settled)
     reopened = set(reopen)
     put, drop, recalibrate = _read_again(document, state, readings, style, kept, reopened)
     accept: list[int] = []
@@ -162,9 +170,7 @@ def restyle(
         }
         dropped = set(drop)
         trial = [
-            changed.get(s.id, dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s)
-            for s in document.suggestions
-            if s.id not in dropped
+            changed.get(s.id, s) for s in pending_again(document.suggestions, reopened) if s.id not in dropped
         ]
         trial += [s for s in put if s.id >= document.next_suggestion_id()]
         accept = sorted(triage(trial, policy, has_reference).accepted)
@@ -174,7 +180,7 @@ def restyle(
     # accepted again (on a long call the rule holds a thousand, and every decision re-reads).
     touched = {s.id for s in put} | set(drop) | {i for i, _ in recalibrate}
     still = set(accept)
-    slot_of = {s.id: (s.gap, s.casing is not None) for s in document.suggestions}
+    slot_of = {s.id: _slot(s) for s in document.suggestions}
     unchanged = slots - {slot_of[i] for i in settled if i not in still or i in touched}
     reopen = [i for i in reopen if slot_of[i] not in unchanged]
     accept = [i for i in accept if not (i in settled and slot_of[i] in unchanged)]
@@ -320,7 +326,7 @@ def reset_style(project: Project) -> None:
         if entry.state != DONE or not project.decided_by_person(entry.id):
             continue
         document, history = load_document(project, entry.id)
-        forgotten.setdefault(entry.id, set()).update(decided_gaps(document, history))
+        forgotten.setdefault(entry.id, set()).update(decided(document, history).by_person)
     project.set_setting(FORGOTTEN_SETTING, json.dumps({str(k): sorted(v) for k, v in forgotten.items()}))
     give_style(project, None)
 

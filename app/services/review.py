@@ -61,6 +61,7 @@ from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, RecutReport, as_exported, heard_times, recut_captions
 from app.services.folder_pairing import FileGroup
 from app.services.projects import add_caption_file, load_document
+from app.services.restyle import pending_again, reopening
 from app.services.review_style import SessionStyle
 from app.store.files import CaptionsRead
 from app.store.project import DONE, FileEntry, FileResults, Project
@@ -212,18 +213,8 @@ class ReviewSession(SessionStyle):
         self.policy = policy
         if self.learns and not (style := self.style()).neutral:
             return self._reread(joins=False, style=style)  # re-settles as it re-reads
-        settled = self.settled_by_rule()
-        slots = {(s.gap, s.casing is not None) for s in self.document.suggestions if s.id in settled}
-        reopen = sorted(
-            s.id
-            for s in self.document.suggestions
-            if (s.gap, s.casing is not None) in slots and s.source is not Source.EDITOR
-        )
-        reopened = set(reopen)
-        trial = [
-            dataclasses.replace(s, status=Status.PENDING) if s.id in reopened else s
-            for s in self.document.suggestions
-        ]
+        _, reopen = reopening(self.document.suggestions, self.settled_by_rule())
+        trial = pending_again(self.document.suggestions, set(reopen))
         accept = sorted(triage(trial, policy, self.has_reference).accepted)
         return self._do(Settle(tuple(reopen), tuple(accept)), by="rule")
 
@@ -300,20 +291,16 @@ class ReviewSession(SessionStyle):
     def relink_media(self, media: Path) -> None:
         self.project.relink_media(self.file_id, media)
 
-    def reference_suggestions(self, reference: Path) -> tuple[list[Suggestion], dict[str, Any]]:
-        """The reference's marks for this file, numbered after every suggestion already there."""
+    def add_reference(self, reference: Path) -> dict[str, Any]:
+        """Carry over a reference opened after the captions, its marks numbered after every
+        suggestion already there; earlier decisions stay as they are."""
         from app.services.transfer import propose_from_reference, read_reference
 
         document = copy.deepcopy(self.document)
         report = propose_from_reference(document, read_reference(reference), self.entry.language or "en")
         known = {s.id for s in self.document.suggestions}
-        return [s for s in document.suggestions if s.id not in known], report
-
-    def add_reference(self, reference: Path) -> dict[str, Any]:
-        """Carry over a reference opened after the captions; earlier decisions stay as they are."""
-        suggestions, report = self.reference_suggestions(reference)
         self.project.set_reference(self.file_id, reference)
-        self.project.add_suggestions(self.file_id, suggestions)
+        self.project.add_suggestions(self.file_id, [s for s in document.suggestions if s.id not in known])
         self.reload()
         return report
 
@@ -391,12 +378,8 @@ class ReviewSession(SessionStyle):
     def accept_above(self, threshold: float) -> Step | None:
         """Accept what ``commands.accept_confident`` settles at ``threshold``: per gap, the surest
         pending suggestion at least that sure, the reference's first."""
-        ids = commands.accept_confident(
-            self.document.suggestions, commands.ApplyPolicy(commands.Apply.CONFIDENT, threshold)
-        )
-        if not ids:
-            return None
-        return self._do(AcceptMany(tuple(ids)))
+        policy = commands.ApplyPolicy(commands.Apply.CONFIDENT, threshold)
+        return self._do(AcceptMany(tuple(commands.accept_confident(self.document.suggestions, policy))))
 
     def undo(self) -> Step | None:
         if self.history.undo_description is None:

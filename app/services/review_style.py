@@ -70,23 +70,23 @@ class SessionStyle:
         self._fitted = (last, style)
         return style
 
-    def _forget_style(self) -> None:
-        """What was read of the project's style: read it again when next asked."""
+    def _style_changed(self) -> Step | None:
+        """What was read of the project's style forgotten (read again when next asked), and the
+        undecided gaps read again with the style as it now stands."""
         self._other_examples = None
         self._fitted = None
+        return self._reread(joins=False)
 
     def reset_style(self) -> Step | None:
         """Forget what the decisions so far taught (and any style the project was given), and
         read the undecided gaps again as the model does."""
         reset_style(self.project)
-        self._forget_style()
-        return self._reread(joins=False)
+        return self._style_changed()
 
     def give_style(self, style: HouseStyle | None) -> Step | None:
         """Start the project's style from ``style`` (a team's style file) and read the rest again."""
         give_style(self.project, style)
-        self._forget_style()
-        return self._reread(joins=False)
+        return self._style_changed()
 
     def _reread(self, joins: bool = True, style: HouseStyle | None = None) -> Step | None:
         """The undecided gaps read again with the style as it stands (``style`` when the caller

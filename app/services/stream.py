@@ -234,6 +234,8 @@ class StreamPunctuator:
     # --- one word in ------------------------------------------------------------------------
 
     def _entry(self, word: str, start: float | None, end: float | None, index: int) -> _Entry:
+        from app.ml.windows import encode_words
+
         token = word.strip()
         if not token or any(c.isspace() for c in token):
             raise StreamInputError(f"{word!r}: give one word at a time")
@@ -241,13 +243,8 @@ class StreamPunctuator:
         if not text:  # a symbol standing alone is read as a word
             prefix, text, trailing = "", token, ""
         model_text = model_word(Word(text))
-        ids = self._token_count(model_text)
-        return _Entry(index, prefix, text, trailing, model_text, ids, start, end, self.clock())
-
-    def _token_count(self, text: str) -> int:
-        from app.ml.windows import encode_words
-
-        return len(encode_words(self._tokenizer, [text], self._special.unknown).ids)
+        tokens = len(encode_words(self._tokenizer, [model_text], self._special.unknown).ids)
+        return _Entry(index, prefix, text, trailing, model_text, tokens, start, end, self.clock())
 
     # --- reading and deciding ---------------------------------------------------------------
 

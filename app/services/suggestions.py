@@ -42,11 +42,6 @@ def _opening(words: list[Word]) -> str:
     return " ".join(w.text for w in words[:400])
 
 
-def detect_language(words: list[Word], default: str = "en") -> str:
-    """The language of a document's first 400 words."""
-    return languages.detect_language(_opening(words), default)
-
-
 def unknown_script_share(words: list[Word]) -> float:
     letters = [c for w in words for c in w.text if c.isalpha()]
     if not letters:
@@ -100,7 +95,7 @@ def text_reading(
     if not words:
         return TextReading([], None, [], [], [], hears, ["the document has no words"])
     detected = language is None
-    language = language or detect_language(words)
+    language = language or languages.detect_language(_opening(words))
     warnings: list[str] = []
     known = punctuator.languages
     if not detected and (other := languages.contradicting_language(_opening(words), language)):
@@ -200,12 +195,13 @@ def _mark_suggestions(source: _Reading, found: Findings, next_id: int) -> list[S
     for index, (word, probs) in enumerate(zip(source.words, source.mark_probs, strict=True)):
         heard_here = source.heard_marks[index]
         vector = evidence.vectors[index] if evidence is not None and kinds[index] is Evidence.TIMING else None
+        pause = vector[0] if vector else None
         found.readings.append(
             GapReading(
                 tuple(float(p) for p in probs),
                 tuple(float(p) for p in reading.marks[index]),
                 None if heard_here is None else tuple(float(p) for p in heard_here),
-                float(vector[0]) if vector else None,
+                None if pause is None else float(pause),
                 ends[index],
             )
         )
@@ -213,15 +209,7 @@ def _mark_suggestions(source: _Reading, found: Findings, next_id: int) -> list[S
         if best == model_class(word.mark) or not open_gap(source.words, index):
             continue
         distribution = {render_mark(MODEL_MARKS[k], language): round(p, 4) for k, p in enumerate(probs)}
-        inputs = mark_inputs(
-            best,
-            probs,
-            reading.marks[index],
-            heard_here,
-            vector[0] if vector else None,
-            ends[index],
-            language,
-        )
+        inputs = mark_inputs(best, probs, reading.marks[index], heard_here, pause, ends[index], language)
         promise = sure.mark_promise(inputs, readers_disagree(reading.marks[index], heard_here))
         suggestions.append(
             Suggestion(

@@ -23,7 +23,6 @@ from app.formats import write_files
 from app.formats.cuetext import split_token
 from app.formats.transcript import transcript_text, words_json
 from app.ml.transcriber import RecognisedWord, Transcriber
-from app.ml.whisper_model import COMPUTE_TYPE
 
 CAPTION_SUFFIXES = (".vtt", ".srt")
 #: The word-timing file written beside SRT captions (``files.classify`` knows the suffix).
@@ -44,17 +43,10 @@ class Transcript:
     audio_seconds: float
     seconds: float  # time spent, decoding and recognising
 
-    @property
-    def real_time_factor(self) -> float:
-        return self.seconds / self.audio_seconds if self.audio_seconds else 0.0
 
-
-def open_recogniser(
-    model: str | None = None, threads: int = 0, compute_type: str = COMPUTE_TYPE
-) -> Transcriber:
-    """The speech recogniser (``model``: base, a CTranslate2 Whisper folder or an id), loaded once
-    for every file a caller transcribes."""
-    return Transcriber(model, threads, compute_type)
+#: The speech recogniser (its ``model``: base, a CTranslate2 Whisper folder or an id), loaded once
+#: for every file a caller transcribes; the command line's way to it.
+open_recogniser = Transcriber
 
 
 def words_file_for(output: Path) -> Path:
@@ -141,11 +133,7 @@ def media_without_captions(folder: Path) -> list[Path]:
 
 
 def transcribe_folder(
-    folder: Path,
-    model: str | None = None,
-    language: str | None = None,
-    strip_punctuation: bool = False,
-    on_file: Callable[[Path, str], None] | None = None,
+    folder: Path, language: str | None = None, on_file: Callable[[Path, str], None] | None = None
 ) -> FolderTranscription:
     """Captions (``<name>.vtt`` beside each) for every medium of ``folder`` that has none, with one
     recogniser for them all. Resumable: a medium transcribed before has its captions now and is not
@@ -154,12 +142,12 @@ def transcribe_folder(
     done = FolderTranscription([], {})
     if not waiting:
         return done
-    transcriber = open_recogniser(model)
+    transcriber = open_recogniser()
     transcriber.check_language(language)
-    options = TranscriptOptions(language, strip_punctuation)
+    options = TranscriptOptions(language)
+    tell = on_file or (lambda media, state: None)
     for media in waiting:
-        if on_file is not None:
-            on_file(media, "started")
+        tell(media, "started")
         try:
             done.transcribed.append(transcribe_media(media, media.with_suffix(".vtt"), transcriber, options))
         except Exception as error:  # what the file causes is its outcome; a bug goes on up
@@ -167,9 +155,5 @@ def transcribe_folder(
             if reason is None:
                 raise
             done.failed[media] = reason
-            if on_file is not None:
-                on_file(media, "failed")
-            continue
-        if on_file is not None:
-            on_file(media, "done")
+        tell(media, "failed" if media in done.failed else "done")
     return done

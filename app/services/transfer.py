@@ -52,31 +52,6 @@ def propose_from_reference(
     return result.report
 
 
-def transfer_files(
-    reference_path: Path | str, captions_path: Path | str, language: str = "en"
-) -> TransferOutcome:
-    document = read_document(captions_path)
-    report = propose_from_reference(document, read_reference(reference_path), language)
-    report["reference"] = str(reference_path)
-    report["captions"] = str(captions_path)
-    return TransferOutcome(document, report)
-
-
-def accept_reference_suggestions(document: Document, history: History, casing: bool = True) -> int:
-    """Accept every pending reference suggestion in one undoable step; returns how many."""
-    ids = [
-        s.id
-        for s in document.suggestions
-        if s.source is Source.REFERENCE and s.status is Status.PENDING and (casing or s.casing is None)
-    ]
-    history.do(commands.accept_many(document, ids))
-    return len(ids)
-
-
-def write_report(report: dict[str, object], path: Path | str) -> None:
-    write_file(path, (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode())
-
-
 def transfer_to_file(
     reference_path: Path | str,
     captions_path: Path | str,
@@ -90,9 +65,17 @@ def transfer_to_file(
     transfer that carried nothing (a reference for another video) gives the captions back as they were."""
     from app.services.captions_export import ExportOptions, export_captions
 
-    outcome = transfer_files(reference_path, captions_path, language)
-    carried = accept_reference_suggestions(outcome.document, History(outcome.document), casing=casing)
-    export_captions(outcome.document, output, language, ExportOptions(capitalise=casing and carried > 0))
+    document = read_document(captions_path)
+    report = propose_from_reference(document, read_reference(reference_path), language)
+    report["reference"] = str(reference_path)
+    report["captions"] = str(captions_path)
+    carried = [
+        s.id
+        for s in document.suggestions
+        if s.source is Source.REFERENCE and s.status is Status.PENDING and (casing or s.casing is None)
+    ]
+    History(document).do(commands.accept_many(document, carried))
+    export_captions(document, output, language, ExportOptions(capitalise=casing and bool(carried)))
     if report_path:
-        write_report(outcome.report, report_path)
-    return outcome
+        write_file(report_path, (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode())
+    return TransferOutcome(document, report)

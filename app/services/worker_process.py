@@ -10,46 +10,21 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from app.core.errors import PunctumError
-from app.core.memory import cap_malloc_arenas
 
 if TYPE_CHECKING:
-    from app.services.analysis import Analysis, AnalysisRequest
+    from app.services.analysis import Analysis, AnalysisRequest, Progress
     from app.services.suggestions import TextReading
     from app.services.transcribe import Transcript
     from app.services.waveform import Waveform
 
-Progress = Callable[[str, float], None]
-
 
 class BackgroundError(PunctumError):
     """The background process failed or stopped."""
-
-
-@dataclass(frozen=True)
-class _ReadAudio:
-    media: Path
-
-
-@dataclass(frozen=True)
-class _Analyse:
-    request: AnalysisRequest
-    model: str | None
-    reading: TextReading | None
-
-
-@dataclass(frozen=True)
-class _Transcribe:
-    media: Path
-    output: Path
-
-
-_Message = _ReadAudio | _Analyse | _Transcribe
 
 
 class WorkerProcess:
@@ -75,8 +50,7 @@ class WorkerProcess:
         self, media: Path, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None
     ) -> Waveform:
         """The media's waveform; the child keeps its audio analysis for the next ``analyse``."""
-        waveform: Waveform = self._call(_ReadAudio(media), progress, cancelled)
-        return waveform
+        return cast("Waveform", self._call(_read_audio, (media,), progress, cancelled))
 
     def analyse(
         self,
@@ -89,8 +63,7 @@ class WorkerProcess:
         """``app.services.analysis.analyse`` in the child, with ``model`` (the shipped one if None)
         loaded once and kept, and ``reading``, an earlier analysis's text reading, reused. The
         caller stores the results: the child writes no project."""
-        analysis: Analysis = self._call(_Analyse(request, model, reading), progress, cancelled)
-        return analysis
+        return cast("Analysis", self._call(_analyse, (request, model, reading), progress, cancelled))
 
     def transcribe(
         self,
@@ -101,15 +74,19 @@ class WorkerProcess:
     ) -> Transcript:
         """``app.services.transcribe.transcribe_media`` in the child, the recogniser loaded once and
         kept (the listener's is another); a cancel ends the child at once."""
-        transcript: Transcript = self._call(_Transcribe(media, output), progress, cancelled)
-        return transcript
+        return cast("Transcript", self._call(_transcribe, (media, output), progress, cancelled))
 
     def _call(
-        self, message: _Message, progress: Progress | None, cancelled: Callable[[], bool] | None
+        self,
+        function: Callable[..., Any],
+        arguments: tuple[Any, ...],
+        progress: Progress | None,
+        cancelled: Callable[[], bool] | None,
     ) -> Any:
-        """Send ``message`` to the child and return its answer; ``InterruptedError`` when cancelled."""
+        """Have the child run ``function`` (of this module) on ``arguments`` and its progress, and
+        return its answer; ``InterruptedError`` when cancelled."""
         connection = self._ensure()
-        connection.send(message)
+        connection.send((function, arguments))
         self._busy = True
         try:
             return self._answer(connection, progress, cancelled)
@@ -171,56 +148,53 @@ class WorkerProcess:
 _STATE: dict[str, Any] = {}
 
 
-def _read_audio(message: _ReadAudio, progress: Progress) -> Waveform:
+def _read_audio(media: Path, progress: Progress) -> Waveform:
     from app.audio.analysis import analyse_media
     from app.services.waveform import Waveform
 
     progress("Reading the audio", 0.0)
-    track = analyse_media(message.media, lambda fraction: progress("Reading the audio", fraction))
-    _STATE["track"] = (str(message.media), track)
+    track = analyse_media(media, lambda fraction: progress("Reading the audio", fraction))
+    _STATE["track"] = (str(media), track)
     return Waveform.from_track(track)
 
 
-def _analyse(message: _Analyse, progress: Progress) -> Analysis:
+def _analyse(
+    request: AnalysisRequest, model: str | None, reading: TextReading | None, progress: Progress
+) -> Analysis:
     from app.services.analysis import analyse
     from app.services.model import ModelCache
 
     models: ModelCache = _STATE.setdefault("models", ModelCache())
     # Preparing a model the cache lacks takes about 20 s: the editor shows that message as progress.
-    punctuator = models.punctuator(
-        message.model, log=lambda text: progress(text[:1].upper() + text[1:], -1.0)
-    )
-    media = message.request.media
+    punctuator = models.punctuator(model, log=lambda text: progress(text[:1].upper() + text[1:], -1.0))
+    media = request.media
     known = _STATE.get("track")
     track = known[1] if known and media is not None and known[0] == str(media) else None
-    analysis = analyse(message.request, punctuator, progress, track=track, reading=message.reading)
+    analysis = analyse(request, punctuator, progress, track=track, reading=reading)
     analysis.track = None  # the caller has the waveform; the frames stay here
     return analysis
 
 
-def _transcribe(message: _Transcribe, progress: Progress) -> Transcript:
+def _transcribe(media: Path, output: Path, progress: Progress) -> Transcript:
     from app.services.transcribe import open_recogniser, transcribe_media
 
     if "recogniser" not in _STATE:
         progress("Loading the speech recogniser", -1.0)
         _STATE["recogniser"] = open_recogniser()
     return transcribe_media(
-        message.media,
-        message.output,
+        media,
+        output,
         _STATE["recogniser"],
         progress=lambda share: progress("Transcribing the speech", share),
     )
 
 
 def _serve(connection: Connection) -> None:
-    import signal
     import warnings
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
-    from app.services.parent_watch import end_with_parent
+    from app.services.parent_watch import start_worker_process
 
-    end_with_parent()  # busy, it reads no pipe: the editor killed outright would leave it running
-    cap_malloc_arenas()  # a process of its own, not started by app.launch: before its libraries' threads
+    start_worker_process()
     warnings.filterwarnings("ignore")
 
     def progress(text: str, fraction: float) -> None:
@@ -228,16 +202,11 @@ def _serve(connection: Connection) -> None:
 
     while True:
         try:
-            message = connection.recv()
+            function, arguments = connection.recv()
         except (EOFError, OSError):
             return  # the parent has gone
         try:
-            if isinstance(message, _ReadAudio):
-                result: Any = _read_audio(message, progress)
-            elif isinstance(message, _Transcribe):
-                result = _transcribe(message, progress)
-            else:
-                result = _analyse(message, progress)
+            result = function(*arguments, progress)
         except PunctumError as error:
             connection.send(("error", str(error)))
         except MemoryError:

@@ -43,7 +43,7 @@ from app.ml.runtime import (
     runtime_dir,
 )
 from app.ml.vocabulary import VOCABULARY_NAME, VocabularyError, compact_tokenizer, read_vocabulary
-from app.ml.windows import SpecialTokens, WindowBatch
+from app.ml.windows import GAP_INPUTS, MODEL_INPUTS, SpecialTokens, WindowBatch
 
 #: The largest difference in logits an export may show against the torch model.
 TOLERANCE = 1e-3
@@ -73,29 +73,13 @@ def _example(network: PunctuationModel, rows: int, tokens: int, words: int, seed
 
 
 def _graph_inputs(network: PunctuationModel, batch: WindowBatch) -> dict[str, torch.Tensor]:
-    inputs = {
-        "input_ids": batch.input_ids,
-        "attention_mask": batch.attention_mask,
-        "first_index": batch.first_index,
-        "last_index": batch.last_index,
-        "next_index": batch.next_index,
-    }
-    if network.gap_branch is not None:
-        assert batch.gap_features is not None and batch.gap_present is not None
-        inputs.update(gap_features=batch.gap_features, gap_present=batch.gap_present)
-    return {name: torch.from_numpy(array) for name, array in inputs.items()}
+    names = (*MODEL_INPUTS, *GAP_INPUTS) if network.gap_branch is not None else MODEL_INPUTS
+    return {name: torch.from_numpy(getattr(batch, name)) for name in names}
 
 
 _DYNAMIC_AXES = {
-    "input_ids": {0: "rows", 1: "tokens"},
-    "attention_mask": {0: "rows", 1: "tokens"},
-    "first_index": {0: "rows", 1: "words"},
-    "last_index": {0: "rows", 1: "words"},
-    "next_index": {0: "rows", 1: "words"},
-    "gap_features": {0: "rows", 1: "words"},
-    "gap_present": {0: "rows", 1: "words"},
-    "marks": {0: "rows", 1: "words"},
-    "casing": {0: "rows", 1: "words"},
+    **{name: {0: "rows", 1: "tokens"} for name in ("input_ids", "attention_mask")},
+    **{name: {0: "rows", 1: "words"} for name in (*MODEL_INPUTS[2:], *GAP_INPUTS, "marks", "casing")},
 }
 
 

@@ -30,7 +30,7 @@ from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir, cache_root
 from app.ml.model_settings import ModelSettings
 from app.ml.validation import CONFIG_NAME, WEIGHTS_NAME
 from app.ml.vocabulary import VOCABULARY_NAME, vocabulary_digest
-from app.ml.windows import SpecialTokens, WindowBatch
+from app.ml.windows import MODEL_INPUTS, SpecialTokens, WindowBatch
 
 #: Bump when the export's graph or files change: older exports are then built again. 5: the float
 #: graph's word-embedding table in int8 rows; 6: its other matrices stored in float16; 7: no audio
@@ -192,13 +192,7 @@ class OnnxModel:
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def run(self, batch: WindowBatch) -> tuple[np.ndarray, np.ndarray]:
-        feed: dict[str, np.ndarray] = {
-            "input_ids": batch.input_ids,
-            "attention_mask": batch.attention_mask,
-            "first_index": batch.first_index,
-            "last_index": batch.last_index,
-            "next_index": batch.next_index,
-        }
+        feed: dict[str, np.ndarray] = {name: getattr(batch, name) for name in MODEL_INPUTS}
         rows, words = batch.word_mask.shape
         if "gap_features" in self.inputs:
             # No evidence reads exactly as absent evidence: the branches take their stand-in.

@@ -60,8 +60,11 @@ class Dimensions:
     @staticmethod
     def of_json(data: dict[str, Any]) -> Dimensions:
         """The dimensions ``build`` wrote into ``whisper-graphs.json``."""
-        sizes = [int(data[name]) for name in ("layers", "heads", "width", "vocabulary", "positions")]
-        return Dimensions(*sizes, tuple((int(layer), int(head)) for layer, head in data["alignment_heads"]))
+        layers, heads, width, vocabulary, positions = (
+            int(data[name]) for name in ("layers", "heads", "width", "vocabulary", "positions")
+        )
+        alignment = tuple((int(layer), int(head)) for layer, head in data["alignment_heads"])
+        return Dimensions(layers, heads, width, vocabulary, positions, alignment)
 
 
 def linear_names(layer: int) -> dict[str, str]:

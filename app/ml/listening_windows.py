@@ -164,13 +164,9 @@ def verdict(windows: list[Window], outcomes: list[tuple[bool, str | None]]) -> l
 
 
 def counted(count: int, noun: str) -> str:
-    return (
-        f"{count} {noun}"
-        if count == 1
-        else f"{count} {noun}es"
-        if noun.endswith("ch")
-        else f"{count} {noun}s"
-    )
+    if count != 1:
+        noun += "es" if noun.endswith("ch") else "s"
+    return f"{count} {noun}"
 
 
 def clock(seconds: float) -> str:

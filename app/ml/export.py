@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import sys
 import time
-import uuid
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from app.ml.base_encoder import publish, staging_folder
 from app.ml.model import PunctuationModel, batch_tensors
 from app.ml.packaging import ModelError, load_model
 from app.ml.quantize import float16_matrices, int8_embeddings, int8_rows, quantize_graph, storable_in_float16
@@ -43,7 +42,7 @@ from app.ml.runtime import (
     runtime_dir,
 )
 from app.ml.vocabulary import VOCABULARY_NAME, VocabularyError, compact_tokenizer, read_vocabulary
-from app.ml.windows import SpecialTokens, WindowBatch
+from app.ml.windows import GAP_INPUTS, MODEL_INPUTS, SpecialTokens, WindowBatch
 
 #: The largest difference in logits an export may show against the torch model.
 TOLERANCE = 1e-3
@@ -73,29 +72,13 @@ def _example(network: PunctuationModel, rows: int, tokens: int, words: int, seed
 
 
 def _graph_inputs(network: PunctuationModel, batch: WindowBatch) -> dict[str, torch.Tensor]:
-    inputs = {
-        "input_ids": batch.input_ids,
-        "attention_mask": batch.attention_mask,
-        "first_index": batch.first_index,
-        "last_index": batch.last_index,
-        "next_index": batch.next_index,
-    }
-    if network.gap_branch is not None:
-        assert batch.gap_features is not None and batch.gap_present is not None
-        inputs.update(gap_features=batch.gap_features, gap_present=batch.gap_present)
-    return {name: torch.from_numpy(array) for name, array in inputs.items()}
+    names = (*MODEL_INPUTS, *GAP_INPUTS) if network.gap_branch is not None else MODEL_INPUTS
+    return {name: torch.from_numpy(getattr(batch, name)) for name in names}
 
 
 _DYNAMIC_AXES = {
-    "input_ids": {0: "rows", 1: "tokens"},
-    "attention_mask": {0: "rows", 1: "tokens"},
-    "first_index": {0: "rows", 1: "words"},
-    "last_index": {0: "rows", 1: "words"},
-    "next_index": {0: "rows", 1: "words"},
-    "gap_features": {0: "rows", 1: "words"},
-    "gap_present": {0: "rows", 1: "words"},
-    "marks": {0: "rows", 1: "words"},
-    "casing": {0: "rows", 1: "words"},
+    **{name: {0: "rows", 1: "tokens"} for name in ("input_ids", "attention_mask")},
+    **{name: {0: "rows", 1: "words"} for name in (*MODEL_INPUTS[2:], *GAP_INPUTS, "marks", "casing")},
 }
 
 
@@ -258,7 +241,7 @@ def export_model(model_dir: Path, int8: bool = False, log: Any = None) -> Path:
         warnings.simplefilter("ignore")  # Transformers' notes on deprecated names are for developers
         network, tokenizer, _ = load_model(model_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staging = staging_folder(target)
     if target.is_dir():
         shutil.copytree(target, staging)  # an int8 graph joins an existing export
     else:
@@ -273,7 +256,7 @@ def export_model(model_dir: Path, int8: bool = False, log: Any = None) -> Path:
             quantize_graph(staging / graph_name(False), staging / graph_name(True))
         shape = runtime_shape(network, tokenizer, vocabulary, model_dir)
         (staging / RUNTIME_NAME).write_text(json.dumps(shape, indent=2) + "\n")
-        _publish(staging, target)
+        publish(staging, target, Path.is_dir)  # a concurrent export that won is kept
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     # The check is that the graph computes what the model does, so the model gets the graph's
@@ -302,19 +285,6 @@ def _remove_replaced(target: Path) -> None:
                 shutil.rmtree(other, ignore_errors=True)
         except (OSError, ValueError):
             continue
-
-
-def _publish(staging: Path, target: Path) -> None:
-    """Put a finished export in place in one rename; a concurrent export that won is kept."""
-    old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-    if target.exists():
-        target.replace(old)
-    try:
-        staging.replace(target)
-    except OSError:
-        if not target.is_dir():
-            raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def package_export(model_dir: Path, into: Path) -> Path:

@@ -19,12 +19,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from app.core.bundled import listener_dir
 from app.ml.ctranslate2_file import ModelFileError, Variable, mapped_model
+from app.ml.runtime import cpu_session
 from app.ml.whisper_graph import (
     DECODER_GRAPH,
     EMBEDDINGS,
@@ -121,17 +121,6 @@ def _log_sum_exp(logits: np.ndarray) -> np.ndarray:
     return np.asarray(top + np.log(np.exp(logits - top[:, None]).sum(axis=1)), dtype=np.float64)
 
 
-def _session(path: Path, threads: int) -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    # An arena would keep each pass's largest buffers for the next: more memory than time saved.
-    options.enable_cpu_mem_arena = False
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
 class ForcedDecoder:
     """The decoder of the Whisper in ``model_folder``, for teacher-forced passes."""
 
@@ -169,8 +158,9 @@ class ForcedDecoder:
         self._memory_weights = weights(by_graph[MEMORY_GRAPH])
         self._decoder_weights = weights(by_graph[DECODER_GRAPH])
         self._memory_names = memory_names(found)
-        self._memory = _session(graphs / MEMORY_GRAPH, threads)
-        self._decoder = _session(graphs / DECODER_GRAPH, threads)
+        # An arena would keep each pass's largest buffers for the next: more memory than time saved.
+        self._memory = cpu_session(graphs / MEMORY_GRAPH, threads, arena=False)
+        self._decoder = cpu_session(graphs / DECODER_GRAPH, threads, arena=False)
 
     def memory(self, encoded: np.ndarray) -> dict[str, np.ndarray]:
         """Each layer's cross-attention keys and values of one window's encoder output
@@ -196,16 +186,3 @@ class ForcedDecoder:
         logits = hidden @ self._embeddings.vectors(columns).T
         normalisers = self._embeddings.log_normalisers(hidden[full_rows])
         return Scores(logits, normalisers, alignment)
-
-    def forced_pass(
-        self,
-        memory: dict[str, np.ndarray],
-        prefix: list[int],
-        forced: list[int],
-        columns: list[int],
-        full_rows: list[int],
-    ) -> ForcedPass:
-        """One pass over ``prefix + forced``, its rows counted from the prefix's last token."""
-        first_row = len(prefix) - 1
-        scores = self.scores(memory, prefix + forced, columns, [first_row + row for row in full_rows])
-        return ForcedPass(scores, {token: column for column, token in enumerate(columns)}, first_row)

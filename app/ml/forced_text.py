@@ -96,11 +96,10 @@ class ForcedText:
             "!": ("!", " !"),
             ":": (":", " :"),
         }
-        candidates: list[list[int]] = []
-        for mark in MODEL_MARKS[1:]:
-            ids = [encoded[0] for form in forms[mark] if len(encoded := self.encode(form)) == 1]
-            candidates.append(sorted(set(ids)))
-        return candidates
+        return [
+            sorted({encoded[0] for form in forms[mark] if len(encoded := self.encode(form)) == 1})
+            for mark in MODEL_MARKS[1:]
+        ]
 
     def form(self, listening: Listening, index: int, sentence_start: bool) -> list[int]:
         """Word ``index`` as forced: as the captions write it, with a capital where the text model
@@ -127,12 +126,10 @@ class ForcedText:
         gaps: dict[int, int] = {}
         firsts: list[tuple[int, int]] = []
         for index in range(window.first, window.stop):
-            sentence_start = index == 0 or written[index - 1] in SENTENCE_END_CLASSES
-            pieces = self.form(listening, index, sentence_start)
-            firsts.append((len(tokens), pieces[0]))
-            tokens += pieces
-            gaps[index] = len(tokens)
-            tokens += self.mark(listening, written[index])
+            word = self.word_tokens(listening, index, written)
+            firsts.append((len(tokens), word[0]))
+            tokens += word
+            gaps[index] = len(tokens) - len(self.mark(listening, written[index]))
         return tokens, gaps, firsts
 
     def go_on(self, listening: Listening, window: Window, gaps: dict[int, int]) -> dict[int, list[int]]:

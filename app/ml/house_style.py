@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -148,17 +148,6 @@ class HouseStyle:
         marks = np.exp(marks - marks.max(axis=1, keepdims=True))
         marks /= marks.sum(axis=1, keepdims=True)
         return np.column_stack([1 - some_mark, marks * some_mark[:, None]])
-
-    def proposal(
-        self,
-        reading: GapReading,
-        next_word: str,
-        original: int,
-        language: str | None,
-        confidence: Confidence | None = None,
-    ) -> Proposal | None:
-        """What the gap is proposed under this style, or None where what the captions have stands."""
-        return self.proposals([reading], [next_word], [original], language, confidence)[0]
 
     def proposals(
         self,
@@ -322,15 +311,12 @@ def fit_style(
         )
     proposing = HouseStyle(float(params[0]), float(params[1]), word_bias, tuple(float(b) for b in class_bias))
     calibration, spread = _fit_calibration(examples, proposing, base, strength, confidence)
-    return HouseStyle(
-        proposing.mark_bias,
-        proposing.mark_scale,
-        word_bias,
-        proposing.class_bias,
-        calibration,
-        spread,
-        len(examples),
-        base.decisions + base.inherited,
+    return replace(
+        proposing,
+        calibration=calibration,
+        calibration_spread=spread,
+        decisions=len(examples),
+        inherited=base.decisions + base.inherited,
     )
 
 

@@ -242,10 +242,12 @@ class Listener:
     ) -> ForcedPass:
         """One decoder pass over ``prefix + forced``, reading the columns of the forced tokens, the
         marks, the end of the text and ``extra``, and the whole row at ``full_rows`` (rows counted
-        as in ``ForcedPass``)."""
+        as in ``ForcedPass``: from the prefix's last token)."""
         marks = [token for ids in self.text.mark_tokens for token in ids]
         columns = sorted(set(forced) | set(extra) | set(marks) | {self.text.end_of_text})
-        return self.decoder.forced_pass(memory, prefix, forced, columns, full_rows)
+        first_row = len(prefix) - 1
+        scores = self.decoder.scores(memory, prefix + forced, columns, [first_row + row for row in full_rows])
+        return ForcedPass(scores, {token: column for column, token in enumerate(columns)}, first_row)
 
     def gap_marks(
         self, reading: ForcedPass, gaps: dict[int, int], go_on: dict[int, list[int]]

@@ -58,17 +58,13 @@ def plan_windows(
     heard = [i for i, (_, end) in enumerate(times) if end <= duration + TAIL_SECONDS]
     too_long = sum(1 for i in heard if tokens[i] > budget)
     units = _units([i for i in heard if tokens[i] <= budget], times, cues, tokens, budget)
-    windows: list[Window] = []
-    current: list[tuple[int, int]] = []
+    groups: list[list[tuple[int, int]]] = []
     for unit in units:
-        if current and _fits([*current, unit], times, tokens, budget):
-            current.append(unit)
-            continue
-        if current:
-            windows.append(_window(current, times))
-        current = [unit]
-    if current:
-        windows.append(_window(current, times))
+        if groups and _fits([*groups[-1], unit], times, tokens, budget):
+            groups[-1].append(unit)
+        else:
+            groups.append([unit])
+    windows = [_window(group, times) for group in groups]
     sayable = [w for w in windows if w.stop - w.first <= MAX_WORDS_PER_SECOND * _heard_seconds(w)]
     too_dense = sum(w.stop - w.first for w in windows) - sum(w.stop - w.first for w in sayable)
     return Plan(sayable, len(times) - len(heard), too_long, too_dense)
@@ -82,17 +78,11 @@ def spread(times: Sequence[tuple[float, float]], cues: Sequence[int]) -> list[tu
     """Words that share their cue's times get an even share of it each, in order (a cue longer
     than a window is then cut near where its words are said); words with times of their own keep
     them."""
-    spread_times = list(times)
-    first = 0
-    while first < len(times):
-        stop = first
-        while stop < len(times) and cues[stop] == cues[first] and times[stop] == times[first]:
-            stop += 1
-        start, end = times[first]
-        step = (end - start) / (stop - first)
-        for offset in range(stop - first):
-            spread_times[first + offset] = (start + step * offset, start + step * (offset + 1))
-        first = stop
+    spread_times: list[tuple[float, float]] = []
+    for (_, (start, end)), sharing in itertools.groupby(zip(cues, times, strict=False)):
+        count = len(list(sharing))
+        step = (end - start) / count
+        spread_times += [(start + step * offset, start + step * (offset + 1)) for offset in range(count)]
     return spread_times
 
 
@@ -174,13 +164,9 @@ def verdict(windows: list[Window], outcomes: list[tuple[bool, str | None]]) -> l
 
 
 def counted(count: int, noun: str) -> str:
-    return (
-        f"{count} {noun}"
-        if count == 1
-        else f"{count} {noun}es"
-        if noun.endswith("ch")
-        else f"{count} {noun}s"
-    )
+    if count != 1:
+        noun += "es" if noun.endswith("ch") else "s"
+    return f"{count} {noun}"
 
 
 def clock(seconds: float) -> str:

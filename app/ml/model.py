@@ -24,13 +24,12 @@ replaced that, and combined with it the frames lowered F1 (LJSpeech 73.1 -> 68.5
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import nn
 
-if TYPE_CHECKING:
-    from app.ml.windows import WindowBatch
+from app.ml.windows import GAP_INPUTS, MODEL_INPUTS, WindowBatch
 
 
 class PunctuationModel(nn.Module):
@@ -203,16 +202,5 @@ def _gather(states: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 
 def batch_tensors(batch: WindowBatch) -> dict[str, torch.Tensor | None]:
     """A batch of windows as ``PunctuationModel.forward``'s keyword arguments."""
-
-    def tensor(array: Any) -> torch.Tensor | None:
-        return None if array is None else torch.from_numpy(array)
-
-    return {
-        "input_ids": tensor(batch.input_ids),
-        "attention_mask": tensor(batch.attention_mask),
-        "first_index": tensor(batch.first_index),
-        "last_index": tensor(batch.last_index),
-        "next_index": tensor(batch.next_index),
-        "gap_features": tensor(batch.gap_features),
-        "gap_present": tensor(batch.gap_present),
-    }
+    arrays = {name: getattr(batch, name) for name in (*MODEL_INPUTS, *GAP_INPUTS)}
+    return {name: None if array is None else torch.from_numpy(array) for name, array in arrays.items()}

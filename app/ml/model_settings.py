@@ -9,7 +9,7 @@ settings back (training, calibration).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -77,6 +77,12 @@ class ModelSettings:
         """The settings of a file ``app.ml.validation`` has found sound (types are not checked here)."""
         lora = content.get("lora") or {}
         by_language = content.get("mark_bias_by_language") or {}
+        # A plain number or text: the file's value as the type of the field's default, else the default.
+        plain: dict[str, Any] = {
+            f.name: type(f.default)(content.get(f.name, f.default))
+            for f in fields(cls)
+            if isinstance(f.default, int | float | str) and f.name != "encoder"
+        }
         return cls(
             encoder=str(content["encoder"]),
             lora=LoraSettings(
@@ -84,22 +90,14 @@ class ModelSettings:
                 alpha=int(lora.get("alpha", 1)),
                 targets=tuple(lora.get("targets", ())),
             ),
-            window_tokens=int(content.get("window_tokens", DEFAULT_WINDOW_TOKENS)),
-            stride=float(content.get("stride", DEFAULT_STRIDE)),
-            window_merge=str(content.get("window_merge", DEFAULT_WINDOW_MERGE)),
-            temperature=float(content.get("temperature", 1.0)),
             mark_bias=_biases(content.get("mark_bias")),
             mark_bias_by_language=MappingProxyType(
                 {str(language): tuple(map(float, biases)) for language, biases in by_language.items()}
             ),
-            gap_features=int(content.get("gap_features", 0)),
-            gap_context=int(content.get("gap_context", 0)),
-            timing_context=int(content.get("timing_context", 0)),
             gap_inputs=tuple(content["gap_inputs"]) if content.get("gap_inputs") is not None else None,
             languages=tuple(str(code) for code in content.get("languages") or ()),
-            version=str(content.get("version", "unknown")),
-            data_note=str(content.get("data_note", "")),
             json=MappingProxyType(dict(content)),
+            **plain,
         )
 
     def as_json(self) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from app.core.marks import MODEL_MARKS
 from app.ml.base_encoder import BASE_ENCODER, resolve_encoder
 from app.ml.model import PunctuationModel, batch_tensors
 from app.ml.model_settings import DEFAULT_WINDOW_TOKENS, ModelSettings
-from app.ml.validation import CONFIG_NAME, FORMAT, WEIGHTS_NAME, check_model, refuse_pickle_only
+from app.ml.validation import CONFIG_NAME, FORMAT, WEIGHTS_NAME, check_model, read_weights, refuse_pickle_only
 from app.ml.validation import ModelError as ModelError  # re-exported: the loaders' error
 from app.ml.windows import SpecialTokens, WindowBatch
 
@@ -146,23 +146,12 @@ def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
     }
 
 
-def _read_weights(directory: Path) -> tuple[Path, dict[str, torch.Tensor]]:
-    weights_path = directory / WEIGHTS_NAME
-    if not weights_path.is_file():
-        refuse_pickle_only(directory)
-        raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
-    try:
-        return weights_path, load_file(str(weights_path))
-    except Exception as error:  # safetensors raises its own error types for damaged files
-        raise ModelError(f"{weights_path}: damaged weights ({error})") from None
-
-
 def load_weights(model: nn.Module, directory: Path, new_parts: tuple[str, ...] = ()) -> None:
     """Put a saved model's weights into a freshly built one, refusing damaged or partial files.
 
     Parameters under ``new_parts`` (such as a branch added for further training) may be missing.
     """
-    weights_path, weights = _read_weights(directory)
+    weights_path, weights = read_weights(directory, load_file)
     missing = {name for name in set(trainable_state(model)) - set(weights) if not name.startswith(new_parts)}
     if missing:
         raise ModelError(f"{weights_path}: {len(missing)} weights missing, e.g. {sorted(missing)[0]}")
@@ -171,7 +160,7 @@ def load_weights(model: nn.Module, directory: Path, new_parts: tuple[str, ...] =
 
 def load_part(model: nn.Module, directory: Path, part: str) -> None:
     """Put the weights under ``part`` (a parameter-name prefix) of a saved model into ``model``."""
-    weights_path, every = _read_weights(directory)
+    weights_path, every = read_weights(directory, load_file)
     weights = {name: value for name, value in every.items() if name.startswith(part)}
     wanted = {name for name in trainable_state(model) if name.startswith(part)}
     if not wanted or wanted != set(weights):
@@ -204,12 +193,6 @@ def save_model(
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def read_config(directory: Path) -> ModelSettings:
-    """A model folder's settings, once they, its encoder and its weights are checked
-    (``app.ml.validation``)."""
-    return check_model(directory)
-
-
 def build_from_settings(settings: ModelSettings) -> tuple[PunctuationModel, Any]:
     """A model (with untrained parts) and its tokenizer, shaped as a saved model's settings say."""
     model, tokenizer, _ = build_model(
@@ -225,10 +208,7 @@ def build_from_settings(settings: ModelSettings) -> tuple[PunctuationModel, Any]
 
 def load_model(directory: Path, quantize: bool = False) -> tuple[PunctuationModel, Any, ModelSettings]:
     """The model ready for inference: adapters merged into the encoder, eval mode."""
-    config = read_config(directory)
-    if not (directory / WEIGHTS_NAME).is_file():
-        refuse_pickle_only(directory)
-        raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
+    config = check_model(directory)  # the weights among what it checks
     try:
         model, tokenizer = build_from_settings(config)
     except OSError as error:  # Transformers' word for an encoder it cannot find or fetch
@@ -272,7 +252,7 @@ def graft_timing_branch(text_dir: Path, timing_dir: Path, output: Path) -> Model
     beside an earlier text model of the same lineage carries over: a text run need not train the
     branch again. The calibration is left out, since it was fitted to other outputs; calibrate
     the result."""
-    text_settings, timing_settings = read_config(text_dir).json, read_config(timing_dir).json
+    text_settings, timing_settings = check_model(text_dir).json, check_model(timing_dir).json
     if not timing_settings.get("timing_context"):
         raise ModelError(f"{timing_dir}: this model has no timing branch")
     for key in ("encoder", "gap_features", "gap_context"):
@@ -321,11 +301,7 @@ def low_rank_state(
     Each matrix's difference from the base keeps its ``rank`` largest singular directions; the
     second value is the share of the differences' squared norm that this keeps, over all matrices.
     Saved so, a fully fine-tuned model loads, exports and runs exactly as an adapter model does."""
-    state = {
-        name: p.detach().clone().contiguous()
-        for name, p in model.named_parameters()
-        if not name.startswith("encoder.")
-    }
+    state = {name: p for name, p in trainable_state(model).items() if not name.startswith("encoder.")}
     kept = total = 0.0
     for name, module in adapted_matrices(model.encoder).items():
         difference = module.weight.detach().float() - base[name]

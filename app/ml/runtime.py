@@ -21,6 +21,7 @@ import json
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from app.ml.base_encoder import BASE_ENCODER, base_encoder_dir, cache_root
 from app.ml.model_settings import ModelSettings
 from app.ml.validation import CONFIG_NAME, WEIGHTS_NAME
 from app.ml.vocabulary import VOCABULARY_NAME, vocabulary_digest
-from app.ml.windows import SpecialTokens, WindowBatch
+from app.ml.windows import MODEL_INPUTS, SpecialTokens, WindowBatch
 
 #: Bump when the export's graph or files change: older exports are then built again. 5: the float
 #: graph's word-embedding table in int8 rows; 6: its other matrices stored in float16; 7: no audio
@@ -158,6 +159,19 @@ def threads_from_environment() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
+def cpu_session(path: Path, threads: int | None, arena: bool = True) -> Any:
+    """An ONNX Runtime session of the graph at ``path`` on the CPU: ``threads`` within an operator
+    and one between them, or ONNX Runtime's own choice where ``threads`` is None."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = arena
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
 class OnnxModel:
     """A model's ONNX export, run by ONNX Runtime (see ``app.ml.inference.LoadedModel``)."""
 
@@ -166,7 +180,6 @@ class OnnxModel:
     ) -> None:
         """``folder``: an export made elsewhere (its graph may hold its weights itself), rather
         than the cache's one for ``model_dir``."""
-        import onnxruntime
         from tokenizers import Tokenizer
 
         given = folder is not None
@@ -181,24 +194,11 @@ class OnnxModel:
         self.marks, self.casings = int(shape["marks"]), int(shape["casings"])
         self.gap_features = int(shape["gap_features"])
         self.tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_NAME))
-        options = onnxruntime.SessionOptions()
-        threads = threads or threads_from_environment()
-        if threads:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-        self.session = onnxruntime.InferenceSession(
-            str(folder / graph_name(int8)), options, providers=["CPUExecutionProvider"]
-        )
+        self.session = cpu_session(folder / graph_name(int8), threads or threads_from_environment())
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def run(self, batch: WindowBatch) -> tuple[np.ndarray, np.ndarray]:
-        feed: dict[str, np.ndarray] = {
-            "input_ids": batch.input_ids,
-            "attention_mask": batch.attention_mask,
-            "first_index": batch.first_index,
-            "last_index": batch.last_index,
-            "next_index": batch.next_index,
-        }
+        feed: dict[str, np.ndarray] = {name: getattr(batch, name) for name in MODEL_INPUTS}
         rows, words = batch.word_mask.shape
         if "gap_features" in self.inputs:
             # No evidence reads exactly as absent evidence: the branches take their stand-in.

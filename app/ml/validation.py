@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -33,6 +34,7 @@ PICKLE_SUFFIXES = {".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt"}
 MAX_WINDOW_TOKENS = 512
 #: A window holds its start and end tokens and at least one word's.
 MIN_WINDOW_TOKENS = 3
+Weight = TypeVar("Weight")
 
 
 class ModelError(PunctumError):
@@ -207,10 +209,9 @@ def check_encoder(directory: Path, settings: ModelSettings) -> dict[str, Any]:
     if not (folder / "config.json").is_file():
         raise ModelError(f"{where}: no config.json in the folder")
     try:
-        config = _encoder_config(folder)
+        return _encoder_config(folder)
     except ModelError as error:
         raise ModelError(f"{where}: {error}") from None
-    return config
 
 
 def _encoder_config(folder: Path) -> dict[str, Any]:
@@ -227,19 +228,25 @@ def _encoder_config(folder: Path) -> dict[str, Any]:
 def check_weights(directory: Path, settings: ModelSettings, encoder: dict[str, Any]) -> None:
     """The weights hold finite numbers, every part the settings call for and none they do not,
     each of the shape the settings (and the encoder's ``config.json``, where known) say."""
+    from safetensors.numpy import load_file
+
+    path, weights = read_weights(directory, load_file)
+    problem = _weights_problem(weights, settings, encoder)
+    if problem:
+        raise ModelError(f"{path}: {problem}")
+
+
+def read_weights(directory: Path, load: Callable[[str], dict[str, Weight]]) -> tuple[Path, dict[str, Weight]]:
+    """``directory``'s weights file and its weights as ``load`` (a safetensors ``load_file``) reads
+    them; a ``ModelError`` where the file is missing or damaged."""
     path = directory / WEIGHTS_NAME
     if not path.is_file():
         refuse_pickle_only(directory)
         raise ModelError(f"{directory}: no {WEIGHTS_NAME}")
-    from safetensors.numpy import load_file
-
     try:
-        weights = load_file(str(path))
+        return path, load(str(path))
     except Exception as error:  # safetensors raises its own error types for damaged files
         raise ModelError(f"{path}: damaged weights ({error})") from None
-    problem = _weights_problem(weights, settings, encoder)
-    if problem:
-        raise ModelError(f"{path}: {problem}")
 
 
 def _weights_problem(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,28 +57,14 @@ class Dimensions:
     positions: int
     alignment_heads: tuple[tuple[int, int], ...]  # (layer, head)
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "layers": self.layers,
-            "heads": self.heads,
-            "width": self.width,
-            "vocabulary": self.vocabulary,
-            "positions": self.positions,
-            "alignment_heads": [list(pair) for pair in self.alignment_heads],
-        }
-
     @staticmethod
-    def of_json(data: dict[str, object]) -> Dimensions:
-        heads = data["alignment_heads"]
-        assert isinstance(heads, list)
-        return Dimensions(
-            int(str(data["layers"])),
-            int(str(data["heads"])),
-            int(str(data["width"])),
-            int(str(data["vocabulary"])),
-            int(str(data["positions"])),
-            tuple((int(layer), int(head)) for layer, head in heads),
+    def of_json(data: dict[str, Any]) -> Dimensions:
+        """The dimensions ``build`` wrote into ``whisper-graphs.json``."""
+        layers, heads, width, vocabulary, positions = (
+            int(data[name]) for name in ("layers", "heads", "width", "vocabulary", "positions")
         )
+        alignment = tuple((int(layer), int(head)) for layer, head in data["alignment_heads"])
+        return Dimensions(layers, heads, width, vocabulary, positions, alignment)
 
 
 def linear_names(layer: int) -> dict[str, str]:
@@ -200,15 +186,11 @@ class _Graph:
         gamma, beta = self.weight(name + "/gamma"), self.weight(name + "/beta")
         return self.op("LayerNormalization", [x, gamma, beta], output, axis=-1, epsilon=LAYER_NORM_EPSILON)
 
-    def heads(self, x: str, output: str | None = None) -> str:
-        """[T, width] -> [heads, T, head width]."""
+    def heads(self, x: str, output: str | None = None, keys: bool = False) -> str:
+        """[T, width] -> [heads, T, head width], or for ``keys`` [heads, head width, T]: keys
+        transposed for the product with queries."""
         split = self.op("Reshape", [x, self.ints([0, self.dims.heads, self.head_width])])
-        return self.op("Transpose", [split], output, perm=[1, 0, 2])
-
-    def key_heads(self, x: str, output: str | None = None) -> str:
-        """[T, width] -> [heads, head width, T]: keys transposed for the product with queries."""
-        split = self.op("Reshape", [x, self.ints([0, self.dims.heads, self.head_width])])
-        return self.op("Transpose", [split], output, perm=[1, 2, 0])
+        return self.op("Transpose", [split], output, perm=[1, 2, 0] if keys else [1, 0, 2])
 
     def merged(self, x: str) -> str:
         """[heads, T, head width] -> [T, width]."""
@@ -243,7 +225,7 @@ def _memory_graph(dims: Dimensions) -> tuple[_Graph, onnx.ModelProto]:
             "Split", [memory.linear("encoded", names["cross_kv"]), memory.ints([dims.width] * 2)], 2, axis=-1
         )
         # Each layer's its own output: stacked, they would be copied once more (37 MB a window).
-        memory.key_heads(keys, f"keys_{layer}")
+        memory.heads(keys, f"keys_{layer}", keys=True)
         memory.heads(values, f"values_{layer}")
         memory_outputs += memory_shapes(dims, layer)
     return memory, memory.model([frames], memory_outputs, "whisper_memory")
@@ -259,7 +241,7 @@ def _decoder_layer(decoder: _Graph, x: str, layer: int, mask: str, alignment: li
         "Split", [decoder.linear(h, names["self_qkv"]), decoder.ints([dims.width] * 3)], 3, axis=-1
     )
     q = decoder.op("Mul", [decoder.heads(q), decoder.scalar(scale)])
-    scores = decoder.op("Add", [decoder.op("MatMul", [q, decoder.key_heads(k)]), mask])
+    scores = decoder.op("Add", [decoder.op("MatMul", [q, decoder.heads(k, keys=True)]), mask])
     attended = decoder.op("MatMul", [decoder.op("Softmax", [scores], axis=-1), decoder.heads(v)])
     x = decoder.op("Add", [x, decoder.linear(decoder.merged(attended), names["self_out"])])
 
@@ -322,7 +304,7 @@ def build(dims: Dimensions, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     onnx.save_model(memory_model, folder / MEMORY_GRAPH)
     onnx.save_model(decoder_model, folder / DECODER_GRAPH)
-    (folder / "whisper-graphs.json").write_text(json.dumps(dims.as_json(), indent=1) + "\n", encoding="utf-8")
+    (folder / "whisper-graphs.json").write_text(json.dumps(asdict(dims), indent=1) + "\n", encoding="utf-8")
 
 
 def dimensions_of(model_folder: Path, model: ModelFile | None = None) -> Dimensions:

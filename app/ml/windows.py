@@ -134,6 +134,12 @@ def central_windows(windows: Sequence[tuple[int, int]], total: int) -> list[int]
     return best
 
 
+#: The arrays of a ``WindowBatch`` the model reads, in ``PunctuationModel.forward``'s order, and
+#: the gap evidence's two, which only a model with a gap branch reads.
+MODEL_INPUTS = ("input_ids", "attention_mask", "first_index", "last_index", "next_index")
+GAP_INPUTS = ("gap_features", "gap_present")
+
+
 @dataclass
 class WindowBatch:
     """A batch of windows as the model reads it, in NumPy arrays (torch and ONNX Runtime both take them)."""

@@ -88,7 +88,8 @@ def measure(
 
         from app.ml.base_encoder import resolve_encoder
         from app.ml.model import PunctuationModel
-        from app.ml.packaging import TorchModel, read_config
+        from app.ml.packaging import TorchModel
+        from app.ml.validation import check_model
         from app.services.model import DEFAULT_MODEL
 
         torch.set_num_threads(2)
@@ -96,7 +97,7 @@ def measure(
         encoder = BertModel(BertConfig(vocab_size=len(tokenizer), **SIZES[kind]), add_pooling_layer=False)
         model = TorchModel(PunctuationModel(encoder, 6).eval(), tokenizer)
         # The same windows as the shipped model, so only the encoder differs.
-        options = read_config(Path(model_dir or DEFAULT_MODEL)).inference_options()
+        options = check_model(Path(model_dir or DEFAULT_MODEL)).inference_options()
         options = dataclasses.replace(options, temperature=1.0, mark_bias=None)
     words = document(count)
     predict_probabilities(model, words[:300], options)  # warm-up

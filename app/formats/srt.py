@@ -10,6 +10,7 @@ written with pysrt's formatter.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -57,9 +58,7 @@ def _is_number(line: str) -> bool:
 def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     """Cues, the text before the first cue, and warnings, from ``\\n``-separated SRT text."""
     lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
     timing_rows = [row for row, line in enumerate(lines) if "-->" in line]
     if not timing_rows:
         if text.strip():

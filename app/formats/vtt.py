@@ -8,6 +8,7 @@ timestamps give the words their times (see ``cuetext``).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -59,9 +60,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     if not text.startswith(HEADER) or text[len(HEADER) : len(HEADER) + 1] not in ("", " ", "\t", "\n"):
         raise FormatError(path, 1, "no 'WEBVTT' header: not WebVTT captions")
     lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
 
     blocks: list[tuple[int, int]] = []  # (first row, row after the last) of each block
     row = 0
@@ -123,17 +122,10 @@ _ASS_ALIGNMENT = re.compile(r"\\an([1-9])")
 def _vtt_settings(alignment: int) -> str:
     """The WebVTT cue settings for an ASS ``\\an`` alignment (the keypad: 7 8 9 at the top, 4 5 6
     in the middle, 1 2 3 at the bottom, where a cue goes anyway)."""
-    settings = {7: "line:0", 8: "line:0", 9: "line:0", 4: "line:50%", 5: "line:50%", 6: "line:50%"}
-    line = settings.get(alignment, "")
-    side = {
-        1: "align:left",
-        4: "align:left",
-        7: "align:left",
-        3: "align:right",
-        6: "align:right",
-        9: "align:right",
-    }
-    return " ".join(part for part in (line, side.get(alignment, "")) if part)
+    row, column = divmod(alignment - 1, 3)  # row 0 at the bottom, column 0 on the left
+    line = {2: "line:0", 1: "line:50%"}.get(row, "")
+    side = {0: "align:left", 2: "align:right"}.get(column, "")
+    return " ".join(part for part in (line, side) if part)
 
 
 def _from_srt(cue: Cue) -> Cue:

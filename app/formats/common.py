@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from app.core.model import Cue, Document
 from app.formats.cuetext import tokenize
@@ -35,18 +35,7 @@ def make_cue(
     if timed and len(words) == 1 and words[0].start is None:
         # A one-word cue (word-level captions, or a lone "yes") times its word.
         words[0] = replace(words[0], start=start, end=end)
-    return Cue(
-        index=index,
-        start=start,
-        end=end,
-        words=words,
-        original_text=text,
-        layout=layout,
-        identifier=written.identifier,
-        settings=written.settings,
-        timing_line=written.timing_line,
-        after_text=written.after_text,
-    )
+    return Cue(index, start, end, words, text, layout, **asdict(written))
 
 
 def timing_warnings(cues: list[Cue], lines: list[int]) -> list[str]:

@@ -151,16 +151,13 @@ _FIELD_READERS: dict[str, Any] = {
 }
 
 
+#: What a restyle keeps of each model suggestion it puts in place, besides its readings.
+_SUGGESTION_FIELDS = ("id", "gap", "mark", "confidence", "probabilities", "evidence")
+
+
 def _suggestion_json(suggestion: Suggestion) -> dict[str, Any]:
-    return {
-        "id": suggestion.id,
-        "gap": suggestion.gap,
-        "mark": suggestion.mark,
-        "confidence": suggestion.confidence,
-        "probabilities": suggestion.probabilities,
-        "evidence": suggestion.evidence,
-        "readings": {k: list(v) for k, v in suggestion.readings.items()},
-    }
+    fields = {name: getattr(suggestion, name) for name in _SUGGESTION_FIELDS}
+    return fields | {"readings": {k: list(v) for k, v in suggestion.readings.items()}}
 
 
 def _confidence(value: object) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,6 +158,11 @@ class Cue:
     @property
     def duration(self) -> int:
         return self.end - self.start
+
+
+def first_words(cues: Sequence[Cue]) -> list[int]:
+    """Where each cue's words start among all of theirs."""
+    return list(itertools.accumulate((len(cue.words) for cue in cues), initial=0))[:-1]
 
 
 class Source(enum.Enum):

@@ -89,11 +89,7 @@ def cut_as(document: Document, cut: Sequence[CueCut]) -> list[Cue]:
     return result
 
 
-def built_cues(
-    run: Sequence[Cue],
-    cuts: Sequence[CueCut],
-    first_word: int = 0,
-) -> list[Cue]:
+def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) -> list[Cue]:
     """Cues holding the run's words as cut (the first cut from its ``first_word``); a cue ending
     where one of the run's cues ended keeps what followed it (the spacing), and a cue cut and
     laid out just as it was is that cue, written as it was read."""

@@ -89,6 +89,15 @@ def cue_head(
     return (f"{label}\n" if label is not None else "") + timing
 
 
+def render_timed(
+    document: Document, as_read: bool, label: Callable[[Cue], object], format_time: Callable[[int], str]
+) -> str:
+    """SRT or WebVTT text: each cue under its ``label`` line (None: none) and timing line, as
+    ``cue_head`` writes them (``as_read``: the document came in this format)."""
+    style = timing_style(document) if as_read else None
+    return render(document, lambda cue: cue_head(label(cue), cue, as_read, format_time, style), "\n\n")
+
+
 #: A timing line written as the standard writes it, but for the spacing, the digits of the hours
 #: (which WebVTT may leave out) and the separator before the milliseconds.
 _TIMING = re.compile(r"([ \t]*)(?:(\d+):)?(\d\d):(\d\d)([,.])(\d\d\d)([ \t]*-->[ \t]*)\S+[ \t]*\n?")

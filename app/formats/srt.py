@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from pysrt import SubRipTime
 
 from app.core.model import Cue, Document
-from app.formats.common import AsWritten, cue_head, make_cue, render, timing_style, timing_warnings
+from app.formats.common import AsWritten, make_cue, render_timed, timing_warnings
 from app.formats.errors import FormatError
 
 _TIME = r"(\d{1,3}):(\d{1,2}):(\d{1,2})(?:[,.:](\d{1,3}))?"
@@ -114,11 +113,6 @@ def _check_body(lines: list[str], first: int, stop: int, path: Path | None) -> N
             raise FormatError(path, row + 2, f"cue {lines[row].strip()} has no timing line")
 
 
-def _head(cue: Cue, as_read: bool, style: Callable[[int, int], str] | None) -> str:
-    number = cue.identifier if as_read and cue.identifier is not None else cue.index
-    return cue_head(number, cue, as_read, format_time, style)
-
-
 def write(document: Document) -> str:
     """SRT text; a document read from another format gets standard numbers and timing lines."""
     as_read = document.format == "srt"
@@ -128,5 +122,9 @@ def write(document: Document) -> str:
             for n, cue in enumerate(document.cues, start=1)
         ]
         document = replace(document, cues=numbered, preamble="", trailer="")
-    style = timing_style(document) if as_read else None
-    return render(document, lambda cue: _head(cue, as_read, style), "\n\n")
+    return render_timed(document, as_read, lambda cue: _number(cue, as_read), format_time)
+
+
+def _number(cue: Cue, as_read: bool) -> object:
+    """The cue's number line: as the file wrote it, where it was read from one."""
+    return cue.identifier if as_read and cue.identifier is not None else cue.index

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from webvtt.errors import MalformedCaptionError
 from webvtt.models import Timestamp
 
 from app.core.model import Cue, Document
-from app.formats.common import AsWritten, cue_head, make_cue, render, timing_style, timing_warnings
+from app.formats.common import AsWritten, make_cue, render_timed, timing_warnings
 from app.formats.errors import FormatError
 
 _TIMING = re.compile(r"[ \t]*(\S+)[ \t]+-->[ \t]+(\S+)((?:[ \t].*)?)")
@@ -110,10 +109,6 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     return cues, text[: cue_spans[0][0]], timing_warnings(cues, [r + 1 for r in cue_rows])
 
 
-def _head(cue: Cue, as_read: bool, style: Callable[[int, int], str] | None) -> str:
-    return cue_head(cue.identifier if as_read else None, cue, as_read, format_time, style)
-
-
 #: SRT styling a WebVTT player would show as text: ASS override blocks ({\an8}) and font tags.
 _NOT_VTT = re.compile(r"\{\\[^{}\n]*\}|</?font\b[^>]*>", re.IGNORECASE)
 _ASS_ALIGNMENT = re.compile(r"\\an([1-9])")
@@ -145,5 +140,4 @@ def write(document: Document) -> str:
     if not as_read:
         cues = [_from_srt(cue) for cue in document.cues]
         document = replace(document, cues=cues, preamble=HEADER + "\n\n", trailer="")
-    style = timing_style(document) if as_read else None
-    return render(document, lambda cue: _head(cue, as_read, style), "\n\n")
+    return render_timed(document, as_read, lambda cue: cue.identifier if as_read else None, format_time)

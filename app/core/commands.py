@@ -144,9 +144,7 @@ def restyle(
     then each of ``put`` replaces the suggestion of its id (or is added), ``drop`` is taken out, and
     ``accept`` is accepted as the triage rule settles it; ``recalibrate`` gives suggestions a new
     confidence. ``joins``: undone with the step before."""
-    reopened: list[Edit] = []
-    for suggestion_id in dict.fromkeys(reopen):
-        reopened.extend(_decide(document, suggestion_id, Status.PENDING))
+    reopened = [edit for sid in dict.fromkeys(reopen) for edit in _decide(document, sid, Status.PENDING)]
     trial = History(document)
     trial.do(Step("reopen", _merged(reopened)))
     try:
@@ -324,9 +322,8 @@ def recut_as(document: Document, cut: Sequence[CueCut]) -> Step:
 
 
 def _cut_step(document: Document, cues: Sequence[Cue]) -> Step:
-    if [_cut_of(cue) for cue in cues] == [_cut_of(cue) for cue in document.cues]:
-        return Step("Re-cut cues at sentence ends", ())
-    return Step("Re-cut cues at sentence ends", (CueEdit(tuple(document.cues), tuple(cues)),))
+    same = [_cut_of(cue) for cue in cues] == [_cut_of(cue) for cue in document.cues]
+    return Step("Re-cut cues at sentence ends", () if same else (CueEdit(tuple(document.cues), tuple(cues)),))
 
 
 def _cut_of(cue: Cue) -> tuple[object, ...]:

@@ -335,31 +335,23 @@ def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
     word's mark and its casing accepted together) each change a different part, and all the parts
     must survive; a suggestion changed twice (reopened, then accepted) keeps its first ``before``
     and last ``after``. Edits that end where they began are dropped."""
-    words: dict[int, WordEdit] = {}
-    suggestions: dict[int, SuggestionEdit] = {}
-    order: list[tuple[str, int]] = []
+    merged: dict[tuple[str, int], Edit] = {}  # in the order each word and suggestion came first
     for edit in edits:
+        assert not isinstance(edit, CueEdit), "a re-cut is a step of its own, never merged"
         if isinstance(edit, SuggestionEdit):
-            earlier_suggestion = suggestions.get(edit.suggestion_id)
-            if earlier_suggestion is None:
-                order.append(("suggestion", edit.suggestion_id))
-                suggestions[edit.suggestion_id] = edit
-            else:
-                suggestions[edit.suggestion_id] = SuggestionEdit(
-                    edit.suggestion_id, earlier_suggestion.before, edit.after
-                )
-            continue
-        assert isinstance(edit, WordEdit), "a re-cut is a step of its own, never merged"
-        earlier = words.get(edit.index)
-        if earlier is None:
-            words[edit.index] = edit
-            order.append(("word", edit.index))
-            continue
-        changed = {
-            name: getattr(edit.after, name)
-            for name in _WORD_FIELDS
-            if getattr(edit.after, name) != getattr(edit.before, name)
-        }
-        words[edit.index] = WordEdit(edit.index, earlier.before, replace(earlier.after, **changed))
-    merged: list[Edit] = [words[key] if kind == "word" else suggestions[key] for kind, key in order]
-    return tuple(e for e in merged if e.before != e.after)
+            key = ("suggestion", edit.suggestion_id)
+            earlier = merged.get(key)
+            if isinstance(earlier, SuggestionEdit):
+                edit = SuggestionEdit(edit.suggestion_id, earlier.before, edit.after)
+        else:
+            key = ("word", edit.index)
+            earlier = merged.get(key)
+            if isinstance(earlier, WordEdit):
+                changed = {
+                    name: getattr(edit.after, name)
+                    for name in _WORD_FIELDS
+                    if getattr(edit.after, name) != getattr(edit.before, name)
+                }
+                edit = WordEdit(edit.index, earlier.before, replace(earlier.after, **changed))
+        merged[key] = edit
+    return tuple(e for e in merged.values() if e.before != e.after)

@@ -68,13 +68,11 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
 
     warnings: list[str] = []
     block_rows: list[int] = []  # first row of each cue block (its number, else its timing line)
-    previous = -1
-    for row in timing_rows:
+    for previous, row in itertools.pairwise([-1, *timing_rows]):
         has_number = row - 1 > previous and _is_number(lines[row - 1])
         block_rows.append(row - 1 if has_number else row)
         if not has_number:
             warnings.append(f"line {row + 1}: cue has no number")
-        previous = row
 
     cues: list[Cue] = []
     for number, row in enumerate(timing_rows):

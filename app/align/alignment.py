@@ -196,11 +196,9 @@ def _repair(
     if m == 0 or n == 0 or m * n > MAX_REPAIR_CELLS:
         return _plain(a0, a1, b0, b1)
     similarity = process.cdist(hyp[a0:a1], ref[b0:b1], scorer=fuzz.ratio) / 100.0
-    cost = [[0.0] * (n + 1) for _ in range(m + 1)]
-    for i in range(1, m + 1):
-        cost[i][0] = float(i)
-    for j in range(1, n + 1):
-        cost[0][j] = float(j)
+    # An edge of the table costs one per word left over.
+    cost = [[float(i)] + [0.0] * n for i in range(m + 1)]
+    cost[0] = [float(j) for j in range(n + 1)]
     for i in range(1, m + 1):
         row, above = cost[i], cost[i - 1]
         sims = similarity[i - 1]

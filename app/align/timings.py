@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from app.align.alignment import align
 from app.align.normalize import tokens
-from app.core.model import Document, Word
+from app.core.model import Document, Word, first_words
 
 
 def attach_timings(document: Document, timed: list[Word], language: str = "en") -> dict[str, int]:
@@ -30,10 +30,8 @@ def attach_timings(document: Document, timed: list[Word], language: str = "en") 
                 times[index] = (start, end)
     aligned = sum(1 for t in times if t is not None)
     filled = 0
-    first = 0
-    for cue in document.cues:
+    for first, cue in zip(first_words(document.cues), document.cues, strict=True):
         span = range(first, first + len(cue.words))
-        first += len(cue.words)
         known = [i for i in span if times[i] is not None]
         if not known:
             continue

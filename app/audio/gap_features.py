@@ -47,9 +47,7 @@ def timed_gaps(
     for index in range(len(words)):
         start, end = starts[index], ends[index]
         following = starts[index + 1] if index + 1 < len(words) else None
-        pause = None
-        if end is not None and following is not None:
-            pause = max(0.0, following - end)
+        pause = max(0.0, following - end) if end is not None and following is not None else None
         source = TimingSource.GIVEN if start is not None else TimingSource.NONE
         timings.append(WordTiming(start, end, pause, source))
     return [gap_vector(gap) for gap in gap_prosody(list(words), timings, None)]

@@ -41,11 +41,9 @@ def gap_prosody(words: list[str], timings: list[WordTiming], track: AudioTrack |
     for index, timing in enumerate(timings):
         recent = [r for r in rates[max(0, index - RATE_CONTEXT) : index] if r is not None]
         rate, level = rates[index], levels[index]
-        rate_change = None
-        if rate is not None and recent:
-            rate_change = math.log(rate / (sum(recent) / len(recent)))
-        energy = None
+        rate_change = math.log(rate / (sum(recent) / len(recent))) if rate is not None and recent else None
         recent_levels = [v for v in levels[max(0, index - RATE_CONTEXT) : index] if v is not None]
+        energy = None
         if level is not None:
             energy = level - (sum(recent_levels) / len(recent_levels) if recent_levels else level)
         slope, change = _pitch_movement(track, timing) if track is not None else (None, None)

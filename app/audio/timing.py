@@ -96,16 +96,9 @@ def _trailing_silence(track: AudioTrack, start: float, end: float) -> float:
 
 def _silences(flags: np.ndarray) -> list[tuple[int, int]]:
     """Runs of non-speech frames as (first, stop) frame indexes."""
-    runs, first = [], None
-    for index, speaking in enumerate(flags.tolist()):
-        if not speaking and first is None:
-            first = index
-        elif speaking and first is not None:
-            runs.append((first, index))
-            first = None
-    if first is not None:
-        runs.append((first, len(flags)))
-    return runs
+    silent = np.concatenate(([0], ~flags.astype(bool), [0])).astype(np.int8)
+    steps = np.diff(silent)  # 1 where a run of silence starts, -1 where it stops
+    return list(zip(np.flatnonzero(steps == 1).tolist(), np.flatnonzero(steps == -1).tolist(), strict=True))
 
 
 def _estimated(words: list[Word], start: float, end: float, track: AudioTrack) -> list[WordTiming]:

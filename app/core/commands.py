@@ -144,9 +144,7 @@ def restyle(
     then each of ``put`` replaces the suggestion of its id (or is added), ``drop`` is taken out, and
     ``accept`` is accepted as the triage rule settles it; ``recalibrate`` gives suggestions a new
     confidence. ``joins``: undone with the step before."""
-    reopened: list[Edit] = []
-    for suggestion_id in dict.fromkeys(reopen):
-        reopened.extend(_decide(document, suggestion_id, Status.PENDING))
+    reopened = [edit for sid in dict.fromkeys(reopen) for edit in _decide(document, sid, Status.PENDING)]
     trial = History(document)
     trial.do(Step("reopen", _merged(reopened)))
     try:
@@ -324,9 +322,8 @@ def recut_as(document: Document, cut: Sequence[CueCut]) -> Step:
 
 
 def _cut_step(document: Document, cues: Sequence[Cue]) -> Step:
-    if [_cut_of(cue) for cue in cues] == [_cut_of(cue) for cue in document.cues]:
-        return Step("Re-cut cues at sentence ends", ())
-    return Step("Re-cut cues at sentence ends", (CueEdit(tuple(document.cues), tuple(cues)),))
+    same = [_cut_of(cue) for cue in cues] == [_cut_of(cue) for cue in document.cues]
+    return Step("Re-cut cues at sentence ends", () if same else (CueEdit(tuple(document.cues), tuple(cues)),))
 
 
 def _cut_of(cue: Cue) -> tuple[object, ...]:
@@ -338,31 +335,23 @@ def _merged(edits: list[Edit]) -> tuple[Edit, ...]:
     word's mark and its casing accepted together) each change a different part, and all the parts
     must survive; a suggestion changed twice (reopened, then accepted) keeps its first ``before``
     and last ``after``. Edits that end where they began are dropped."""
-    words: dict[int, WordEdit] = {}
-    suggestions: dict[int, SuggestionEdit] = {}
-    order: list[tuple[str, int]] = []
+    merged: dict[tuple[str, int], Edit] = {}  # in the order each word and suggestion came first
     for edit in edits:
+        assert not isinstance(edit, CueEdit), "a re-cut is a step of its own, never merged"
         if isinstance(edit, SuggestionEdit):
-            earlier_suggestion = suggestions.get(edit.suggestion_id)
-            if earlier_suggestion is None:
-                order.append(("suggestion", edit.suggestion_id))
-                suggestions[edit.suggestion_id] = edit
-            else:
-                suggestions[edit.suggestion_id] = SuggestionEdit(
-                    edit.suggestion_id, earlier_suggestion.before, edit.after
-                )
-            continue
-        assert isinstance(edit, WordEdit), "a re-cut is a step of its own, never merged"
-        earlier = words.get(edit.index)
-        if earlier is None:
-            words[edit.index] = edit
-            order.append(("word", edit.index))
-            continue
-        changed = {
-            name: getattr(edit.after, name)
-            for name in _WORD_FIELDS
-            if getattr(edit.after, name) != getattr(edit.before, name)
-        }
-        words[edit.index] = WordEdit(edit.index, earlier.before, replace(earlier.after, **changed))
-    merged: list[Edit] = [words[key] if kind == "word" else suggestions[key] for kind, key in order]
-    return tuple(e for e in merged if e.before != e.after)
+            key = ("suggestion", edit.suggestion_id)
+            earlier = merged.get(key)
+            if isinstance(earlier, SuggestionEdit):
+                edit = SuggestionEdit(edit.suggestion_id, earlier.before, edit.after)
+        else:
+            key = ("word", edit.index)
+            earlier = merged.get(key)
+            if isinstance(earlier, WordEdit):
+                changed = {
+                    name: getattr(edit.after, name)
+                    for name in _WORD_FIELDS
+                    if getattr(edit.after, name) != getattr(edit.before, name)
+                }
+                edit = WordEdit(edit.index, earlier.before, replace(earlier.after, **changed))
+        merged[key] = edit
+    return tuple(e for e in merged.values() if e.before != e.after)

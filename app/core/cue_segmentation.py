@@ -98,20 +98,20 @@ _MOVED_BREAK = 10.0
 _ORPHAN = 10.0
 
 
-def _shown(text: str) -> str:
+def as_shown(text: str) -> str:
     """A word as a caption shows it: recognisers may write spaces around it."""
     return " ".join(text.split())
 
 
 def _break_kind(word: TimedWord, following: TimedWord) -> int:
     """How good a break after ``word`` is, by its punctuation."""
-    core = _shown(word.text).rstrip(_CLOSERS)
+    core = as_shown(word.text).rstrip(_CLOSERS)
     last = core[-1:]
     if is_abbreviation(core):  # "the U.S. / team": its stop ends no sentence and no clause
         return _NONE
     if last in _SENTENCE_ENDS:
         # "e.g. the", "… and then": a stop before a lower-case word ends no sentence.
-        letter = next((c for c in _shown(following.text) if c.isalpha()), "")
+        letter = next((c for c in as_shown(following.text) if c.isalpha()), "")
         return _CLAUSE if letter.islower() else _SENTENCE
     if last in _CLAUSE_MARKS:
         return _CLAUSE
@@ -121,7 +121,7 @@ def _break_kind(word: TimedWord, following: TimedWord) -> int:
 def _inside_a_name(word: TimedWord, following: TimedWord) -> bool:
     """Whether the break after ``word`` would split a name ("Maple / Street", "New / York"): two
     words with capitals and nothing between them."""
-    text, after = _shown(word.text), _shown(following.text)
+    text, after = as_shown(word.text), as_shown(following.text)
     return text[:1].isupper() and after[:1].isupper() and text[-1:].isalnum() and after != "I"
 
 
@@ -152,7 +152,7 @@ def plan_cues(
     count = len(words)
     if count == 0:
         return []
-    lengths = [len(_shown(word.text)) for word in words]
+    lengths = [len(as_shown(word.text)) for word in words]
     kinds = [_break_kind(words[b], words[b + 1]) for b in range(count - 1)]
     end_costs, inner_costs = _boundary_costs(words, kinds, rules, weak)
     spans = _cue_spans(words, lengths, end_costs, inner_costs, rules, until, kinds if runs_on else None)
@@ -195,7 +195,7 @@ def _boundary_costs(
         else:
             base = _CLAUSE_BREAK if kind == _CLAUSE else _PLAIN_BREAK
             if kind == _NONE and (
-                _shown(words[b].text).lower() in weak or _inside_a_name(words[b], words[b + 1])
+                as_shown(words[b].text).lower() in weak or _inside_a_name(words[b], words[b + 1])
             ):
                 base += _WEAK_END
             end_costs.append(base * (1 - gap / pause))
@@ -231,6 +231,8 @@ def _cue_spans(
         inner = 0.0
         sentence_inside = False
         latest = words[stop - 1].end
+        # The latest the cue may end: the next cue's start less the gap, or ``until`` for the last.
+        limit = words[stop].start - rules.min_gap_ms if stop < count else until
         for first in range(stop - 1, -1, -1):
             # Filling lines from the bottom, each as full as it goes, gives the fewest lines.
             if lines and front + 1 + lengths[first] <= width:
@@ -251,18 +253,13 @@ def _cue_spans(
             cost += _SHORT_TEXT * (max(0, width - chars) / width) ** 2
             if stop < count:
                 cost += end_costs[stop - 1]
-                room = words[stop].start - rules.min_gap_ms - words[first].start
-                if room < rules.min_ms:
-                    cost += _FLASH + _SHORT_TIME * (rules.min_ms - room) / rules.min_ms
             else:
                 cost += _DANGLING if sentence_inside else 0.0
-                if until is not None and until - words[first].start < rules.min_ms:
-                    cost += (
-                        _FLASH + _SHORT_TIME * (rules.min_ms - (until - words[first].start)) / rules.min_ms
-                    )
+            room = None if limit is None else limit - words[first].start
+            if room is not None and room < rules.min_ms:
+                cost += _FLASH + _SHORT_TIME * (rules.min_ms - room) / rules.min_ms
             if rules.max_cps is not None:
-                shown_until = words[stop].start - rules.min_gap_ms if stop < count else until
-                shown_until = latest if shown_until is None else max(shown_until, latest)
+                shown_until = latest if limit is None else max(limit, latest)
                 shown = min(rules.max_ms, shown_until - words[first].start)
                 cost += _FAST_TEXT * max(0.0, chars * 1000 / max(shown, 1) / rules.max_cps - 1)
             if cost < best[stop]:
@@ -303,11 +300,11 @@ def line_words(
     (``core.weak_words``) nor inside a name, without a one-word line where avoidable. ``breaks``: the words the
     cue's lines now end after, kept unless another break reads better by more than a little."""
     words = [TimedWord(text, 0, 0) for text in texts]
-    lengths = [len(_shown(text)) for text in texts]
+    lengths = [len(as_shown(text)) for text in texts]
     weak = weak_words(language)
     kinds = [
         _WEAK
-        if _shown(word.text).lower() in weak or _inside_a_name(word, following)
+        if as_shown(word.text).lower() in weak or _inside_a_name(word, following)
         else _break_kind(word, following)
         for word, following in itertools.pairwise(words)
     ]
@@ -337,9 +334,8 @@ def _layout(
         return (tuple(words),)
     target = (sum(lengths) + size - needed) / needed
     break_cost = costs or {_SENTENCE: 0.0, _CLAUSE: _LINE_CLAUSE_BREAK, _NONE: _LINE_PLAIN_BREAK}
-    starts = [0]
-    for length in lengths:
-        starts.append(starts[-1] + length + 1)  # where each word would start on one long line
+    # Where each word would start on one long line.
+    starts = list(itertools.accumulate((length + 1 for length in lengths), initial=0))
     # best[k][e]: the cheapest layout of words[:e] on k lines. Shorter top lines are tried first,
     # so of two equally balanced layouts the one with the longer bottom line wins.
     best = [[math.inf] * (size + 1) for _ in range(needed + 1)]

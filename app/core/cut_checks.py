@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, check_cue
 from app.core.cue_segmentation import ends_sentence
-from app.core.model import Casing, Document, Word, apply_casing, casing_of
+from app.core.model import Casing, Document, Word, apply_casing, casing_of, first_words
 from app.core.sentences import starts_sentence
 
 
@@ -63,11 +63,10 @@ def cut_checks(
     """The checks of ``CutChecks`` for any document. ``among``: the cues (by number from 0) whose
     limits are checked, all unless given (the cues a re-cut made, not those that kept their cut)."""
     starts = sentence_starts(document)
-    texts: list[list[str]] = []
-    index = 0
-    for cue in document.cues:
-        texts.append([as_planned(word, index + n in starts) for n, word in enumerate(cue.words)])
-        index += len(cue.words)
+    texts = [
+        [as_planned(word, first + n in starts) for n, word in enumerate(cue.words)]
+        for first, cue in zip(first_words(document.cues), document.cues, strict=True)
+    ]
     counts = Counter[str]()
     over: list[int] = []
     for number, cue in enumerate(document.cues):

@@ -143,16 +143,21 @@ _TYPES = {name: kind for kind, name in _NAMES.items()}
 ACTIONS = tuple(_NAMES.values())
 
 
+#: How a decision's field is read back from JSON, by its annotation.
+_FIELD_READERS: dict[str, Any] = {
+    "int": int,
+    "str": str,
+    "tuple[int, ...]": lambda values: tuple(int(i) for i in values),
+}
+
+
+#: What a restyle keeps of each model suggestion it puts in place, besides its readings.
+_SUGGESTION_FIELDS = ("id", "gap", "mark", "confidence", "probabilities", "evidence")
+
+
 def _suggestion_json(suggestion: Suggestion) -> dict[str, Any]:
-    return {
-        "id": suggestion.id,
-        "gap": suggestion.gap,
-        "mark": suggestion.mark,
-        "confidence": suggestion.confidence,
-        "probabilities": suggestion.probabilities,
-        "evidence": suggestion.evidence,
-        "readings": {k: list(v) for k, v in suggestion.readings.items()},
-    }
+    fields = {name: getattr(suggestion, name) for name in _SUGGESTION_FIELDS}
+    return fields | {"readings": {k: list(v) for k, v in suggestion.readings.items()}}
 
 
 def _confidence(value: object) -> float:
@@ -204,10 +209,6 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
     if kind is None:
         raise DecisionError(f"unknown action {action!r}")
     try:
-        if kind in (AcceptMany, RejectMany):
-            return kind(tuple(int(i) for i in arguments["suggestions"]))  # type: ignore[no-any-return]
-        if kind is Settle:
-            return Settle(*(tuple(int(i) for i in arguments[key]) for key in ("reopen", "accept")))
         if kind is Restyle:
             reopen, drop, accept = (
                 tuple(int(i) for i in arguments[key]) for key in ("reopen", "drop", "accept")
@@ -215,14 +216,6 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
             put = tuple(_suggestion_of(s) for s in arguments["put"])
             recalibrate = tuple((int(i), _confidence(c)) for i, c in arguments.get("recalibrate", []))
             return Restyle(reopen, put, drop, accept, bool(arguments.get("joins", True)), recalibrate)
-        if kind in (Accept, Reject):
-            return kind(int(arguments["suggestion"]))  # type: ignore[no-any-return]
-        if kind is SetMark:
-            return SetMark(int(arguments["word"]), str(arguments["mark"]))
-        if kind is ChangeMark:
-            return ChangeMark(int(arguments["suggestion"]), str(arguments["mark"]))
-        if kind is EditWord:
-            return EditWord(int(arguments["word"]), str(arguments["text"]))
         if kind is Recut:
             if arguments.get("cut"):
                 cut = tuple(
@@ -231,9 +224,13 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
                 )
                 return Recut(cut=cut)
             return Recut(tuple(None if t is None else (int(t[0]), int(t[1])) for t in arguments["times"]))
+        # The rest hold plain fields, written as they are by ``encode``: read back by their annotation.
+        values = (
+            _FIELD_READERS[str(field.type)](arguments[field.name]) for field in dataclasses.fields(kind)
+        )
+        return kind(*values)  # type: ignore[no-any-return]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as error:
         raise DecisionError(f"{action}: unreadable arguments ({error})") from None
-    return kind()  # type: ignore[no-any-return]
 
 
 def step_of(document: Document, decision: Decision) -> Step | None:

@@ -63,18 +63,15 @@ def parse_readings(text: str) -> list[GapReading]:
         rows = json.loads(text)
         if not isinstance(rows, list):
             raise GapReadingsError("not a list")
-        readings = []
-        for row in rows:
-            combined, read, heard, pause, cue_end = row
-            readings.append(
-                GapReading(
-                    _distribution(combined),
-                    _distribution(read),
-                    None if heard is None else _distribution(heard),
-                    None if pause is None else float(pause),
-                    bool(cue_end),
-                )
+        return [
+            GapReading(
+                _distribution(combined),
+                _distribution(read),
+                None if heard is None else _distribution(heard),
+                None if pause is None else float(pause),
+                bool(cue_end),
             )
-        return readings
+            for combined, read, heard, pause, cue_end in rows
+        ]
     except (ValueError, TypeError) as error:
         raise GapReadingsError(f"the gaps' readings are malformed ({error})") from None

@@ -122,25 +122,21 @@ class History:
         return step
 
     def _undo_one(self) -> Step | None:
-        if not self._done:
-            return None
-        step = self._done.pop()
-        for edit in reversed(step.edits):
-            _apply(self.document, edit, forward=False)
-        self._undone.append(step)
-        self.document.changes_since_save -= 1
-        self._notify(step, undone=True)
-        return step
+        return self._move(self._done, self._undone, forward=False)
 
     def _redo_one(self) -> Step | None:
-        if not self._undone:
+        return self._move(self._undone, self._done, forward=True)
+
+    def _move(self, source: list[Step], target: list[Step], forward: bool) -> Step | None:
+        """The last step of ``source`` redone (``forward``) or undone, and put on ``target``."""
+        if not source:
             return None
-        step = self._undone.pop()
-        for edit in step.edits:
-            _apply(self.document, edit, forward=True)
-        self._done.append(step)
-        self.document.changes_since_save += 1
-        self._notify(step, undone=False)
+        step = source.pop()
+        for edit in step.edits if forward else reversed(step.edits):
+            _apply(self.document, edit, forward)
+        target.append(step)
+        self.document.changes_since_save += 1 if forward else -1
+        self._notify(step, undone=not forward)
         return step
 
     @property

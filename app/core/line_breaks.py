@@ -14,7 +14,8 @@ tag), when a line is a description in brackets ("(laughing)", read apart from th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import astuple, dataclass
 
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, visible_lines
 from app.core.cue_segmentation import line_words
@@ -33,11 +34,7 @@ class LineChecks:
     breaks_after_a_mark: int
 
     def __add__(self, other: LineChecks) -> LineChecks:
-        return LineChecks(
-            self.cues_over_limits + other.cues_over_limits,
-            self.line_breaks + other.line_breaks,
-            self.breaks_after_a_mark + other.breaks_after_a_mark,
-        )
+        return LineChecks(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
     @property
     def share_after_a_mark(self) -> float:
@@ -83,11 +80,7 @@ def rebreak_cue(cue: Cue, rules: CaptionLimits = STYLE_GUIDE_LIMITS, language: s
     counts = line_words(texts, rules, min(len(breaks) + 1, rules.max_lines), language, now)
     if len(counts) > rules.max_lines:
         return False
-    after = set()
-    total = 0
-    for count in counts[:-1]:
-        total += count
-        after.add(total - 1)  # a break after this word
+    after = {total - 1 for total in itertools.accumulate(counts[:-1])}  # a break after these words
     layout: list[LayoutPiece] = list(cue.layout)
     for word, (index, text) in enumerate(zip(gaps, between, strict=True)):
         if word in after:

@@ -49,9 +49,9 @@ def punctuation_scores(
     """Per-class and overall scores of predicted against gold classes (one per word gap)."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
-    result: dict[str, object] = {}
-    for mark in classes:
-        result[CLASS_NAMES[mark]] = _score(*mark_counts(gold, predicted, (mark,))).as_dict(digits)
+    result: dict[str, object] = {
+        CLASS_NAMES[mark]: _score(*mark_counts(gold, predicted, (mark,))).as_dict(digits) for mark in classes
+    }
     right, proposed, total_gold = mark_counts(gold, predicted, classes)
     result["overall"] = _score(right, proposed, total_gold).as_dict(digits)
     # Slot error rate: substitutions, deletions and insertions of marks over the gold marks.

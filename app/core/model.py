@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,6 +159,11 @@ class Cue:
     @property
     def duration(self) -> int:
         return self.end - self.start
+
+
+def first_words(cues: Sequence[Cue]) -> list[int]:
+    """Where each cue's words start among all of theirs."""
+    return list(itertools.accumulate((len(cue.words) for cue in cues), initial=0))[:-1]
 
 
 class Source(enum.Enum):
@@ -326,10 +332,8 @@ class Document:
 
     def status_counts(self) -> dict[str, int]:
         """How many suggestions are pending, accepted and rejected."""
-        counts = {status.value: 0 for status in Status}
-        for suggestion in self.suggestions:
-            counts[suggestion.status.value] += 1
-        return counts
+        counts = Counter(suggestion.status for suggestion in self.suggestions)
+        return {status.value: counts[status] for status in Status}
 
     def next_suggestion_id(self) -> int:
         return max((s.id for s in self.suggestions), default=0) + 1

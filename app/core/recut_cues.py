@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.model import Cue, Document, LayoutPiece, Slot
+from app.core.model import Cue, Document, LayoutPiece, Slot, first_words
 
 
 @dataclass(frozen=True)
@@ -39,17 +39,14 @@ def copied(cue: Cue) -> Cue:
 def cut_of(before: Sequence[Cue], after: Sequence[Cue]) -> tuple[CueCut, ...]:
     """``after``, the cues of a re-cut of ``before``, as a cut to record: a cue of ``before`` kept
     as it was is recorded as kept."""
-    kept = set()
-    first = 0
-    for cue in before:
-        kept.add((first, cue.start, cue.end, cue.text()))
-        first += len(cue.words)
+    kept = {
+        (first, cue.start, cue.end, cue.text())
+        for first, cue in zip(first_words(before), before, strict=True)
+    }
     cuts = []
-    first = 0
-    for cue in after:
+    for first, cue in zip(first_words(after), after, strict=True):
         same = (first, cue.start, cue.end, cue.text()) in kept
         cuts.append(CueCut(len(cue.words), cue.start, cue.end, () if same else _line_counts(cue)))
-        first += len(cue.words)
     return tuple(cuts)
 
 
@@ -71,11 +68,10 @@ def cut_as(document: Document, cut: Sequence[CueCut]) -> list[Cue]:
         raise RecordedCutError(
             f"a re-cut of {sum(one.words for one in cut)} words does not fit {total} words"
         )
-    originals = {}
-    first = 0
-    for cue in cues:
-        originals[first, len(cue.words), cue.start, cue.end] = cue
-        first += len(cue.words)
+    originals = {
+        (first, len(cue.words), cue.start, cue.end): cue
+        for first, cue in zip(first_words(cues), cues, strict=True)
+    }
     result: list[Cue] = []
     first = 0
     for one in cut:
@@ -93,22 +89,16 @@ def cut_as(document: Document, cut: Sequence[CueCut]) -> list[Cue]:
     return result
 
 
-def built_cues(
-    run: Sequence[Cue],
-    cuts: Sequence[CueCut],
-    first_word: int = 0,
-) -> list[Cue]:
+def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) -> list[Cue]:
     """Cues holding the run's words as cut (the first cut from its ``first_word``); a cue ending
     where one of the run's cues ended keeps what followed it (the spacing), and a cue cut and
     laid out just as it was is that cue, written as it was read."""
     words = [word for cue in run for word in cue.words]
-    endings = {}  # the word each cue of the run ended with -> what the file had after the cue
-    originals = {}  # (first word, start, end) of each cue of the run -> the cue
-    total = 0
-    for cue in run:
-        originals[total, cue.start, cue.end] = cue
-        total += len(cue.words)
-        endings[total] = cue.after_text
+    firsts = list(zip(first_words(run), run, strict=True))
+    # (first word, start, end) of each cue of the run -> the cue
+    originals = {(first, cue.start, cue.end): cue for first, cue in firsts}
+    # the word each cue of the run ended with -> what the file had after the cue
+    endings = {first + len(cue.words): cue.after_text for first, cue in firsts}
     cues: list[Cue] = []
     taken = first_word
     for cut in cuts:

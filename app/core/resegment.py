@@ -106,10 +106,11 @@ def resegment(
         # short of it even where the cue it replaces did not.
         until = cues[stop - 1].end if stop == len(cues) else cues[stop].start - rules.min_gap_ms
         words = _run_words(cues[number:stop], firsts[number], times, starts)
-        runs_on = stop < len(cues) and not _ends_sentence_before(cues[stop - 1], cues, stop)
+        following = _first_word_after(cues, stop)
+        # The run's last sentence goes on after it: words follow, and its last word ends none.
+        runs_on = following is not None and not ends_sentence(cues[stop - 1].words[-1].rendered(), following)
         planned = plan_cues([word for word, _, _ in words], rules, until, runs_on, weak_words(language))
         planned = _within_estimates(planned, words)
-        following = _first_word_after(cues, stop)
         texts = [planned_word.text for planned_word, _, _ in words]
         was = list(itertools.accumulate(len(cue.words) for cue in cues[number:stop]))
         now = list(itertools.accumulate(len(plan.words) for plan in planned))
@@ -141,12 +142,6 @@ def _first_word_after(cues: Sequence[Cue], later: int) -> str | None:
     return next(
         (other.words[0].rendered() for other in itertools.islice(cues, later, None) if other.words), None
     )
-
-
-def _ends_sentence_before(cue: Cue, cues: Sequence[Cue], later: int) -> bool:
-    """Whether ``cue``'s last word ends a sentence, or no words follow it in ``cues[later:]``."""
-    following = _first_word_after(cues, later)
-    return following is None or ends_sentence(cue.words[-1].rendered(), following)
 
 
 def _dangling(texts: Sequence[str], stops: Sequence[int], following: str | None) -> int:

@@ -14,7 +14,7 @@ from typing import TypedDict, Unpack
 from app.core.errors import PunctumError
 from app.core.model import Document
 from app.formats import srt, text, vtt
-from app.formats.atomic import write_bytes_atomically, write_together
+from app.formats.atomic import write_together
 from app.formats.common import timing_example
 from app.formats.encoding import decode, encode
 from app.formats.errors import FormatError
@@ -102,11 +102,8 @@ def parse_document(data: bytes, format: str, path: Path | None = None) -> Docume
     warnings = list(decoded.warnings)
     if decoded.mixed_line_endings:
         warnings.append("mixed line endings; all will be written as the most common one")
-    if format == "srt":
-        cues, preamble, found = srt.read(decoded.text, path)
-        warnings += found
-    elif format == "vtt":
-        cues, preamble, found = vtt.read(decoded.text, path)
+    if format in ("srt", "vtt"):
+        cues, preamble, found = (srt if format == "srt" else vtt).read(decoded.text, path)
         warnings += found
     elif format == "txt":
         cues, preamble = text.read(decoded.text)
@@ -194,7 +191,7 @@ def document_bytes(
 def write_file(path: Path | str, data: bytes) -> None:
     """Write ``data`` atomically; a failure is a one-line ``WriteError``."""
     try:
-        write_bytes_atomically(Path(path), data)
+        write_together([(Path(path), data)])
     except OSError as error:
         raise WriteError(f"{path}: {error.strerror or error}") from None
 

@@ -9,14 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def write_bytes_atomically(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path``, flush it to disk, then rename it over ``path``.
-
-    A file that already exists keeps its permissions; a new one gets the usual ones (umask).
-    """
-    write_together([(path, data)])
-
-
 def write_together(files: Sequence[tuple[Path, bytes]]) -> None:
     """Write several files so that they land together or not at all (captions and their word
     times): each is written in full beside its target first, and only then are they renamed into

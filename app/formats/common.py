@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from app.core.model import Cue, Document
 from app.formats.cuetext import tokenize
@@ -35,18 +35,7 @@ def make_cue(
     if timed and len(words) == 1 and words[0].start is None:
         # A one-word cue (word-level captions, or a lone "yes") times its word.
         words[0] = replace(words[0], start=start, end=end)
-    return Cue(
-        index=index,
-        start=start,
-        end=end,
-        words=words,
-        original_text=text,
-        layout=layout,
-        identifier=written.identifier,
-        settings=written.settings,
-        timing_line=written.timing_line,
-        after_text=written.after_text,
-    )
+    return Cue(index, start, end, words, text, layout, **asdict(written))
 
 
 def timing_warnings(cues: list[Cue], lines: list[int]) -> list[str]:
@@ -98,6 +87,15 @@ def cue_head(
             timing += " " + cue.settings
         timing += "\n"
     return (f"{label}\n" if label is not None else "") + timing
+
+
+def render_timed(
+    document: Document, as_read: bool, label: Callable[[Cue], object], format_time: Callable[[int], str]
+) -> str:
+    """SRT or WebVTT text: each cue under its ``label`` line (None: none) and timing line, as
+    ``cue_head`` writes them (``as_read``: the document came in this format)."""
+    style = timing_style(document) if as_read else None
+    return render(document, lambda cue: cue_head(label(cue), cue, as_read, format_time, style), "\n\n")
 
 
 #: A timing line written as the standard writes it, but for the spacing, the digits of the hours

@@ -132,9 +132,8 @@ def _timed(words: list[Word], starts: list[int | None], cue_start: int, cue_end:
     """Give words their inline start times; a word ends where the next timed word starts."""
     if starts[0] is None:
         starts[0] = cue_start
-    timed = []
-    for position, word in enumerate(words):
-        start = starts[position]
-        end = starts[position + 1] if position + 1 < len(words) else cue_end
-        timed.append(replace(word, start=start, end=end if start is not None else None))
-    return timed
+    ends = [*starts[1:], cue_end]
+    return [
+        replace(word, start=start, end=end if start is not None else None)
+        for word, start, end in zip(words, starts, ends, strict=True)
+    ]

@@ -47,20 +47,17 @@ def detect_line_ending(text: str) -> tuple[str, bool]:
 
 def decode(data: bytes, path: Path | str | None = None) -> DecodedText:
     """Decode a caption file: a BOM decides, else strict UTF-8, else the detected encoding."""
-    encoding, bom = None, False
-    for mark, name in _BOMS:
-        if data.startswith(mark):
-            encoding, bom, data = name, True, data[len(mark) :]
-            break
-    if encoding is not None:
+    bom = next(((mark, name) for mark, name in _BOMS if data.startswith(mark)), None)
+    warnings: tuple[str, ...] = ()
+    if bom is not None:
+        mark, encoding = bom
         try:
-            text = data.decode(encoding)
+            text = data[len(mark) :].decode(encoding)
         except UnicodeDecodeError as error:
             raise FormatError(
                 path, None, f"not valid {encoding} despite its byte-order mark ({error.reason})"
             ) from None
-    warnings: tuple[str, ...] = ()
-    if encoding is None:
+    else:
         try:
             text, encoding = data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
@@ -73,7 +70,7 @@ def decode(data: bytes, path: Path | str | None = None) -> DecodedText:
         raise FormatError(path, None, "binary data (NUL characters), not a text caption file")
     line_ending, mixed = detect_line_ending(text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return DecodedText(text, encoding, bom, line_ending, mixed, warnings)
+    return DecodedText(text, encoding, bom is not None, line_ending, mixed, warnings)
 
 
 def _decode_mixed(data: bytes) -> tuple[str, str] | None:
@@ -118,13 +115,10 @@ def _decode_detected(data: bytes, path: Path | str | None) -> tuple[str, str]:
     matches = [m for m in charset_normalizer.from_bytes(data) if _reversible(data, m.encoding)]
     if not matches:
         raise FormatError(path, None, "not text in any known encoding")
-    best = matches[0]
-    for match in matches:
-        # Short Western-European files fit several Windows code pages about equally well;
-        # cp1252 is by far the commonest legacy encoding of subtitles, so it wins near-ties.
-        if match.encoding == "cp1252" and match.chaos <= best.chaos + _NEAR_TIE:
-            best = match
-            break
+    # Short Western-European files fit several Windows code pages about equally well; cp1252 is
+    # by far the commonest legacy encoding of subtitles, so it wins near-ties.
+    near_tie = matches[0].chaos + _NEAR_TIE
+    best = next((m for m in matches if m.encoding == "cp1252" and m.chaos <= near_tie), matches[0])
     encoding = codecs.lookup(best.encoding).name
     return data.decode(encoding), encoding
 

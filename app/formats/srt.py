@@ -10,15 +10,15 @@ written with pysrt's formatter.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from pysrt import SubRipTime
 
 from app.core.model import Cue, Document
-from app.formats.common import AsWritten, cue_head, make_cue, render, timing_style, timing_warnings
+from app.formats.common import AsWritten, make_cue, render_timed, timing_warnings
 from app.formats.errors import FormatError
 
 _TIME = r"(\d{1,3}):(\d{1,2}):(\d{1,2})(?:[,.:](\d{1,3}))?"
@@ -57,9 +57,7 @@ def _is_number(line: str) -> bool:
 def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     """Cues, the text before the first cue, and warnings, from ``\\n``-separated SRT text."""
     lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
     timing_rows = [row for row, line in enumerate(lines) if "-->" in line]
     if not timing_rows:
         if text.strip():
@@ -70,13 +68,11 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
 
     warnings: list[str] = []
     block_rows: list[int] = []  # first row of each cue block (its number, else its timing line)
-    previous = -1
-    for row in timing_rows:
+    for previous, row in itertools.pairwise([-1, *timing_rows]):
         has_number = row - 1 > previous and _is_number(lines[row - 1])
         block_rows.append(row - 1 if has_number else row)
         if not has_number:
             warnings.append(f"line {row + 1}: cue has no number")
-        previous = row
 
     cues: list[Cue] = []
     for number, row in enumerate(timing_rows):
@@ -115,11 +111,6 @@ def _check_body(lines: list[str], first: int, stop: int, path: Path | None) -> N
             raise FormatError(path, row + 2, f"cue {lines[row].strip()} has no timing line")
 
 
-def _head(cue: Cue, as_read: bool, style: Callable[[int, int], str] | None) -> str:
-    number = cue.identifier if as_read and cue.identifier is not None else cue.index
-    return cue_head(number, cue, as_read, format_time, style)
-
-
 def write(document: Document) -> str:
     """SRT text; a document read from another format gets standard numbers and timing lines."""
     as_read = document.format == "srt"
@@ -129,5 +120,9 @@ def write(document: Document) -> str:
             for n, cue in enumerate(document.cues, start=1)
         ]
         document = replace(document, cues=numbered, preamble="", trailer="")
-    style = timing_style(document) if as_read else None
-    return render(document, lambda cue: _head(cue, as_read, style), "\n\n")
+    return render_timed(document, as_read, lambda cue: _number(cue, as_read), format_time)
+
+
+def _number(cue: Cue, as_read: bool) -> object:
+    """The cue's number line: as the file wrote it, where it was read from one."""
+    return cue.identifier if as_read and cue.identifier is not None else cue.index

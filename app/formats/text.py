@@ -13,14 +13,11 @@ _LINE = re.compile(r"[^\n]*\S[^\n]*")
 def read(text: str) -> tuple[list[Cue], str]:
     """Cues (all at time zero) and the blank text before the first line."""
     matches = list(_LINE.finditer(text))
-    cues = []
-    for number, match in enumerate(matches):
-        after_end = matches[number + 1].start() if number + 1 < len(matches) else len(text)
-        cues.append(
-            make_cue(
-                None, 0, 0, match.group(), AsWritten(after_text=text[match.end() : after_end]), timed=False
-            )
-        )
+    after_ends = [*(match.start() for match in matches[1:]), len(text)]
+    cues = [
+        make_cue(None, 0, 0, match.group(), AsWritten(after_text=text[match.end() : after_end]), timed=False)
+        for match, after_end in zip(matches, after_ends, strict=False)
+    ]
     preamble = text[: matches[0].start()] if matches else text
     return cues, preamble
 

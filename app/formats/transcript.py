@@ -11,17 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from app.core.cue_segmentation import PlannedCue, TimedWord
+from app.core.cue_segmentation import PlannedCue, TimedWord, as_shown
 from app.formats import srt, vtt
 
 #: Characters WebVTT cue text must escape: "<" and "&" start tags and entities, and "-->" would
 #: read as a timing line.
 _VTT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-
-
-def _shown(word: TimedWord) -> str:
-    """The word as a caption shows it: recognisers may write spaces around it."""
-    return " ".join(word.text.split())
 
 
 def transcript_text(cues: Sequence[PlannedCue], format: str) -> str:
@@ -44,7 +39,7 @@ def _vtt(cues: Sequence[PlannedCue]) -> str:
         for line in cue.lines:
             pieces = []
             for word in line:
-                text = _shown(word).translate(_VTT_ESCAPES)
+                text = as_shown(word.text).translate(_VTT_ESCAPES)
                 if not text:
                     continue
                 if said is None:
@@ -65,7 +60,7 @@ def _vtt(cues: Sequence[PlannedCue]) -> str:
 def _srt(cues: Sequence[PlannedCue]) -> str:
     blocks: list[str] = []
     for cue in cues:
-        lines = [" ".join(text for word in line if (text := _shown(word))) for line in cue.lines]
+        lines = [" ".join(text for word in line if (text := as_shown(word.text))) for line in cue.lines]
         text = "".join(line + "\n" for line in lines if line)
         if text:
             timing = f"{srt.format_time(cue.start)} --> {srt.format_time(cue.end)}"
@@ -84,6 +79,6 @@ def words_json(words: Sequence[TimedWord]) -> str:
             ensure_ascii=False,
         )
         for word in words
-        if (text := _shown(word))
+        if (text := as_shown(word.text))
     ]
     return "[\n" + ",\n".join(rows) + "\n]\n" if rows else "[]\n"

@@ -8,8 +8,8 @@ timestamps give the words their times (see ``cuetext``).
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from webvtt.errors import MalformedCaptionError
 from webvtt.models import Timestamp
 
 from app.core.model import Cue, Document
-from app.formats.common import AsWritten, cue_head, make_cue, render, timing_style, timing_warnings
+from app.formats.common import AsWritten, make_cue, render_timed, timing_warnings
 from app.formats.errors import FormatError
 
 _TIMING = re.compile(r"[ \t]*(\S+)[ \t]+-->[ \t]+(\S+)((?:[ \t].*)?)")
@@ -59,9 +59,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     if not text.startswith(HEADER) or text[len(HEADER) : len(HEADER) + 1] not in ("", " ", "\t", "\n"):
         raise FormatError(path, 1, "no 'WEBVTT' header: not WebVTT captions")
     lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
 
     blocks: list[tuple[int, int]] = []  # (first row, row after the last) of each block
     row = 0
@@ -111,10 +109,6 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     return cues, text[: cue_spans[0][0]], timing_warnings(cues, [r + 1 for r in cue_rows])
 
 
-def _head(cue: Cue, as_read: bool, style: Callable[[int, int], str] | None) -> str:
-    return cue_head(cue.identifier if as_read else None, cue, as_read, format_time, style)
-
-
 #: SRT styling a WebVTT player would show as text: ASS override blocks ({\an8}) and font tags.
 _NOT_VTT = re.compile(r"\{\\[^{}\n]*\}|</?font\b[^>]*>", re.IGNORECASE)
 _ASS_ALIGNMENT = re.compile(r"\\an([1-9])")
@@ -123,17 +117,10 @@ _ASS_ALIGNMENT = re.compile(r"\\an([1-9])")
 def _vtt_settings(alignment: int) -> str:
     """The WebVTT cue settings for an ASS ``\\an`` alignment (the keypad: 7 8 9 at the top, 4 5 6
     in the middle, 1 2 3 at the bottom, where a cue goes anyway)."""
-    settings = {7: "line:0", 8: "line:0", 9: "line:0", 4: "line:50%", 5: "line:50%", 6: "line:50%"}
-    line = settings.get(alignment, "")
-    side = {
-        1: "align:left",
-        4: "align:left",
-        7: "align:left",
-        3: "align:right",
-        6: "align:right",
-        9: "align:right",
-    }
-    return " ".join(part for part in (line, side.get(alignment, "")) if part)
+    row, column = divmod(alignment - 1, 3)  # row 0 at the bottom, column 0 on the left
+    line = {2: "line:0", 1: "line:50%"}.get(row, "")
+    side = {0: "align:left", 2: "align:right"}.get(column, "")
+    return " ".join(part for part in (line, side) if part)
 
 
 def _from_srt(cue: Cue) -> Cue:
@@ -153,5 +140,4 @@ def write(document: Document) -> str:
     if not as_read:
         cues = [_from_srt(cue) for cue in document.cues]
         document = replace(document, cues=cues, preamble=HEADER + "\n\n", trailer="")
-    style = timing_style(document) if as_read else None
-    return render(document, lambda cue: _head(cue, as_read, style), "\n\n")
+    return render_timed(document, as_read, lambda cue: cue.identifier if as_read else None, format_time)

@@ -16,6 +16,7 @@ connection on the project its session holds, and that is the same writer.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import os
@@ -174,12 +175,9 @@ def _take(project: Path, holder: Holder, wait: float) -> int:
         if not same:  # the holder released it and removed the file between our open and lock
             os.close(fd)
             continue
-        record = json.dumps(
-            {"pid": holder.pid, "host": holder.host, "command": holder.command, "since": holder.since}
-        ).encode()
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, record)
+        os.write(fd, json.dumps(dataclasses.asdict(holder)).encode())
         return fd
 
 

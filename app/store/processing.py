@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from app.core.gap_features import GapMeasure
 from app.core.gap_readings import GapReading, GapReadingsError, parse_readings, readings_json
@@ -22,6 +22,8 @@ from app.store.decisions import DecisionLog
 from app.store.errors import damaged
 from app.store.files import DONE, FAILED, PENDING, RUNNING
 from app.store.suggestions import measures_json, parse_measures, suggestion_row
+
+_Parsed = TypeVar("_Parsed")
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,7 @@ class Processing(DecisionLog):
         those still to replay."""
         with self.db.atomic():
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
-            self.db.table("suggestions").insert_all(
-                ({"file_id": file_id, **suggestion_row(s)} for s in results.suggestions), batch_size=500
-            )
+            self.add_suggestions(file_id, results.suggestions)
             for action, arguments in carried:
                 self._insert_decision(file_id, action, arguments, "rule")
             for action, arguments in decisions:
@@ -96,31 +96,25 @@ class Processing(DecisionLog):
 
     def gap_measures(self, file_id: int) -> list[GapMeasure] | None:
         """What the last analysis measured at each gap, or None (not measured, or an older project)."""
-        stored = self._optional_column(file_id, "gap_measures")
-        if stored is None:
-            return None
-        try:
-            return parse_measures(stored)
-        except ValueError as error:
-            raise damaged(self.db, self.path, file_id, "gap measures", error) from None
+        return self._parsed_column(file_id, "gap_measures", parse_measures)
 
     def gap_readings(self, file_id: int) -> list[GapReading] | None:
         """What the model's readers said at each gap at the last analysis, or None (an older
         project); ``ProjectError`` when the stored readings are damaged."""
-        stored = self._optional_column(file_id, "gap_readings")
-        if stored is None:
-            return None
-        try:
-            return parse_readings(stored)
-        except GapReadingsError as error:
-            raise damaged(self.db, self.path, file_id, "gap readings", error) from None
+        return self._parsed_column(file_id, "gap_readings", parse_readings)
 
-    def _optional_column(self, file_id: int, column: str) -> Any:
-        """The file's value in a column older projects lack: None there, as where it is empty."""
+    def _parsed_column(self, file_id: int, column: str, parse: Callable[[str], _Parsed]) -> _Parsed | None:
+        """The file's value in a column older projects lack, parsed: None there, as where it is
+        empty; ``ProjectError`` naming the file when it cannot be parsed."""
         if column not in self._columns:
             return None
         row = self.db.execute(f"SELECT {column} FROM files WHERE id = ?", [file_id]).fetchone()
-        return None if row is None else row[0]
+        if row is None or row[0] is None:
+            return None
+        try:
+            return parse(row[0])
+        except (ValueError, GapReadingsError) as error:
+            raise damaged(self.db, self.path, file_id, column.replace("_", " "), error) from None
 
     def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
         """Add suggestions beside those there (a reference opened later); decisions stay valid."""
@@ -133,10 +127,7 @@ class Processing(DecisionLog):
         with self.db.atomic():
             self.db.execute("UPDATE files SET state = ?, reason = ? WHERE id = ?", [FAILED, reason, file_id])
             if job_id is not None:
-                self.db.execute(
-                    "UPDATE jobs SET state = ?, finished_at = ?, error = ? WHERE id = ?",
-                    [FAILED, time.time(), reason, job_id],
-                )
+                self.job_failed(job_id, reason)
 
     def job_failed(self, job_id: int, reason: str) -> None:
         """A job ended without results, its file left as it stands (``start_job(again=True)``)."""

@@ -97,12 +97,12 @@ class Project(FileTable, Processing):
             self._columns = self._table_columns("files")
             self._suggestion_columns = self._table_columns("suggestions")
         except sqlite3.DatabaseError as error:
-            self._fail_open()
+            self.close()
             if write_refused(error):  # read-only file or media, or a full disk: not a damaged file
                 raise ProjectError(f"{self.path}: cannot be written ({error})") from None
             raise ProjectError(f"{self.path}: not a readable project file ({error})") from None
         except BaseException:
-            self._fail_open()
+            self.close()
             raise
 
     def _connect(self) -> sqlite3.Connection:
@@ -132,13 +132,6 @@ class Project(FileTable, Processing):
 
     def _table_columns(self, table: str) -> set[str]:
         return {row[1] for row in self.db.execute(f"PRAGMA table_info({table})").fetchall()}
-
-    def _fail_open(self) -> None:
-        if hasattr(self, "db"):
-            self.db.close()
-        if self._locked:
-            lock.release(self.path)
-            self._locked = False
 
     def _check_intact(self) -> None:
         """Refuse a damaged file (a disk error, a copy cut short) before anything reads or writes
@@ -179,7 +172,8 @@ class Project(FileTable, Processing):
         self.close()
 
     def close(self) -> None:
-        self.db.close()
+        if hasattr(self, "db"):  # not when opening failed before the database was
+            self.db.close()
         if self._locked:
             lock.release(self.path)
             self._locked = False
@@ -220,16 +214,11 @@ class Project(FileTable, Processing):
         try:
             self.db.conn.backup(target)
             for entry in self.files():
+                paths = (entry.captions_path, entry.media_path, entry.reference_path, entry.timings_path)
                 target.execute(
                     "UPDATE files SET captions_path = ?, media_path = ?, reference_path = ?, timings_path = ?"
                     " WHERE id = ?",
-                    [
-                        stored_path(folder, entry.captions_path),
-                        stored_path(folder, entry.media_path) if entry.media_path else None,
-                        stored_path(folder, entry.reference_path) if entry.reference_path else None,
-                        stored_path(folder, entry.timings_path) if entry.timings_path else None,
-                        entry.id,
-                    ],
+                    [*(stored_path(folder, path) if path else None for path in paths), entry.id],
                 )
             target.commit()
             target.execute("PRAGMA journal_mode=DELETE")

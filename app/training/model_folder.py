@@ -49,9 +49,7 @@ def calibrate_model(
     settings = read.as_json()
     probabilities = predict_documents(TorchModel(model, tokenizer), documents, uncalibrated)
     result = calibrate(probabilities, [d.labels for d in documents], [d.language for d in documents])
-    settings["temperature"] = result["temperature"]
-    settings["mark_bias"] = result["mark_bias"]
-    settings["mark_bias_by_language"] = result["mark_bias_by_language"]
+    settings.update({key: result[key] for key in ("temperature", "mark_bias", "mark_bias_by_language")})
     settings["calibration"] = result
     path = model_dir / CONFIG_NAME
     path.with_suffix(".tmp").write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")

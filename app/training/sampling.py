@@ -139,16 +139,15 @@ def run_data(
         ]
         train_sources.append((float(spec.get("weight", 1.0)), encoded))
         dev_documents.extend(dev)
+        train_words, dev_words = sum(len(d) for d in documents), sum(len(d) for d in dev)
         inventory[spec["name"]] = {
             "language": spec.get("language", "en"),
-            "train_words": sum(len(d) for d in documents),
-            "dev_words": sum(len(d) for d in dev),
+            "train_words": train_words,
+            "dev_words": dev_words,
             "weight": spec.get("weight", 1.0),
             "path": spec["path"],
         }
-        log(
-            f"data {spec['name']}: {inventory[spec['name']]['train_words']} train words, {inventory[spec['name']]['dev_words']} dev"
-        )
+        log(f"data {spec['name']}: {train_words} train words, {dev_words} dev")
     return train_sources, dev_documents, inventory
 
 

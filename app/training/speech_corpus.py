@@ -67,17 +67,8 @@ def speak(text: str, voice: str, folder: Path, ssml: bool = False) -> np.ndarray
     if shutil.which("espeak-ng") is None:
         raise SpeechSynthesisError("espeak-ng is not installed (apt install espeak-ng)")
     target = folder / "cue.wav"
-    command = [
-        "espeak-ng",
-        "-v",
-        voice,
-        "-s",
-        str(SPEAKING_RATE),
-        *(["-m"] if ssml else []),
-        "-w",
-        str(target),
-        text,
-    ]
+    markup = ["-m"] if ssml else []
+    command = ["espeak-ng", "-v", voice, "-s", str(SPEAKING_RATE), *markup, "-w", str(target), text]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise SpeechSynthesisError(f"espeak-ng failed: {result.stderr.strip()[:200]}")

@@ -87,13 +87,8 @@ def punctuate_file(
 ) -> PunctuateOutcome:
     """Analyse one file, then accept what ``policy`` settles and capitalise sentence starts.
     ``style``: a house style the model's suggestions are read with first (``restyle.styled``)."""
-    analysis = analyse(request, punctuator)
-    document, report = analysis.document, analysis.report
-    suggestions = analysis.suggestions
-    if style is not None:
-        from app.services.restyle import styled
-
-        suggestions = styled(document, suggestions, analysis.readings, style)
+    analysis = analyse(request, punctuator).with_style(style)
+    document, report, suggestions = analysis.document, analysis.report, analysis.suggestions
     known = {s.id for s in document.suggestions}  # the reference's, there already
     document.add_suggestions([s for s in suggestions if s.id not in known])
     history = History(document)

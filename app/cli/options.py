@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 Commands = Any  # argparse's sub-parser collection (a private type)
 
 
-def tell(message: str) -> None:
+def tell(message: str, flush: bool = False) -> None:
     """A message on stderr, named as the command's own: "punctum: <message>"."""
-    print(f"punctum: {message}", file=sys.stderr)
+    print(f"punctum: {message}", file=sys.stderr, flush=flush)
 
 
 REBREAK_HELP = (

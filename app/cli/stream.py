@@ -6,9 +6,10 @@ import argparse
 import contextlib
 import os
 import sys
+from functools import partial
 from typing import NoReturn
 
-from app.cli.options import Commands, add_precision, checked_language
+from app.cli.options import Commands, add_precision, checked_language, tell
 from app.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 
@@ -73,12 +74,7 @@ def _stream(args: argparse.Namespace) -> int:
         context_tokens=CONTEXT_TOKENS if args.context is None else args.context,
     )
     try:
-        run_json_lines(
-            stream,
-            sys.stdin.buffer,
-            sys.stdout.buffer,
-            lambda message: print(f"punctum: {message}", file=sys.stderr, flush=True),
-        )
+        run_json_lines(stream, sys.stdin.buffer, sys.stdout.buffer, partial(tell, flush=True))
     except KeyboardInterrupt:
         _leave(EXIT_INTERRUPTED, "interrupted; the words still waiting were written as decided at the end")
     except BrokenPipeError:
@@ -92,7 +88,7 @@ def _leave(code: int, message: str | None = None) -> NoReturn:
     """End the stream now: its input thread may be blocked reading, and an interpreter shutting
     down around it aborts (exit 134, a thread dump), so the process ends without waiting for it."""
     if message:
-        print(f"punctum: {message}", file=sys.stderr, flush=True)
+        tell(message, flush=True)
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
     os._exit(code)

@@ -189,15 +189,11 @@ class ReviewController:
 
     def _show_step(self, step: Step | None) -> None:
         """After undo or redo, go to the suggestion it touched, so the editor sees what changed."""
-        if step is None:
-            return
-        for edit in step.edits:
-            if isinstance(edit, SuggestionEdit) and (edit.after or edit.before):
-                suggestion = edit.after or edit.before
-                assert suggestion is not None
-                if suggestion.source is not Source.EDITOR:
-                    self.select(suggestion.id)
-                    return
+        edits = step.edits if step is not None else ()
+        touched = (edit.after or edit.before for edit in edits if isinstance(edit, SuggestionEdit))
+        shown = next((s for s in touched if s is not None and s.source is not Source.EDITOR), None)
+        if shown is not None:
+            self.select(shown.id)
 
     def recut_cues(self) -> None:
         """Preview the cues cut again at sentence ends beside today's; Apply makes it one undoable step."""

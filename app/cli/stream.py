@@ -9,7 +9,7 @@ import sys
 from functools import partial
 from typing import NoReturn
 
-from app.cli.options import Commands, add_precision, checked_language, tell
+from app.cli.options import Commands, add_precision, checked_language, number_argument, tell
 from app.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 
@@ -97,7 +97,7 @@ def _leave(code: int, message: str | None = None) -> NoReturn:
 def _lookahead(text: str) -> int:
     from app.services.stream import MAX_LOOKAHEAD
 
-    value = int(_number(text, int, "a whole number"))
+    value = int(number_argument(text, int, "a whole number"))
     if not 0 <= value <= MAX_LOOKAHEAD:
         raise argparse.ArgumentTypeError(f"{value}: must be 0 to {MAX_LOOKAHEAD} words")
     return value
@@ -106,21 +106,14 @@ def _lookahead(text: str) -> int:
 def _context_tokens(text: str) -> int:
     from app.services.stream import MIN_CONTEXT_TOKENS
 
-    value = int(_number(text, int, "a whole number"))
+    value = int(number_argument(text, int, "a whole number"))
     if value < MIN_CONTEXT_TOKENS:
         raise argparse.ArgumentTypeError(f"{value}: must be {MIN_CONTEXT_TOKENS} sub-tokens or more")
     return value
 
 
 def _milliseconds(text: str) -> float:
-    value = _number(text, float, "a number of milliseconds")
+    value = number_argument(text, float, "a number of milliseconds")
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text}: must be more than 0 milliseconds")
     return value
-
-
-def _number(text: str, kind: type[int] | type[float], what: str) -> float:
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None

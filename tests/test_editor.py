@@ -400,7 +400,7 @@ def test_a_reference_waits_for_the_analysis_and_failures_after_it_get_a_dialog(
     def full_disk(*_: object, **__: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("app.services.review.store_results", full_disk)
+    monkeypatch.setattr("app.store.project.Project.store_results", full_disk)
     (sample / "sample.mp4").unlink()  # text only, so the model is the slow part
     window.files.open_captions(sample / "sample.srt", None, None)
     wait_for_open(qtbot, window)

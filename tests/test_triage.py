@@ -187,7 +187,7 @@ def test_batch_and_the_editor_agree_whether_a_file_has_a_reference(
     from app.services.folder_pairing import FileGroup
     from app.services.projects import add_caption_file
     from app.services.review import ReviewSession
-    from app.store.project import Project
+    from app.store.project import FileResults, Project
 
     captions = tmp_path / "talk.srt"
     captions.write_text("1\n00:00:01,000 --> 00:00:04,000\nso what is this it works\n", encoding="utf-8")
@@ -211,7 +211,7 @@ def test_batch_and_the_editor_agree_whether_a_file_has_a_reference(
             self.out.append(job.file_id)
 
         def next_finished(self) -> tuple[int, FileOutcome]:
-            return self.out.pop(0), FileOutcome(suggestions=list(suggestions), report={"language": "en"})
+            return self.out.pop(0), FileOutcome(FileResults(list(suggestions), {"language": "en"}))
 
     monkeypatch.setattr(batch_scheduler, "prepare_model", lambda *_: None)
     with Project(tmp_path / "p.punctum", create=True) as project:

@@ -24,6 +24,7 @@ from app.cli.options import (
     checked_language,
     checked_model,
     checked_style,
+    number_argument,
     tell,
 )
 from app.core.errors import EXIT_BAD_INPUT, EXIT_OK, PunctumError, UsageError
@@ -83,10 +84,7 @@ def add_batch_command(commands: Commands) -> None:
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = int(number_argument(text, int, "a whole number"))
     if value < 1:
         raise argparse.ArgumentTypeError("must be 1 or more")
     return value

@@ -20,9 +20,17 @@ if TYPE_CHECKING:
 Commands = Any  # argparse's sub-parser collection (a private type)
 
 
-def tell(message: str) -> None:
+def number_argument(text: str, kind: type[int] | type[float], what: str) -> float:
+    """An option's ``text`` read as ``kind``; else an argparse error saying it is not ``what``."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+
+def tell(message: str, flush: bool = False) -> None:
     """A message on stderr, named as the command's own: "punctum: <message>"."""
-    print(f"punctum: {message}", file=sys.stderr)
+    print(f"punctum: {message}", file=sys.stderr, flush=flush)
 
 
 REBREAK_HELP = (

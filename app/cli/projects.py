@@ -51,7 +51,6 @@ def add_project_commands(commands: Commands) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-
     from app.services.batch import open_project, project_status
 
     with open_project(Path(args.project), read_only=True) as project:
@@ -84,7 +83,6 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _style(args: argparse.Namespace) -> int:
-
     from app.services.batch import open_project
     from app.services.restyle import project_style, reset_style
     from app.services.style_files import write_style_file
@@ -113,7 +111,6 @@ def _style(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-
     from app.services.batch import export_project, not_exported, open_project
 
     out = Path(args.out)
@@ -131,7 +128,6 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _relink(args: argparse.Namespace) -> int:
-
     from app.services.batch import check_media, open_project, relink_media
 
     media = Path(args.media)

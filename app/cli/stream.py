@@ -6,9 +6,10 @@ import argparse
 import contextlib
 import os
 import sys
+from functools import partial
 from typing import NoReturn
 
-from app.cli.options import Commands, add_precision, checked_language
+from app.cli.options import Commands, add_precision, checked_language, number_argument, tell
 from app.core.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 
@@ -73,12 +74,7 @@ def _stream(args: argparse.Namespace) -> int:
         context_tokens=CONTEXT_TOKENS if args.context is None else args.context,
     )
     try:
-        run_json_lines(
-            stream,
-            sys.stdin.buffer,
-            sys.stdout.buffer,
-            lambda message: print(f"punctum: {message}", file=sys.stderr, flush=True),
-        )
+        run_json_lines(stream, sys.stdin.buffer, sys.stdout.buffer, partial(tell, flush=True))
     except KeyboardInterrupt:
         _leave(EXIT_INTERRUPTED, "interrupted; the words still waiting were written as decided at the end")
     except BrokenPipeError:
@@ -92,7 +88,7 @@ def _leave(code: int, message: str | None = None) -> NoReturn:
     """End the stream now: its input thread may be blocked reading, and an interpreter shutting
     down around it aborts (exit 134, a thread dump), so the process ends without waiting for it."""
     if message:
-        print(f"punctum: {message}", file=sys.stderr, flush=True)
+        tell(message, flush=True)
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
     os._exit(code)
@@ -101,7 +97,7 @@ def _leave(code: int, message: str | None = None) -> NoReturn:
 def _lookahead(text: str) -> int:
     from app.services.stream import MAX_LOOKAHEAD
 
-    value = int(_number(text, int, "a whole number"))
+    value = int(number_argument(text, int, "a whole number"))
     if not 0 <= value <= MAX_LOOKAHEAD:
         raise argparse.ArgumentTypeError(f"{value}: must be 0 to {MAX_LOOKAHEAD} words")
     return value
@@ -110,21 +106,14 @@ def _lookahead(text: str) -> int:
 def _context_tokens(text: str) -> int:
     from app.services.stream import MIN_CONTEXT_TOKENS
 
-    value = int(_number(text, int, "a whole number"))
+    value = int(number_argument(text, int, "a whole number"))
     if value < MIN_CONTEXT_TOKENS:
         raise argparse.ArgumentTypeError(f"{value}: must be {MIN_CONTEXT_TOKENS} sub-tokens or more")
     return value
 
 
 def _milliseconds(text: str) -> float:
-    value = _number(text, float, "a number of milliseconds")
+    value = number_argument(text, float, "a number of milliseconds")
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text}: must be more than 0 milliseconds")
     return value
-
-
-def _number(text: str, kind: type[int] | type[float], what: str) -> float:
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None

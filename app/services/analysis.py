@@ -25,9 +25,10 @@ from app.services.gap_evidence import gap_evidence
 from app.services.suggestions import TextReading, drop_capitals_export_gives, suggestions_from, text_reading
 
 if TYPE_CHECKING:
+    from app.ml.house_style import HouseStyle
     from app.services.listening import Readings
     from app.services.model import Punctuator
-    from app.store.project import Project
+    from app.store.project import FileResults, Project
 
 Progress = Callable[[str, float], None]  # (what is being done, fraction done or -1 when unknown)
 
@@ -113,6 +114,21 @@ class Analysis:
     reading: TextReading | None = None  # the text model's, before listening: a later pass reuses it
     #: Per word: what the readers said at its gap, kept for the house style (``services.restyle``).
     readings: list[GapReading] | None = None
+
+    def with_style(self, style: HouseStyle | None) -> Analysis:
+        """This analysis with the model's suggestions read with the house style ``style`` first
+        (``restyle.styled``), as batch and ``punctuate --style`` start a file; itself when None."""
+        if style is None:
+            return self
+        from app.services.restyle import styled
+
+        return replace(self, suggestions=styled(self.document, self.suggestions, self.readings, style))
+
+    def results(self) -> FileResults:
+        """What the analysis leaves in a project: its suggestions, report, measures and readings."""
+        from app.store.project import FileResults
+
+        return FileResults(self.suggestions, self.report.as_json(), self.measures, self.readings)
 
 
 #: Why the media of a text without timings (plain text, no timing file) goes unused.

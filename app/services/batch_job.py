@@ -7,15 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.core.errors import file_failure
-from app.core.gap_features import GapMeasure
-from app.core.gap_readings import GapReading
-from app.core.model import Suggestion
 from app.ml.house_style import HouseStyle
 from app.services.analysis import AnalysisRequest
 from app.services.model import Punctuator
+from app.store.project import FileResults
 
 
 @dataclass(frozen=True)
@@ -30,13 +27,10 @@ class BatchJob:
 
 @dataclass(frozen=True)
 class FileOutcome:
-    """A worker's answer for one file: its suggestions and report, or why it failed."""
+    """A worker's answer for one file: what its analysis leaves in the project, or why it failed."""
 
-    suggestions: list[Suggestion] = field(default_factory=list)
-    report: dict[str, Any] = field(default_factory=dict)
+    results: FileResults = field(default_factory=lambda: FileResults([], {}))
     error: str | None = None
-    measures: list[GapMeasure] | None = None  # what was measured at each gap, for the review
-    readings: list[GapReading] | None = None  # what the readers said at each gap, for the house style
 
 
 def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutcome:
@@ -52,12 +46,4 @@ def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutc
         if reason is None:
             raise  # a bug: the worker reports it as one (``bug_report``)
         return FileOutcome(error=reason)
-    suggestions = analysis.suggestions
-    if job.style is not None:
-        from app.services.restyle import styled
-
-        suggestions = styled(analysis.document, suggestions, analysis.readings, job.style)
-    # Reference suggestions first; the model's ids follow theirs.
-    return FileOutcome(
-        suggestions, analysis.report.as_json(), measures=analysis.measures, readings=analysis.readings
-    )
+    return FileOutcome(analysis.with_style(job.style).results())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
@@ -27,7 +27,7 @@ from app.services.batch_job import BatchJob, FileOutcome
 from app.services.hearing import AUDIO_GIVEN, audio_given, why_hear_again
 from app.services.model import prepare_model
 from app.services.projects import carried_decisions, reanalyse_file
-from app.store.project import DONE, FAILED, PENDING, FileEntry, FileResults, Project
+from app.store.project import DONE, FAILED, PENDING, FileEntry, Project
 
 
 @dataclass
@@ -213,27 +213,24 @@ def _record_outcome(
         summary.failed += 1
         summary.failures[stem] = outcome.error
         return FAILED
-    carried, settled = carried_decisions(project, file_id, outcome.suggestions)
+    results = outcome.results
+    carried, settled = carried_decisions(project, file_id, results.suggestions)
     decisions, by = _batch_decisions(settled, settings, entry.reference_path is not None)
     if by == "rule":
         accepted = [i for d in decisions if isinstance(d, Settle) for i in d.accept]
         summary.settled += gaps_settled(settled, accepted)
         summary.may_be_wrong += about_wrong(settled, accepted)
+    given = {AUDIO_GIVEN: audio_given(project, entry, settings.audio)}
     project.finish(
         file_id,
         job,
-        FileResults(
-            outcome.suggestions,
-            {**outcome.report, AUDIO_GIVEN: audio_given(project, entry, settings.audio)},
-            outcome.measures,
-            outcome.readings,
-        ),
+        replace(results, report={**results.report, **given}),
         [encode(d) for d in decisions],
         [encode(d) for d in carried],
         by,
     )
     summary.done += 1
-    warnings = report_warnings(outcome.report)
+    warnings = report_warnings(results.report)
     if warnings:
         summary.warnings[stem] = warnings
     return DONE

@@ -180,7 +180,7 @@ class RayWorkers:
             return
         node = self.summary.nodes.setdefault(report.node, NodeThroughput())
         node.files += 1
-        node.words += int(report.outcome.report.get("words", 0))
+        node.words += int(report.outcome.results.report.get("words", 0))
         node.workers.add(report.pid)
         self.loads[report.pid] = report.model_loads
         self.summary.model_loads = sum(self.loads.values())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core import commands
 from app.core.commands import MORE_LIKELY_RIGHT as MORE_LIKELY_RIGHT  # re-exported for the command line
@@ -36,32 +36,6 @@ def apply_suggestions(
     return ids
 
 
-def suggestions_json(document: Document, info: dict[str, Any]) -> str:
-    cue_of = [ref.cue for ref in (document.locate(i) for i in range(document.word_count))]
-    items = [
-        {
-            "id": s.id,
-            "word_index": s.gap,
-            "word": document.word(s.gap).text,
-            "cue": cue_of[s.gap] + 1,
-            "mark": s.mark,
-            "casing": s.casing.value if s.casing else None,
-            "probabilities": s.probabilities,
-            "confidence": s.confidence,
-            "source": s.source.value,
-            "evidence": s.evidence if s.source is Source.MODEL else "reference",
-            **(
-                {"readings": {k: {"mark": m, "probability": p} for k, (m, p) in s.readings.items()}}
-                if s.readings
-                else {}
-            ),
-            "status": s.status.value,
-        }
-        for s in document.suggestions
-    ]
-    return json.dumps({**info, "suggestions": items}, indent=2, ensure_ascii=False) + "\n"
-
-
 @dataclass
 class PunctuateOutcome:
     """A file punctuated as ``punctum punctuate`` does it."""
@@ -76,7 +50,32 @@ class PunctuateOutcome:
     measures: list[GapMeasure] | None = None
 
     def suggestions_json(self) -> str:
-        return suggestions_json(self.document, self.report.as_json())
+        """Every suggestion with its word, cue and chances, after the report: ``--suggestions``."""
+        document = self.document
+        cue_of = [ref.cue for ref in (document.locate(i) for i in range(document.word_count))]
+        items = [
+            {
+                "id": s.id,
+                "word_index": s.gap,
+                "word": document.word(s.gap).text,
+                "cue": cue_of[s.gap] + 1,
+                "mark": s.mark,
+                "casing": s.casing.value if s.casing else None,
+                "probabilities": s.probabilities,
+                "confidence": s.confidence,
+                "source": s.source.value,
+                "evidence": s.evidence if s.source is Source.MODEL else "reference",
+                **(
+                    {"readings": {k: {"mark": m, "probability": p} for k, (m, p) in s.readings.items()}}
+                    if s.readings
+                    else {}
+                ),
+                "status": s.status.value,
+            }
+            for s in document.suggestions
+        ]
+        listed = {**self.report.as_json(), "suggestions": items}
+        return json.dumps(listed, indent=2, ensure_ascii=False) + "\n"
 
 
 def punctuate_file(
@@ -87,13 +86,8 @@ def punctuate_file(
 ) -> PunctuateOutcome:
     """Analyse one file, then accept what ``policy`` settles and capitalise sentence starts.
     ``style``: a house style the model's suggestions are read with first (``restyle.styled``)."""
-    analysis = analyse(request, punctuator)
-    document, report = analysis.document, analysis.report
-    suggestions = analysis.suggestions
-    if style is not None:
-        from app.services.restyle import styled
-
-        suggestions = styled(document, suggestions, analysis.readings, style)
+    analysis = analyse(request, punctuator).with_style(style)
+    document, report, suggestions = analysis.document, analysis.report, analysis.suggestions
     known = {s.id for s in document.suggestions}  # the reference's, there already
     document.add_suggestions([s for s in suggestions if s.id not in known])
     history = History(document)

@@ -64,16 +64,7 @@ from app.services.projects import add_caption_file, load_document
 from app.services.restyle import pending_again, reopening
 from app.services.review_style import SessionStyle
 from app.store.files import CaptionsRead
-from app.store.project import DONE, FileEntry, FileResults, Project
-
-
-def store_results(project: Project, file_id: int, analysis: Analysis) -> None:
-    """An analysis's suggestions and report into the project, replacing earlier ones."""
-    results = FileResults(
-        analysis.suggestions, analysis.report.as_json(), analysis.measures, analysis.readings
-    )
-    project.store_results(file_id, results)
-
+from app.store.project import DONE, FileEntry, Project
 
 #: What a project open in the editor says of its holder to another writer (a batch, say).
 EDITOR = "the Punctum editor"
@@ -270,7 +261,7 @@ class ReviewSession(SessionStyle):
         On a file with no suggestions and no decisions yet (the usual first analysis) they are
         added in place; otherwise the document is reloaded and its decisions replayed.
         """
-        store_results(self.project, self.file_id, analysis)
+        self.project.store_results(self.file_id, analysis.results())
         self._measures = None
         self._readings = None
         self._fitted = None

@@ -31,15 +31,12 @@ class Waveform:
         loudness = np.clip((np.asarray(track.energy_db, dtype=np.float32) + 60.0) / 60.0, 0.0, 1.0)
         speaking = np.asarray(track.speech) >= SPEECH_THRESHOLD
         step = VAD_FRAME / SAMPLE_RATE
-        pauses = []
-        run_start = None
-        for number, flag in enumerate([*speaking.tolist(), True]):
-            if not flag and run_start is None:
-                run_start = number
-            elif flag and run_start is not None:
-                if (number - run_start) * step >= cls.MIN_PAUSE:
-                    pauses.append((run_start * step, number * step))
-                run_start = None
+        # Where speech stops and starts again, in turn: the bounds of each run without speech.
+        bounds = np.flatnonzero(np.diff(np.concatenate(([True], speaking, [True])))).tolist()
+        runs = zip(bounds[::2], bounds[1::2], strict=True)
+        pauses = [
+            (start * step, stop * step) for start, stop in runs if (stop - start) * step >= cls.MIN_PAUSE
+        ]
         return cls(loudness, pauses, float(track.duration))
 
     def levels(self, start_ms: float, end_ms: float, buckets: int) -> Any:

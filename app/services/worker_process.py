@@ -27,6 +27,16 @@ class BackgroundError(PunctumError):
     """The background process failed or stopped."""
 
 
+def failure_line(error: Exception) -> str:
+    """How the editor tells slow work that failed, in one line for its dialog: what Punctum refuses
+    as it says it, running out of memory as such, anything else (a model or a decoder) by its kind."""
+    if isinstance(error, PunctumError):
+        return str(error)
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    return f"{type(error).__name__}: {error}"
+
+
 class WorkerProcess:
     """A child process that reads audio and runs the model; each call waits for its answer."""
 
@@ -207,11 +217,7 @@ def _serve(connection: Connection) -> None:
             return  # the parent has gone
         try:
             result = function(*arguments, progress)
-        except PunctumError as error:
-            connection.send(("error", str(error)))
-        except MemoryError:
-            connection.send(("error", "out of memory"))
         except Exception as error:  # the parent shows it as one line in a dialog
-            connection.send(("error", f"{type(error).__name__}: {error}"))
+            connection.send(("error", failure_line(error)))
         else:
             connection.send(("done", result))

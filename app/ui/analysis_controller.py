@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core.model import Evidence
 from app.services.analysis import Analysis, AnalysisRequest
@@ -32,10 +33,6 @@ class AnalysisController:
     def read_audio(self, media: Path) -> None:
         session = self.window.session
         assert session is not None
-        process = self.window.process
-
-        def work(progress: Any, cancelled: Any) -> Waveform:
-            return process.read_audio(media, progress, cancelled)
 
         def done(waveform: Waveform) -> None:
             if session is not self.window.session:
@@ -54,6 +51,7 @@ class AnalysisController:
             self.window.waveform.set_waveform(None, "Cancelled")
             self.window.statusBar().showMessage("Cancelled; Review ▸ Make suggestions starts again", 8000)
 
+        work = partial(self.window.process.read_audio, media)
         self.window.worker.submit("audio", work, done, failed, cancelled)
 
     def suggest(self, with_media: bool) -> None:
@@ -80,11 +78,8 @@ class AnalysisController:
         session = self.window.session
         assert session is not None
         listening = request.listens
-        process, model = self.window.process, self.window.model
+        work = partial(self.window.process.analyse, request, self.window.model, reading=reading)
         started = time.monotonic()
-
-        def work(progress: Any, cancelled: Any) -> Analysis:
-            return process.analyse(request, model, progress, cancelled, reading)
 
         def done(analysis: Analysis) -> None:
             if session is not self.window.session:

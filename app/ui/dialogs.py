@@ -5,6 +5,7 @@ expects."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
@@ -144,33 +145,26 @@ class LimitsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Caption limits")
         form = QFormLayout(self)
-        self.cps = QDoubleSpinBox(self)
-        self.cps.setRange(5, 60)
-        self.cps.setValue(limits.max_cps or STYLE_GUIDE_LIMITS.max_cps or 17.0)
-        self.line = QSpinBox(self)
-        self.line.setRange(10, 200)
-        self.line.setValue(limits.max_line_chars)
-        self.lines = QSpinBox(self)
-        self.lines.setRange(1, 10)
-        self.lines.setValue(limits.max_lines)
+        self.cps, self.line, self.lines = QDoubleSpinBox(self), QSpinBox(self), QSpinBox(self)
         self.shortest, self.longest = QDoubleSpinBox(self), QDoubleSpinBox(self)
         self.gap, self.linger = QSpinBox(self), QSpinBox(self)
-        for seconds, millis in ((self.shortest, limits.min_ms), (self.longest, limits.max_ms)):
-            seconds.setRange(0.1, 20)
-            seconds.setDecimals(3)
-            seconds.setSuffix(" s")
-            seconds.setValue(millis / 1000)
-        for box, millis in ((self.gap, limits.min_gap_ms), (self.linger, limits.linger_ms)):
-            box.setRange(0, 5000)
-            box.setSuffix(" ms")
-            box.setValue(millis)
-        form.addRow("Characters per &second at most", self.cps)
-        form.addRow("Characters per l&ine at most", self.line)
-        form.addRow("&Lines per cue at most", self.lines)
-        form.addRow("On screen at l&east", self.shortest)
-        form.addRow("On screen at &most", self.longest)
-        form.addRow("&Gap between cues at least", self.gap)
-        form.addRow("S&tays up after its speech", self.linger)
+        self.shortest.setDecimals(3)
+        self.longest.setDecimals(3)
+        cps = limits.max_cps or STYLE_GUIDE_LIMITS.max_cps or 17.0
+        rows: list[tuple[str, Any, tuple[float, float], float, str]] = [  # label, box, range, value, unit
+            ("Characters per &second at most", self.cps, (5, 60), cps, ""),
+            ("Characters per l&ine at most", self.line, (10, 200), limits.max_line_chars, ""),
+            ("&Lines per cue at most", self.lines, (1, 10), limits.max_lines, ""),
+            ("On screen at l&east", self.shortest, (0.1, 20), limits.min_ms / 1000, " s"),
+            ("On screen at &most", self.longest, (0.1, 20), limits.max_ms / 1000, " s"),
+            ("&Gap between cues at least", self.gap, (0, 5000), limits.min_gap_ms, " ms"),
+            ("S&tays up after its speech", self.linger, (0, 5000), limits.linger_ms, " ms"),
+        ]
+        for label, box, (low, high), value, unit in rows:
+            box.setRange(low, high)
+            box.setSuffix(unit)
+            box.setValue(value)
+            form.addRow(label, box)
         self.problem = QLabel(self)
         form.addRow(self.problem)
         form.addRow(ok_cancel_buttons(self))

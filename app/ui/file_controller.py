@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -169,12 +170,6 @@ class FileController:
             self.window.show_error("Captions are already there", f"{output}: open it, or move it away first")
             return
 
-        process = self.window.process
-
-        def work(progress: Any, cancelled: Any) -> Transcript:
-            # In the background process, like the listener: a cancel ends it at once.
-            return process.transcribe(media, output, progress, cancelled)
-
         def done(transcript: Transcript) -> None:
             self.window.statusBar().showMessage(
                 f"Transcribed {transcript.words} words into {transcript.cues} cues "
@@ -189,6 +184,8 @@ class FileController:
         def cancelled() -> None:
             self.window.statusBar().showMessage("Transcription cancelled; nothing was written", 8000)
 
+        # In the background process, like the listener: a cancel ends it at once.
+        work = partial(self.window.process.transcribe, media, output)
         self.window.worker.submit("transcribe", work, done, failed, cancelled)
 
     def open_project(self, path: Path) -> bool:

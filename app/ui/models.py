@@ -131,15 +131,10 @@ class CueModel(_Table):
             self.reload()
             return
         self._index_suggestions()
-        rows = set()
-        for edit in step.edits:
-            if isinstance(edit, WordEdit):
-                rows.add(self._cue_of_word[edit.index])
-            elif isinstance(edit, SuggestionEdit):
-                suggestion = edit.after or edit.before
-                if suggestion is not None:
-                    rows.add(self._cue_of_word[suggestion.gap])
-        self._refresh_rows(rows)
+        words = [edit.index for edit in step.edits if isinstance(edit, WordEdit)]
+        touched = (edit.after or edit.before for edit in step.edits if isinstance(edit, SuggestionEdit))
+        words += [suggestion.gap for suggestion in touched if suggestion is not None]
+        self._refresh_rows({self._cue_of_word[word] for word in words})
 
     def _refresh_rows(self, rows: Any) -> None:
         for row in rows:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel
@@ -12,6 +13,7 @@ from app.core.errors import PunctumError
 from app.core.history import CueEdit, Step, SuggestionEdit
 from app.core.model import Source
 from app.core.triage import ReviewRow, TriagePolicy
+from app.services.review import ReviewSession
 from app.services.typography import render_mark
 from app.ui.dialogs import RecutPreviewDialog, ask_confidence, ask_text, confirm
 from app.ui.models import ID_ROLE, CueModel
@@ -117,30 +119,30 @@ class ReviewController:
             return None
         return self.window.current_id
 
+    def _decide(self, decision: Callable[[ReviewSession, int], Step | None]) -> None:
+        """Take ``decision`` on the current suggestion (by its id) and go on to the next gap to decide."""
+        sid, session = self._current(), self.window.session
+        if sid is not None and session is not None and self._run(lambda: decision(session, sid)):
+            self.next_suggestion()
+
     def accept_current(self) -> None:
         """Accept the current gap's lead proposal (with the capital its sentence mark calls for)."""
-        sid, session = self._current(), self.window.session
-        if sid is not None and session is not None and self._run(lambda: session.accept_gap(sid)):
-            self.next_suggestion()
+        self._decide(ReviewSession.accept_gap)
 
     def reject_current(self) -> None:
         """Turn down everything proposed for the current gap: no mark, no capital after it."""
-        sid, session = self._current(), self.window.session
-        if sid is not None and session is not None and self._run(lambda: session.reject_gap(sid)):
-            self.next_suggestion()
+        self._decide(ReviewSession.reject_gap)
 
     def change_mark(self, mark: str) -> None:
-        sid, session = self._current(), self.window.session
-        if sid is None or session is None:
-            return
-        written = render_mark(mark, session.language) if mark else ""
-        suggestion = session.document.suggestion(sid)
-        if suggestion.casing is not None:
-            # On a casing suggestion the key means: this word is followed by that mark.
-            if self._run(lambda: session.set_mark(suggestion.gap, written)):
-                self.next_suggestion()
-        elif self._run(lambda: session.change_mark(sid, written)):
-            self.next_suggestion()
+        def decision(session: ReviewSession, sid: int) -> Step | None:
+            written = render_mark(mark, session.language) if mark else ""
+            suggestion = session.document.suggestion(sid)
+            if suggestion.casing is not None:
+                # On a casing suggestion the key means: this word is followed by that mark.
+                return session.set_mark(suggestion.gap, written)
+            return session.change_mark(sid, written)
+
+        self._decide(decision)
 
     def accept_above(self, threshold: float | None = None) -> None:
         session = self.window.session
@@ -187,15 +189,11 @@ class ReviewController:
 
     def _show_step(self, step: Step | None) -> None:
         """After undo or redo, go to the suggestion it touched, so the editor sees what changed."""
-        if step is None:
-            return
-        for edit in step.edits:
-            if isinstance(edit, SuggestionEdit) and (edit.after or edit.before):
-                suggestion = edit.after or edit.before
-                assert suggestion is not None
-                if suggestion.source is not Source.EDITOR:
-                    self.select(suggestion.id)
-                    return
+        edits = step.edits if step is not None else ()
+        touched = (edit.after or edit.before for edit in edits if isinstance(edit, SuggestionEdit))
+        shown = next((s for s in touched if s is not None and s.source is not Source.EDITOR), None)
+        if shown is not None:
+            self.select(shown.id)
 
     def recut_cues(self) -> None:
         """Preview the cues cut again at sentence ends beside today's; Apply makes it one undoable step."""
@@ -323,8 +321,7 @@ class ReviewController:
 
     def toggle_order(self) -> None:
         self.lowest_first = not self.lowest_first
-        self.window.actions_by_name["lowest_first"].setChecked(self.lowest_first)
-        self._show_list()
+        self._show_list("lowest_first", self.lowest_first)
         self.window.statusBar().showMessage(
             "Lowest confidence first" if self.lowest_first else "In queue order", 3000
         )
@@ -332,27 +329,28 @@ class ReviewController:
     def toggle_queue(self) -> None:
         """The triage queue only, or every gap again (the settled ones included)."""
         self.queue_only = not self.queue_only
-        self.window.actions_by_name["show_all"].setChecked(not self.queue_only)
-        self._show_list()
-        self.window.statusBar().showMessage(
-            "The queue: gaps the triage rule left to you" if self.queue_only else "Every gap", 3000
-        )
+        self._show_list("show_all", not self.queue_only)
+        self.window.statusBar().showMessage(self._queue_told(), 3000)
 
     def toggle_settled(self) -> None:
         """The gaps triage settled by itself, the least sure first (the surest last), to run
         through: X takes a wrong one back; or the list as it was."""
         self.settled_only = not self.settled_only
-        self.window.actions_by_name["show_settled"].setChecked(self.settled_only)
-        self._show_list()
+        self._show_list("show_settled", self.settled_only)
         session, model = self.window.session, self.window.gap_model
         if self.settled_only and session is not None and model is not None:
             message = settled_heading(gap_counts(session, model.settled))
         else:
-            message = "The queue: gaps the triage rule left to you" if self.queue_only else "Every gap"
+            message = self._queue_told()
         self.window.statusBar().showMessage(message, 6000)
 
-    def _show_list(self) -> None:
-        """Rebuild the list in the chosen view and start over at its first gap to decide."""
+    def _queue_told(self) -> str:
+        return "The queue: gaps the triage rule left to you" if self.queue_only else "Every gap"
+
+    def _show_list(self, action: str, checked: bool) -> None:
+        """Tick the view's ``action`` as ``checked``, rebuild the list in the chosen view and start
+        over at its first gap to decide."""
+        self.window.actions_by_name[action].setChecked(checked)
         if self.window.gap_model is None:
             return
         self.window.gap_model.set_view(self.queue_only, self.lowest_first, self.settled_only)

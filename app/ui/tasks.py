@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 
-from app.core.errors import PunctumError
+from app.services.worker_process import failure_line
 
 Work = Callable[[Callable[[str, float], None], Callable[[], bool]], Any]
 
@@ -46,12 +46,8 @@ class Task(QRunnable):
             result = self.work(self.signals.progress.emit, self._cancel.is_set)
         except InterruptedError:
             self.signals.cancelled.emit()
-        except PunctumError as error:
-            self.signals.failed.emit(str(error))
-        except MemoryError:
-            self.signals.failed.emit("out of memory")
         except Exception as error:  # a model or decoder failure must reach the user as a dialog
-            self.signals.failed.emit(f"{type(error).__name__}: {error}")
+            self.signals.failed.emit(failure_line(error))
         else:
             # Finished before the cancel took hold: the result is good (and may be saved already).
             self.signals.done.emit(result)

@@ -16,6 +16,7 @@ import numpy as np
 
 #: A word longer than this many sub-tokens (a URL, a run of symbols) keeps its first and last ones.
 MAX_WORD_TOKENS = 16
+_ENCODED_AT_ONCE = 4096  # words handed to the tokenizer in one call
 
 
 @dataclass
@@ -59,9 +60,7 @@ def word_token_ids(tokenizer: Any, words: list[str]) -> list[list[int]]:
     return ids
 
 
-def encode_words(
-    tokenizer: Any, words: Sequence[str], unknown: int | None = None, chunk: int = 4096
-) -> Encoded:
+def encode_words(tokenizer: Any, words: Sequence[str], unknown: int | None = None) -> Encoded:
     """The words' sub-tokens; an empty word (nothing the vocabulary knows) becomes ``unknown``
     (by default the Transformers tokenizer's own unknown id)."""
     ids: list[int] = []
@@ -69,8 +68,8 @@ def encode_words(
     ends: list[int] = []
     if unknown is None:
         unknown = tokenizer.unk_token_id
-    for offset in range(0, len(words), chunk):
-        for word_ids in word_token_ids(tokenizer, list(words[offset : offset + chunk])):
+    for offset in range(0, len(words), _ENCODED_AT_ONCE):
+        for word_ids in word_token_ids(tokenizer, list(words[offset : offset + _ENCODED_AT_ONCE])):
             if not word_ids:
                 word_ids = [unknown]
             if len(word_ids) > MAX_WORD_TOKENS:

@@ -7,6 +7,7 @@ and merges, for each word, the predictions of the windows that hold it (see `app
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,10 +107,7 @@ def plan_windows(encoded: Encoded, budget: int, stride: float = 0.5) -> list[tup
         if stop >= total:
             break
         target = encoded.starts[first] + max(1, int(encoded.tokens_between(first, stop) * stride))
-        following = first + 1
-        while following < stop and encoded.starts[following] < target:
-            following += 1
-        first = following
+        first = bisect.bisect_left(encoded.starts, target, first + 1, stop)  # the first word from there
     return windows
 
 

@@ -85,15 +85,8 @@ def encode_words(tokenizer: Any, words: Sequence[str], unknown: int | None = Non
 def window_end(encoded: Encoded, first: int, budget: int) -> int:
     """The end (exclusive) of the longest run of words from ``first`` within ``budget`` tokens."""
     limit = encoded.starts[first] + budget
-    low, high = first + 1, len(encoded)
-    # Binary search on the (increasing) word ends; at least one word per window.
-    while low < high:
-        middle = (low + high + 1) // 2
-        if encoded.ends[middle - 1] <= limit:
-            low = middle
-        else:
-            high = middle - 1
-    return max(low, first + 1)
+    # The word ends increase: bisected; at least one word per window.
+    return max(bisect.bisect_right(encoded.ends, limit, first, len(encoded)), first + 1)
 
 
 def plan_windows(encoded: Encoded, budget: int, stride: float = 0.5) -> list[tuple[int, int]]:

@@ -139,8 +139,7 @@ def _default_track(audio: list[Any]) -> int:
     """The place among ``audio`` streams of the one marked as the default, else 0."""
     from av.stream import Disposition
 
-    marked = [n for n, stream in enumerate(audio) if stream.disposition & Disposition.default]
-    return marked[0] if marked else 0
+    return next((n for n, stream in enumerate(audio) if stream.disposition & Disposition.default), 0)
 
 
 def stream_audio(path: Path, chunk_seconds: float = CHUNK_SECONDS) -> Iterator[np.ndarray]:

@@ -40,9 +40,7 @@ def file_failure(error: BaseException) -> str | None:
     if isinstance(error, (NotImplementedError, RecursionError)):
         return None
     if isinstance(error, (OSError, ValueError, RuntimeError)):
-        text = str(error).strip()
-        first = text.splitlines()[0] if text else ""
-        return f"{type(error).__name__}: {first}" if first else type(error).__name__
+        return f"{type(error).__name__}: {error_line(error)}" if str(error).strip() else type(error).__name__
     return None
 
 

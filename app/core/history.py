@@ -109,26 +109,22 @@ class History:
 
     def undo(self) -> Step | None:
         """Undo the last step (and the step it joins); returns the person's step undone."""
-        step = self._undo_one()
+        step = self._move(forward=False)
         while step is not None and step.joins_previous and self._done:
-            step = self._undo_one()
+            step = self._move(forward=False)
         return step
 
     def redo(self) -> Step | None:
         """Redo the last undone step and the steps that join it; returns the first."""
-        step = self._redo_one()
+        step = self._move(forward=True)
         while step is not None and self._undone and self._undone[-1].joins_previous:
-            self._redo_one()
+            self._move(forward=True)
         return step
 
-    def _undo_one(self) -> Step | None:
-        return self._move(self._done, self._undone, forward=False)
-
-    def _redo_one(self) -> Step | None:
-        return self._move(self._undone, self._done, forward=True)
-
-    def _move(self, source: list[Step], target: list[Step], forward: bool) -> Step | None:
-        """The last step of ``source`` redone (``forward``) or undone, and put on ``target``."""
+    def _move(self, forward: bool) -> Step | None:
+        """The last undone step redone (``forward``), or the last step done undone, and moved to
+        the other stack."""
+        source, target = (self._undone, self._done) if forward else (self._done, self._undone)
         if not source:
             return None
         step = source.pop()

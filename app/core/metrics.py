@@ -17,12 +17,8 @@ class Score:
     support: int
 
     def as_dict(self, digits: int = 1) -> dict[str, float | int]:
-        return {
-            "precision": round(100 * self.precision, digits),
-            "recall": round(100 * self.recall, digits),
-            "f1": round(100 * self.f1, digits),
-            "support": self.support,
-        }
+        rates = {name: round(100 * getattr(self, name), digits) for name in ("precision", "recall", "f1")}
+        return rates | {"support": self.support}
 
 
 def _score(true_positive: int, predicted: int, actual: int) -> Score:

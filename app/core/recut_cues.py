@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from app.core.model import Cue, Document, LayoutPiece, Slot, first_words
@@ -105,25 +105,30 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
         group = words[taken : taken + cut.words]
         original = originals.get((taken, cut.start, cut.end))
         taken += len(group)
-        line_ends = set(itertools.accumulate(cut.lines[:-1]))
-        layout: list[LayoutPiece] = []
-        for position in range(len(group)):
-            if position:
-                layout.append("\n" if position in line_ends else " ")
-            layout += [(Slot.WORD, position), (Slot.MARK, position)]
         cue = Cue(
             index=None,
             start=cut.start,
             end=cut.end,
             words=list(group),
             original_text="",
-            layout=layout,
+            layout=plain_layout(len(group), set(itertools.accumulate(cut.lines[:-1]))),
             after_text=endings.get(taken),
         )
         cue.original_text = cue.text()
         same = original is not None and original.words == cue.words and original.text() == cue.original_text
         cues.append(copied(original) if same and original is not None else cue)
     return cues
+
+
+def plain_layout(count: int, line_ends: Collection[int] = ()) -> list[LayoutPiece]:
+    """The layout of ``count`` words, each with its mark, one space apart but for a line break
+    before each word of ``line_ends``."""
+    layout: list[LayoutPiece] = []
+    for position in range(count):
+        if position:
+            layout.append("\n" if position in line_ends else " ")
+        layout += [(Slot.WORD, position), (Slot.MARK, position)]
+    return layout
 
 
 def number_cues(before: Sequence[Cue], after: list[Cue], file_format: str) -> None:

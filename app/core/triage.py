@@ -17,6 +17,7 @@ editor all use this rule.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -255,12 +256,8 @@ def triage(suggestions: Sequence[Suggestion], policy: TriagePolicy, has_referenc
 def surest_within(confidences: Sequence[float], target: float) -> int:
     """How many of ``confidences`` (surest first) settle with their mean (the expected share right,
     the confidence being calibrated) at or above ``target``."""
-    total, best = 0.0, 0
-    for count, confidence in enumerate(confidences, 1):
-        total += confidence
-        if total / count >= target:
-            best = count
-    return best
+    totals = enumerate(itertools.accumulate(confidences), 1)
+    return max((count for count, total in totals if total / count >= target), default=0)
 
 
 def proposed_gaps(suggestions: Iterable[Suggestion]) -> list[ReviewRow]:

@@ -97,12 +97,11 @@ def parse_document(data: bytes, format: str, path: Path | None = None) -> Docume
     if len(data) > MAX_FILE_BYTES:
         raise FormatError(path, None, _too_large(len(data)))
     decoded = decode(data, path)
-    if format in ("srt", "vtt"):
-        _check_line_lengths(decoded.text, path)
     warnings = list(decoded.warnings)
     if decoded.mixed_line_endings:
         warnings.append("mixed line endings; all will be written as the most common one")
     if format in ("srt", "vtt"):
+        _check_line_lengths(decoded.text, path)
         cues, preamble, found = (srt if format == "srt" else vtt).read(decoded.text, path)
         warnings += found
     elif format == "txt":

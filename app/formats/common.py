@@ -58,12 +58,10 @@ def render(document: Document, head: Callable[[Cue], str], default_after: str) -
     parts = [document.preamble]
     last = len(document.cues) - 1
     for number, cue in enumerate(document.cues):
-        parts.append(head(cue))
-        parts.append(cue.text())
         after = cue.after_text
         if after is None:
             after = "\n" if number == last else default_after
-        parts.append(after)
+        parts += [head(cue), cue.text(), after]
     parts.append(document.trailer)
     return "".join(parts)
 

@@ -181,18 +181,12 @@ class Confidence:
     marks: Logistic
     capitals: Logistic
 
-    def mark_right(self, inputs: Sequence[float]) -> float:
-        return self.marks(inputs)
-
     def mark_promise(self, inputs: Sequence[float], disagree: bool) -> float:
         """The chance a mark suggestion is right as promised to a person and to triage:
-        ``mark_right`` of its inputs, held below every target where its readers ``disagree``
+        ``marks`` of its inputs, held below every target where its readers ``disagree``
         (``READERS_DISAGREE_CAP``)."""
-        sure = self.mark_right(inputs)
+        sure = self.marks(inputs)
         return min(sure, READERS_DISAGREE_CAP) if disagree else sure
-
-    def capital_right(self, inputs: Sequence[float]) -> float:
-        return self.capitals(inputs)
 
     def as_json(self) -> dict[str, object]:
         return {

@@ -189,7 +189,7 @@ class HouseStyle:
         inputs = mark_inputs(
             best, reading.combined, reading.read, reading.heard, reading.pause, reading.cue_end, language
         )
-        sure = confidence.mark_right(inputs)
+        sure = confidence.marks(inputs)
         if any(self.calibration):
             inputs = calibration_inputs(best, reading, sure)
             shift = sum(w * x for w, x in zip(self.calibration, inputs, strict=True))

@@ -118,11 +118,8 @@ def _fits(
     for (_, stop), (first, _) in itertools.pairwise(units):
         if first != stop or times[first][0] < times[first - 1][0] - BACKWARDS_SECONDS:
             return False
-    first, stop = units[0][0], units[-1][1]
-    if sum(tokens[first:stop]) > budget:
-        return False
-    span = times[first:stop]
-    return max(end for _, end in span) - min(start for start, _ in span) <= WINDOW_SECONDS
+    window = _window(units, times)
+    return sum(tokens[window.first : window.stop]) <= budget and window.end - window.start <= WINDOW_SECONDS
 
 
 def _window(units: list[tuple[int, int]], times: Sequence[tuple[float, float]]) -> Window:

@@ -105,10 +105,8 @@ def _model_digest(model_dir: Path, stamps: tuple[tuple[int, int] | None, ...]) -
     shape = {k: v for k, v in settings.items() if k not in _NOT_IN_GRAPH}
     vocabulary = vocabulary_digest(model_dir)
     digest = hashlib.sha256(f"{EXPORT_FORMAT}\n{json.dumps(shape, sort_keys=True)}\n{vocabulary}\n".encode())
-    with (model_dir / WEIGHTS_NAME).open("rb") as weights:
-        for block in iter(lambda: weights.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    with (model_dir / WEIGHTS_NAME).open("rb") as weights:  # hashed on from the settings
+        return hashlib.file_digest(weights, lambda: digest).hexdigest()
 
 
 def runtime_dir(model_dir: Path) -> Path:

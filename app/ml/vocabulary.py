@@ -109,14 +109,13 @@ def compact_tokenizer(tokenizer: dict[str, Any], kept: Sequence[int]) -> dict[st
     result["model"] = {
         **copy.deepcopy({k: v for k, v in model.items() if k != "vocab"}),
         "vocab": [vocab[i] for i in kept],
+        "unk_id": new_id[model["unk_id"]],
     }
-    result["model"]["unk_id"] = new_id[model["unk_id"]]
-    added = []
-    for token in result.get("added_tokens", []):
-        if token["id"] in new_id:
-            token["id"] = new_id[token["id"]]
-            added.append(token)
-    result["added_tokens"] = added
+    result["added_tokens"] = [
+        {**token, "id": new_id[token["id"]]}
+        for token in result.get("added_tokens", [])
+        if token["id"] in new_id
+    ]
     processor = result.get("post_processor") or {}
     for special in processor.get("special_tokens", {}).values():
         special["ids"] = [new_id[i] for i in special["ids"]]

@@ -7,6 +7,7 @@ and merges, for each word, the predictions of the windows that hold it (see `app
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ import numpy as np
 
 #: A word longer than this many sub-tokens (a URL, a run of symbols) keeps its first and last ones.
 MAX_WORD_TOKENS = 16
+_ENCODED_AT_ONCE = 4096  # words handed to the tokenizer in one call
 
 
 @dataclass
@@ -59,9 +61,7 @@ def word_token_ids(tokenizer: Any, words: list[str]) -> list[list[int]]:
     return ids
 
 
-def encode_words(
-    tokenizer: Any, words: Sequence[str], unknown: int | None = None, chunk: int = 4096
-) -> Encoded:
+def encode_words(tokenizer: Any, words: Sequence[str], unknown: int | None = None) -> Encoded:
     """The words' sub-tokens; an empty word (nothing the vocabulary knows) becomes ``unknown``
     (by default the Transformers tokenizer's own unknown id)."""
     ids: list[int] = []
@@ -69,8 +69,8 @@ def encode_words(
     ends: list[int] = []
     if unknown is None:
         unknown = tokenizer.unk_token_id
-    for offset in range(0, len(words), chunk):
-        for word_ids in word_token_ids(tokenizer, list(words[offset : offset + chunk])):
+    for offset in range(0, len(words), _ENCODED_AT_ONCE):
+        for word_ids in word_token_ids(tokenizer, list(words[offset : offset + _ENCODED_AT_ONCE])):
             if not word_ids:
                 word_ids = [unknown]
             if len(word_ids) > MAX_WORD_TOKENS:
@@ -85,15 +85,8 @@ def encode_words(
 def window_end(encoded: Encoded, first: int, budget: int) -> int:
     """The end (exclusive) of the longest run of words from ``first`` within ``budget`` tokens."""
     limit = encoded.starts[first] + budget
-    low, high = first + 1, len(encoded)
-    # Binary search on the (increasing) word ends; at least one word per window.
-    while low < high:
-        middle = (low + high + 1) // 2
-        if encoded.ends[middle - 1] <= limit:
-            low = middle
-        else:
-            high = middle - 1
-    return max(low, first + 1)
+    # The word ends increase: bisected; at least one word per window.
+    return max(bisect.bisect_right(encoded.ends, limit, first, len(encoded)), first + 1)
 
 
 def plan_windows(encoded: Encoded, budget: int, stride: float = 0.5) -> list[tuple[int, int]]:
@@ -107,10 +100,7 @@ def plan_windows(encoded: Encoded, budget: int, stride: float = 0.5) -> list[tup
         if stop >= total:
             break
         target = encoded.starts[first] + max(1, int(encoded.tokens_between(first, stop) * stride))
-        following = first + 1
-        while following < stop and encoded.starts[following] < target:
-            following += 1
-        first = following
+        first = bisect.bisect_left(encoded.starts, target, first + 1, stop)  # the first word from there
     return windows
 
 

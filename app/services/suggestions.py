@@ -256,7 +256,7 @@ def _capital_suggestions(source: _Reading, next_id: int) -> list[Suggestion]:
                     next_id,
                     index,
                     "",
-                    round(sure.capital_right(capital_inputs(capital, starts_cue, language)), 4),
+                    round(sure.capitals(capital_inputs(capital, starts_cue, language)), 4),
                     Source.MODEL,
                     {"capital": round(capital, 4)},
                     casing=casing,

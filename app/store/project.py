@@ -30,7 +30,7 @@ from app.store.errors import ProjectError, write_refused
 from app.store.files import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, FileEntry, FileTable, stored_path
 from app.store.lock import Holder, ProjectLockedError
 from app.store.processing import FileResults, Processing
-from app.store.schema import SCHEMA_VERSION, migrate
+from app.store.schema import SCHEMA_VERSION, migrate, schema_version
 
 __all__ = [
     "DONE",
@@ -150,12 +150,7 @@ class Project(FileTable, Processing):
             raise ProjectError(f"{self.path}: exists and is not a Punctum project; not overwriting it")
 
     def _check_readable(self) -> None:
-        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise ProjectError(
-                f"{self.path}: made by a newer Punctum (schema {version}, this one reads {SCHEMA_VERSION})"
-            )
-        if version == 0 or not self.db["files"].exists():
+        if schema_version(self.db, self.path) == 0 or not self.db["files"].exists():
             raise ProjectError(f"{self.path}: not a Punctum project")
 
     def writer(self) -> Holder | None:

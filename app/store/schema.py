@@ -127,14 +127,19 @@ MIGRATIONS: dict[int, str] = {
 }
 
 
-def migrate(db: Database, path: Path) -> None:
-    """Bring the project at ``path`` up to ``SCHEMA_VERSION``; one made by a newer Punctum is refused."""
+def schema_version(db: Database, path: Path) -> int:
+    """The schema version of the project at ``path``; one made by a newer Punctum is refused."""
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise ProjectError(
             f"{path}: made by a newer Punctum (schema {version}, this one reads {SCHEMA_VERSION})"
         )
-    for target in range(version + 1, SCHEMA_VERSION + 1):
+    return version
+
+
+def migrate(db: Database, path: Path) -> None:
+    """Bring the project at ``path`` up to ``SCHEMA_VERSION``; one made by a newer Punctum is refused."""
+    for target in range(schema_version(db, path) + 1, SCHEMA_VERSION + 1):
         with db.atomic():
             for statement in MIGRATIONS[target].split(";"):
                 if statement.strip():

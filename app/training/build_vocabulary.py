@@ -25,8 +25,7 @@ def _training_words(recipes: list[Path], data_root: Path | None) -> tuple[list[s
             if spec["kind"] == "speech" or spec["name"] in names:
                 continue
             documents = load_source(spec, config.data_root, "train")
-            for document in documents:
-                words.extend(document.words)
+            words += [word for document in documents for word in document.words]
             if documents:
                 names.append(spec["name"])
     return words, names

@@ -10,6 +10,7 @@ measures it cross-fitted (and with ``--fit`` writes the shipped file from every 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,11 +50,9 @@ def fit(recordings: Sequence[RecordingReadings], keep: Sequence[np.ndarray]) -> 
         combination_of(comma, stop, none_bias, comma_bias)
         for comma, stop, none_bias, comma_bias in itertools.product(WEIGHTS, WEIGHTS, BIASES, BIASES)
     )
-    best = min(candidates, key=lambda c: _log_loss(recordings, keep, c))
-    return min(
-        (Combination(best.weights, best.biases, t) for t in TEMPERATURES),
-        key=lambda c: _log_loss(recordings, keep, c),
-    )
+    loss = functools.partial(_log_loss, recordings, keep)
+    best = min(candidates, key=loss)
+    return min((Combination(best.weights, best.biases, t) for t in TEMPERATURES), key=loss)
 
 
 def _log_loss(

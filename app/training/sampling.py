@@ -24,9 +24,10 @@ def load_source(
     synthesised into ``speech_cache`` the first time."""
     kind, language = spec["kind"], spec.get("language", "en")
     path = root / spec["path"]
+    # Some kinds of source give training text alone, one gives dev text alone.
+    if (kind in ("speech", "text", "jsonl") and part != "train") or (kind == "conllu" and part != "dev"):
+        return []
     if kind == "speech":
-        if part != "train":
-            return []
         if speech_cache is None:
             raise ValueError("speech sources need a cache folder")
         from app.training.speech_corpus import build_speech_corpus, read_speech_corpus
@@ -45,15 +46,12 @@ def load_source(
         talks = corpora.read_talks(path, language, spec["name"], cased=bool(spec.get("cased", True)))
         return corpora.held_out_talks(talks, int(spec.get("dev_every", corpora.TALKS_DEV_EVERY)))[part]
     if kind == "text":
-        documents = [
-            corpora.read_plain_text(p, language, spec["name"]) for p in corpora.iter_text_files(path)
-        ]
-        return documents if part == "train" else []
+        return [corpora.read_plain_text(p, language, spec["name"]) for p in corpora.iter_text_files(path)]
     if kind == "jsonl":
         exclude = root / spec["exclude"] if spec.get("exclude") else None
-        return [corpora.read_json_lines(path, language, spec["name"], exclude)] if part == "train" else []
+        return [corpora.read_json_lines(path, language, spec["name"], exclude)]
     if kind == "conllu":
-        return [corpora.read_conllu(path, language, "dev")] if part == "dev" else []
+        return [corpora.read_conllu(path, language, "dev")]
     raise ValueError(f"unknown source kind {kind!r}")
 
 

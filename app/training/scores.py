@@ -44,12 +44,9 @@ def document_classes(document: LabelledText, probabilities: np.ndarray) -> tuple
 def scores_from(
     documents: Sequence[LabelledText], probabilities: Sequence[np.ndarray], digits: int = 1
 ) -> dict[str, Any]:
-    gold: list[str] = []
-    predicted: list[str] = []
-    for document, probs in zip(documents, probabilities, strict=True):
-        document_gold, document_predicted = document_classes(document, probs)
-        gold += document_gold
-        predicted += document_predicted
+    classes = [document_classes(d, p) for d, p in zip(documents, probabilities, strict=True)]
+    gold = [c for document_gold, _ in classes for c in document_gold]
+    predicted = [c for _, document_predicted in classes for c in document_predicted]
     return punctuation_scores(gold, predicted, digits=digits)
 
 

@@ -35,7 +35,8 @@ from app.core.audio_format import SAMPLE_RATE
 from app.core.errors import PunctumError
 from app.core.gap_features import SIZE as GAP_SIZE
 from app.core.marks import MODEL_MARKS
-from app.core.model import Cue, Document, Slot, Word
+from app.core.model import Cue, Document, Word
+from app.core.recut_cues import plain_layout
 from app.training.data import LabelledText, words_between
 
 CUE_GAP_SECONDS = 0.15
@@ -150,14 +151,8 @@ def speak_piper(words: list[str], marks: list[str], rng: random.Random | None) -
 
 def bare_cue(number: int, start: float, end: float, words: list[str]) -> Cue:
     """A cue of these words exactly as given (no marks, no re-tokenising), times in seconds."""
-    layout: list[str | tuple[Slot, int]] = []
-    for position in range(len(words)):
-        if position:
-            layout.append(" ")
-        layout += [(Slot.WORD, position), (Slot.MARK, position)]
-    return Cue(
-        number, round(start * 1000), round(end * 1000), [Word(w) for w in words], " ".join(words), layout
-    )
+    times = round(start * 1000), round(end * 1000)
+    return Cue(number, *times, [Word(w) for w in words], " ".join(words), plain_layout(len(words)))
 
 
 def synthesise(

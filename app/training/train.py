@@ -202,17 +202,15 @@ def _train(
             # Out of patience; at the last step (or out of time) the run ends for that reason instead.
             if state["bad_evals"] >= config.patience and state["step"] < config.steps and not out_of_time:
                 stop_reason = f"early stop: dev SER did not improve in {config.patience} evaluations"
+        if out_of_time:
+            stop_reason = f"time budget of {config.time_budget_minutes} minutes reached"
         if (
             state["step"] % config.checkpoint_every == 0
             or stop_reason != "steps done"
-            or out_of_time
             or state["step"] == config.steps
         ):
             _save_checkpoint(checkpoints, model, optimizer, state, sampler, started, segment_started)
         if stop_reason != "steps done":
-            break
-        if out_of_time:
-            stop_reason = f"time budget of {config.time_budget_minutes} minutes reached"
             break
     progress.close()
     # The final state too: the early-stopping pick is not always the one to keep or build on.

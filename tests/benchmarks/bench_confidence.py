@@ -149,7 +149,7 @@ def _test_calls() -> dict[str, object]:
     combined = np.asarray(data["read"], dtype=np.float64)
     marks = mark_suggestions(data, combined, heard, np.zeros(len(combined), dtype=bool))
     shipped = shipped_confidence()
-    p = np.asarray([shipped.mark_right(x) for x in marks.inputs])
+    p = np.asarray([shipped.marks(x) for x in marks.inputs])
     return {
         "set": "Earnings-22 test calls, text and timings",
         "words": len(combined),

@@ -7,7 +7,7 @@ all`), then exported three ways: as it is, `--rebreak` and `--resegment` (times 
 cues, no media). Each written file is hashed; files batch refuses are listed with its summary.
 
 Run: `.venv/bin/python -m tests.benchmarks.fixture_outputs [--compare EARLIER.json]`
-(about 10 minutes on 2 cores; writes only to a temporary folder).
+(under a minute on 2 cores once the model is exported; writes only to a temporary folder).
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import itertools
 from typing import Any, NamedTuple
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -17,7 +16,7 @@ from PySide6.QtGui import QColor
 
 from app.core.checks import CaptionLimits, CueCheck, check_cue
 from app.core.history import CueEdit, Step, SuggestionEdit, WordEdit
-from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggestion, apply_casing
+from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggestion, apply_casing, first_words
 from app.core.triage import ReviewRow
 from app.services.documents import format_duration
 from app.services.review import ReviewSession
@@ -94,7 +93,7 @@ class CueModel(_Table):
         self.beginResetModel()
         document = self.session.document
         self._cue_of_word = [n for n, cue in enumerate(document.cues) for _ in cue.words]
-        self._first_words = [0, *itertools.accumulate(len(cue.words) for cue in document.cues)][:-1]
+        self._first_words = first_words(document.cues)
         self._index_suggestions()
         self._html.clear()
         self._checks.clear()

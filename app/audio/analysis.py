@@ -61,6 +61,13 @@ class AudioTrack:
         return track[max(0, first) : max(0, stop)]
 
 
+def silent_runs(flags: np.ndarray) -> list[tuple[int, int]]:
+    """Runs of non-speech frames in speech ``flags``, as (first, stop) frame indexes."""
+    silent = np.concatenate(([0], ~flags.astype(bool), [0])).astype(np.int8)
+    steps = np.diff(silent)  # 1 where a run of silence starts, -1 where it stops
+    return list(zip(np.flatnonzero(steps == 1).tolist(), np.flatnonzero(steps == -1).tolist(), strict=True))
+
+
 def pitch_track(samples: np.ndarray, count: int) -> np.ndarray:
     """Pitch in Hz at the centres of the ``count`` 10 ms frames of ``samples``, NaN where Praat's
     autocorrelation tracker (Boersma 1993) finds no voice."""

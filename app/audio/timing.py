@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.audio.analysis import AudioTrack
+from app.audio.analysis import AudioTrack, silent_runs
 from app.audio.vad import VAD_FRAME
 from app.core.audio_format import SAMPLE_RATE
 from app.core.model import Document, Word
@@ -90,15 +90,8 @@ def _trailing_silence(track: AudioTrack, start: float, end: float) -> float:
     flags = track.speaking(start, end)
     if flags.size == 0:
         return 0.0
-    longest = max((stop - first for first, stop in _silences(flags)), default=0) * FRAME
+    longest = max((stop - first for first, stop in silent_runs(flags)), default=0) * FRAME
     return longest if longest >= MIN_SILENCE else 0.0
-
-
-def _silences(flags: np.ndarray) -> list[tuple[int, int]]:
-    """Runs of non-speech frames as (first, stop) frame indexes."""
-    silent = np.concatenate(([0], ~flags.astype(bool), [0])).astype(np.int8)
-    steps = np.diff(silent)  # 1 where a run of silence starts, -1 where it stops
-    return list(zip(np.flatnonzero(steps == 1).tolist(), np.flatnonzero(steps == -1).tolist(), strict=True))
 
 
 def _estimated(words: list[Word], start: float, end: float, track: AudioTrack) -> list[WordTiming]:
@@ -114,7 +107,7 @@ def _estimated(words: list[Word], start: float, end: float, track: AudioTrack) -
     # Dips shorter than MIN_SILENCE are part of the speech (stops, breaths).
     speaking = flags.copy()
     silences = []
-    for first, stop in _silences(flags):
+    for first, stop in silent_runs(flags):
         if (stop - first) * FRAME < MIN_SILENCE:
             speaking[first:stop] = True
         else:

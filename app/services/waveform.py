@@ -24,18 +24,17 @@ class Waveform:
     def from_track(cls, track: Any) -> Waveform:
         import numpy as np
 
-        from app.audio.analysis import SPEECH_THRESHOLD
+        from app.audio.analysis import SPEECH_THRESHOLD, silent_runs
         from app.audio.vad import VAD_FRAME
         from app.core.audio_format import SAMPLE_RATE
 
         loudness = np.clip((np.asarray(track.energy_db, dtype=np.float32) + 60.0) / 60.0, 0.0, 1.0)
         speaking = np.asarray(track.speech) >= SPEECH_THRESHOLD
         step = VAD_FRAME / SAMPLE_RATE
-        # Where speech stops and starts again, in turn: the bounds of each run without speech.
-        bounds = np.flatnonzero(np.diff(np.concatenate(([True], speaking, [True])))).tolist()
-        runs = zip(bounds[::2], bounds[1::2], strict=True)
         pauses = [
-            (start * step, stop * step) for start, stop in runs if (stop - start) * step >= cls.MIN_PAUSE
+            (start * step, stop * step)
+            for start, stop in silent_runs(speaking)
+            if (stop - start) * step >= cls.MIN_PAUSE
         ]
         return cls(loudness, pauses, float(track.duration))
 

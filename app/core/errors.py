@@ -44,6 +44,17 @@ def file_failure(error: BaseException) -> str | None:
     return None
 
 
+def failure_line(error: BaseException) -> str:
+    """How the editor tells slow work that failed, in one line for its dialog: what Punctum refuses
+    as it says it, running out of memory as such, anything else (a model or a decoder) by its kind.
+    Unlike ``file_failure`` it has no bugs to let through: the dialog is where they are seen."""
+    if isinstance(error, PunctumError):
+        return str(error)
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    return f"{type(error).__name__}: {error}"
+
+
 def bug_report(error: BaseException) -> str:
     """A bug met on one file, told as one: what it was, and that it is Punctum's, not the file's."""
     return f"processing crashed: a bug in Punctum ({type(error).__name__}: {error}); please report it"

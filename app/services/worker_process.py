@@ -14,7 +14,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from app.core.errors import PunctumError
+from app.core.errors import PunctumError, failure_line
 
 if TYPE_CHECKING:
     from app.services.analysis import Analysis, AnalysisRequest, Progress
@@ -25,16 +25,6 @@ if TYPE_CHECKING:
 
 class BackgroundError(PunctumError):
     """The background process failed or stopped."""
-
-
-def failure_line(error: Exception) -> str:
-    """How the editor tells slow work that failed, in one line for its dialog: what Punctum refuses
-    as it says it, running out of memory as such, anything else (a model or a decoder) by its kind."""
-    if isinstance(error, PunctumError):
-        return str(error)
-    if isinstance(error, MemoryError):
-        return "out of memory"
-    return f"{type(error).__name__}: {error}"
 
 
 class WorkerProcess:

@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 
-from app.services.worker_process import failure_line
+from app.core.errors import failure_line
 
 Work = Callable[[Callable[[str, float], None], Callable[[], bool]], Any]
 

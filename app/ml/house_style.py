@@ -276,9 +276,15 @@ def fit_style(
     confidence = confidence or shipped_confidence()
     combined = np.array([e.reading.combined for e in examples], dtype=float)
     chosen = np.array([e.chosen for e in examples])
-    # Whether a mark goes: a logistic on the model's own logit, with a bias per next word.
+    # Whether a mark goes: a logistic on the model's own logit, with a bias per next word. A person
+    # who agrees with the model (a mark where it proposes one, none where it proposes none) says
+    # the model was right there: the example's target is the model's own chance, which holds the
+    # style where the model is rather than pulling it to "more marks" (the queue is of proposed
+    # gaps, so a person who accepts them would otherwise teach a mark at every gap).
+    model_best = combined.argmax(axis=1)
+    agrees = (chosen != 0) == (model_best != 0)
+    has_mark = np.where(agrees, 1 - np.clip(combined[:, 0], 0.0, 1.0), (chosen != 0).astype(float))
     logit = _mark_logits(combined)
-    has_mark = (chosen != 0).astype(float)
     vocabulary = sorted({e.next_word for e in examples})
     word_of = np.array([vocabulary.index(e.next_word) for e in examples])
     word_centre = np.array([base.word_bias.get(w, 0.0) for w in vocabulary])
@@ -306,6 +312,10 @@ def fit_style(
     if marked.any():
         scores = np.log(np.clip(combined[marked, 1:], 1e-9, 1.0))
         onehot = np.eye(CLASSES - 1)[chosen[marked] - 1]
+        # Likewise, the mark the model would have chosen, kept, teaches the model's own odds.
+        kept = chosen[marked] == model_best[marked]
+        model_odds = combined[marked, 1:] / np.clip(combined[marked, 1:].sum(axis=1, keepdims=True), 1e-9, None)
+        onehot = np.where(kept[:, None], model_odds, onehot)
         class_bias[1:] = _newton_softmax(
             scores, onehot, class_bias[1:], np.array(base.class_bias[1:]), 1 / (CLASS_SPREAD * strength) ** 2
         )

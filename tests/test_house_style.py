@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.history import Decider
 from app.core.marks import MODEL_MARKS
 from app.core.model import Source, Status, Suggestion
 from app.core.triage import TriagePolicy
@@ -106,7 +107,7 @@ def test_decisions_teach_the_style_and_re_read_later_gaps_but_never_a_decided_on
         assert all(session.document.word(gap).mark == "" for gap in rejected)
         # Each re-reading is the rule's step, joined to the person's decision before it.
         last = session.history.done[-1]
-        assert last.by_rule and last.joins_previous
+        assert last.by is Decider.RULE and last.joins_previous
         assert (session.history.undo_description or "").startswith("Reject")
     finally:
         session.close()
@@ -383,7 +384,9 @@ def test_marks_a_person_adds_before_a_word_make_that_word_s_gaps_likelier_to_tak
         readings = session.readings()
         before = [i for i in range(len(words) - 1) if words[i + 1] == "because"]
         assert len(before) == len(lines)
-        unmarked = [g for g in before if max(range(len(MODEL_MARKS)), key=readings[g].combined.__getitem__) == 0]
+        unmarked = [
+            g for g in before if max(range(len(MODEL_MARKS)), key=readings[g].combined.__getitem__) == 0
+        ]
         assert len(unmarked) >= 4, "the model proposes a mark before most of them: the test needs others"
         taught = unmarked[:4]
         for gap in taught:
@@ -499,3 +502,82 @@ def test_fifty_agreements_on_a_long_talk_move_the_pending_marks_by_under_5_perce
     _accept_first_pending(session, 50)
     assert abs(_proposed_marks(session) - before) < 0.05 * before
     session.close()
+
+
+def _batched_sample(tmp_path: Path, apply: str) -> tuple[Path, Path]:
+    """The sample's captions batched (text only) with ``--apply apply`` into a project: the
+    folder and the project."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "sample.srt")
+    project = tmp_path / "p.punctum"
+    command = ("batch", str(folder), "--project", str(project), "--apply", apply, "--workers", "1")
+    result = punctum(*command, "--no-audio")
+    assert result.returncode == 0, result.stderr
+    return folder, project
+
+
+def _mark_gaps(session: ReviewSession) -> dict[int, list[Suggestion]]:
+    gaps: dict[int, list[Suggestion]] = {}
+    for s in session.document.suggestions:
+        if s.source is Source.MODEL and s.casing is None:
+            gaps.setdefault(s.gap, []).append(s)
+    return gaps
+
+
+def test_the_re_reading_never_proposes_again_where_batch_accepted(tmp_path: Path) -> None:
+    """`batch --apply confident` accepts what it is sure of; a person's decisions in the editor
+    re-read the rest, never a gap batch decided: no gap has an accepted and a pending mark."""
+    _, project = _batched_sample(tmp_path, "confident")
+    session = ReviewSession.open_project(project)
+    try:
+        accepted = {
+            g for g, found in _mark_gaps(session).items() if any(s.status is Status.ACCEPTED for s in found)
+        }
+        assert accepted, "batch accepted nothing: the test needs a confident file"
+        for _ in range(4):
+            pending = [
+                s for found in _mark_gaps(session).values() for s in found if s.status is Status.PENDING
+            ]
+            session.reject_gap(min(pending, key=lambda s: s.gap).id)
+        for gap in accepted:
+            found = _mark_gaps(session)[gap]
+            assert [s.status for s in found] == [Status.ACCEPTED], (gap, found)
+        assert session.style().decisions == 4  # batch's accepts teach nothing
+    finally:
+        session.close()
+
+
+def test_a_re_analysis_keeps_who_decided_each_gap(tmp_path: Path) -> None:
+    """The rule's settlement and a person's answers carried to a re-analysis stay theirs: the rule's
+    can be reopened by a policy, only the person's teach the style."""
+    from app.core.history import Decider
+    from app.services.projects import reanalyse_file
+
+    folder, project = _batched_sample(tmp_path, "triage")
+    session = ReviewSession.open_project(project)
+    try:
+        settled = session.settled_by_rule()
+        assert settled
+        pending = [s for found in _mark_gaps(session).values() for s in found if s.status is Status.PENDING]
+        mine = sorted(pending, key=lambda s: s.gap)[:3]
+        for s in mine:
+            session.reject_gap(s.id)
+        settled_gaps = {session.document.suggestion(i).gap for i in session.settled_by_rule()}
+        reanalyse_file(session.project, session.file_id)
+    finally:
+        session.close()
+    result = punctum("batch", str(folder), "--project", str(project), "--workers", "1", "--no-audio")
+    assert result.returncode == 0, result.stderr
+    session = ReviewSession.open_project(project)
+    try:
+        deciders = {by for _, _, by in session.project.decisions(session.file_id)}
+        assert deciders <= {Decider.PERSON, Decider.RULE}
+        assert session.style().decisions == len(mine)  # the rule's settlement taught nothing
+        again = {session.document.suggestion(i).gap for i in session.settled_by_rule()}
+        assert again == settled_gaps  # still the rule's: a policy changed reopens them
+        for s in mine:
+            assert session.document.word(s.gap).mark == ""
+            assert all(x.status is Status.REJECTED for x in _mark_gaps(session)[s.gap])
+    finally:
+        session.close()

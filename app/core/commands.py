@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from app.core.errors import PunctumError
-from app.core.history import CueEdit, Edit, History, Step, SuggestionEdit, WordEdit
+from app.core.history import CueEdit, Decider, Edit, History, Step, SuggestionEdit, WordEdit
 from app.core.marks import same_mark
 from app.core.marks import set_mark as written_with
 from app.core.model import Cue, Document, Source, Status, Suggestion, apply_casing
@@ -164,7 +164,7 @@ def restyle(
     edits = _merged(reopened + changed + accepted)
     # On its own (a policy, a style given or reset) it is the rule's settlement, and named so.
     description = "Re-read with the house style" if joins else "Settle by triage"
-    return Step(description, edits, by_rule=True, joins_previous=joins)
+    return Step(description, edits, by=Decider.RULE, joins_previous=joins)
 
 
 def surest_per_gap(

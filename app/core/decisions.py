@@ -14,7 +14,7 @@ from typing import Any
 
 from app.core import commands
 from app.core.errors import PunctumError
-from app.core.history import History, Step
+from app.core.history import Decider, History, Step
 from app.core.model import Document, Source, Suggestion
 from app.core.recut_cues import CueCut
 
@@ -259,9 +259,9 @@ def step_of(document: Document, decision: Decision) -> Step | None:
     return None
 
 
-def replay(document: Document, history: History, decision: Decision, by_person: bool = True) -> None:
-    """Apply one recorded decision through the editor's own commands; ``by_person`` False for a
-    decision a program took (batch's ``--apply``), which teaches the house style nothing."""
+def replay(document: Document, history: History, decision: Decision, by: Decider = Decider.PERSON) -> None:
+    """Apply one recorded decision through the editor's own commands, as taken ``by`` whoever
+    recorded it: only a person's teach the house style."""
     if isinstance(decision, Undo):
         history.undo()
     elif isinstance(decision, Redo):
@@ -269,4 +269,4 @@ def replay(document: Document, history: History, decision: Decision, by_person: 
     else:
         step = step_of(document, decision)
         assert step is not None
-        history.do(step if by_person or step.by_rule else dataclasses.replace(step, by_program=True))
+        history.do(step if step.by is by else dataclasses.replace(step, by=by))

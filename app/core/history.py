@@ -7,6 +7,7 @@ plain assignments and cannot drift from what was done. Several changes made by o
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -41,17 +42,25 @@ class CueEdit:
 Edit = WordEdit | SuggestionEdit | CueEdit
 
 
+class Decider(enum.StrEnum):
+    """Who took a step, from the project's decision rows to the history and the house style: only
+    a person's decisions teach the style, and a gap anyone decided is never read again."""
+
+    PERSON = "editor"
+    #: The triage rule: its settlement is reopened and settled again when the policy changes.
+    RULE = "rule"
+    #: A program that is not the rule (batch's ``--apply confident``, ``all``).
+    BATCH = "batch"
+
+
 @dataclass(frozen=True)
 class Step:
     description: str
     edits: tuple[Edit, ...]
-    by_rule: bool = False  # taken by the triage rule, not by a person
+    by: Decider = Decider.PERSON
     #: Undone and redone with the step before it: the rule's re-reading after a person's decision
     #: is part of that decision.
     joins_previous: bool = False
-    #: Taken by a program that is not the triage rule (batch's ``--apply confident``): neither the
-    #: rule's to reopen nor a person's answer to learn from.
-    by_program: bool = False
 
 
 Listener = Callable[[Step, bool], None]

@@ -21,7 +21,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from app.core.history import History, SuggestionEdit
+from app.core.history import Decider, History, SuggestionEdit
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
 
@@ -161,7 +161,7 @@ def last_by_rule(history: History) -> dict[int, bool]:
     for step in history.done:
         for edit in step.edits:
             if isinstance(edit, SuggestionEdit):
-                last[edit.suggestion_id] = step.by_rule
+                last[edit.suggestion_id] = step.by is Decider.RULE
     return last
 
 

@@ -314,7 +314,9 @@ def fit_style(
         onehot = np.eye(CLASSES - 1)[chosen[marked] - 1]
         # Likewise, the mark the model would have chosen, kept, teaches the model's own odds.
         kept = chosen[marked] == model_best[marked]
-        model_odds = combined[marked, 1:] / np.clip(combined[marked, 1:].sum(axis=1, keepdims=True), 1e-9, None)
+        model_odds = combined[marked, 1:] / np.clip(
+            combined[marked, 1:].sum(axis=1, keepdims=True), 1e-9, None
+        )
         onehot = np.where(kept[:, None], model_odds, onehot)
         class_bias[1:] = _newton_softmax(
             scores, onehot, class_bias[1:], np.array(base.class_bias[1:]), 1 / (CLASS_SPREAD * strength) ** 2

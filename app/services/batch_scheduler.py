@@ -20,6 +20,7 @@ from app.core.audio_use import DEFAULT_AUDIO_USE, AudioUse
 from app.core.commands import Apply, ApplyPolicy, accept_confident
 from app.core.decisions import AcceptMany, Decision, Settle, encode
 from app.core.errors import PunctumError
+from app.core.history import Decider
 from app.core.model import Suggestion
 from app.core.triage import about_wrong, gaps_settled
 from app.services.analysis import AnalysisRequest
@@ -216,7 +217,7 @@ def _record_outcome(
     results = outcome.results
     carried, settled = carried_decisions(project, file_id, results.suggestions)
     decisions, by = _batch_decisions(settled, settings, entry.reference_path is not None)
-    if by == "rule":
+    if by is Decider.RULE:
         accepted = [i for d in decisions if isinstance(d, Settle) for i in d.accept]
         summary.settled += gaps_settled(settled, accepted)
         summary.may_be_wrong += about_wrong(settled, accepted)
@@ -225,9 +226,7 @@ def _record_outcome(
         file_id,
         job,
         replace(results, report={**results.report, **given}),
-        [encode(d) for d in decisions],
-        [encode(d) for d in carried],
-        by,
+        [(*encode(d), who) for d, who in carried] + [(*encode(d), by) for d in decisions],
     )
     summary.done += 1
     warnings = report_warnings(results.report)
@@ -238,13 +237,13 @@ def _record_outcome(
 
 def _batch_decisions(
     suggestions: list[Suggestion], settings: BatchSettings, reference_given: bool
-) -> tuple[list[Decision], str]:
+) -> tuple[list[Decision], Decider]:
     """What ``--apply`` accepts (``commands.accept_confident``), as the decision to record, and who
     decided: the triage rule's settlement is the editor's own (a policy changed there reopens it);
     the other policies are the batch's."""
     chosen = accept_confident(suggestions, settings.policy, reference_given)
     if not chosen:
-        return [], "batch"
+        return [], Decider.BATCH
     if settings.policy.how is Apply.TRIAGE:
-        return [Settle((), tuple(chosen))], "rule"
-    return [AcceptMany(tuple(chosen))], "batch"
+        return [Settle((), tuple(chosen))], Decider.RULE
+    return [AcceptMany(tuple(chosen))], Decider.BATCH

@@ -11,8 +11,19 @@ from typing import Any
 
 from app.align.alignment import align
 from app.core import commands
-from app.core.decisions import Accept, Decision, DecisionError, EditWord, Reject, SetMark, decode, replay
-from app.core.history import CueEdit, History
+from app.core.decisions import (
+    Accept,
+    Decision,
+    DecisionError,
+    EditWord,
+    Reject,
+    Restyle,
+    SetMark,
+    Settle,
+    decode,
+    replay,
+)
+from app.core.history import CueEdit, Decider, History, SuggestionEdit
 from app.core.model import Casing, Cue, Document, Source, Status, Suggestion
 from app.core.recut_cues import cut_of
 from app.core.triage import about_wrong, gaps_settled, gaps_to_review, settled_by_rule
@@ -181,6 +192,7 @@ def _carry_over(
     # Decisions carried to this version and not replayed yet (it was never processed) go on.
     for outcome in project.carried(file_id):
         carry(int(outcome["gap"]), outcome)
+    by = last_deciders(old.history)
     editor_marks: dict[int, Suggestion] = {}
     for suggestion in decided.suggestions:
         if suggestion.status is Status.PENDING:
@@ -195,46 +207,60 @@ def _carry_over(
                 "mark": suggestion.mark,
                 "casing": suggestion.casing.value if suggestion.casing else None,
                 "status": suggestion.status.value,
+                "by": by.get(suggestion.id, Decider.PERSON).value,
             },
         )
     for old_gap, suggestion in sorted(editor_marks.items()):
-        carry(old_gap, {"set_mark": suggestion.mark})
+        carry(old_gap, {"set_mark": suggestion.mark, "by": by.get(suggestion.id, Decider.PERSON).value})
     for index, (before, after) in enumerate(zip(original.words(), decided.words(), strict=True)):
         if before.text != after.text:
             carry(index, {"text": after.text})
     return outcomes, dropped
 
 
+def last_deciders(history: History) -> dict[int, Decider]:
+    """Per suggestion id: who took the last step in effect that changed it."""
+    return {
+        edit.suggestion_id: step.by
+        for step in history.done
+        for edit in step.edits
+        if isinstance(edit, SuggestionEdit)
+    }
+
+
 def carried_decisions(
     project: Project, file_id: int, suggestions: list[Suggestion]
-) -> tuple[list[Decision], list[Suggestion]]:
+) -> tuple[list[tuple[Decision, Decider]], list[Suggestion]]:
     """The decisions ``reimport_caption_file`` carried over, as decisions on the new version's
-    ``suggestions`` (a suggestion with the same mark or casing in the same gap is accepted or
-    turned down again; a mark accepted before that none proposes now is set as the editor's), and
-    the suggestions with the statuses they leave, for the batch's own rule to settle the rest."""
+    ``suggestions`` with who took them (a suggestion with the same mark or casing in the same gap
+    is accepted or turned down again; a mark accepted before that none proposes now is set as the
+    editor's; what the rule settled is settled by it again), and the suggestions with the statuses
+    they leave, for the batch's own rule to settle the rest."""
     carried = project.carried(file_id)
     if not carried:
         return [], suggestions
     document, history = load_document(project, file_id)
     document.add_suggestions(list(suggestions))
-    decisions: list[Decision] = []
+    decisions: list[tuple[Decision, Decider]] = []
 
-    def do(decision: Decision) -> None:
+    def do(decision: Decision, by: Decider = Decider.PERSON) -> None:
         """Replay one decision; kept only when it changes something (the history drops the rest)."""
         before = document.changes_since_save
         with contextlib.suppress(commands.EditError, IndexError):
-            replay(document, history, decision)
+            replay(document, history, decision, by)
         if document.changes_since_save != before:
-            decisions.append(decision)
+            decisions.append((decision, by))
 
     for outcome in carried:
         gap = int(outcome["gap"])
+        # Outcomes carried by an older version do not say who decided: a person, as they were read.
+        by = Decider(outcome.get("by", Decider.PERSON))
         if "cut" in outcome:
             do(decode("recut", {"cut": outcome["cut"]}))
         elif "text" in outcome:
             do(EditWord(gap, str(outcome["text"])))
         elif "set_mark" in outcome:
-            do(SetMark(gap, str(outcome["set_mark"])))
+            do(SetMark(gap, str(outcome["set_mark"])), by)
         else:
             casing = Casing(outcome["casing"]) if outcome.get("casing") else None
             match = next(
@@ -250,10 +276,13 @@ def carried_decisions(
                 None,
             )
             accepted = outcome["status"] == Status.ACCEPTED.value
-            if match is not None:
-                do(Accept(match.id) if accepted else Reject(match.id))
+            if by is Decider.RULE:  # the rule's settlement, settled again (or left to settle anew)
+                if match is not None and accepted:
+                    do(Settle((), (match.id,)), by)
+            elif match is not None:
+                do(Accept(match.id) if accepted else Reject(match.id), by)
             elif accepted and casing is None:
-                do(SetMark(gap, str(outcome["mark"])))
+                do(SetMark(gap, str(outcome["mark"])), by)
     return decisions, list(document.suggestions)
 
 
@@ -264,7 +293,7 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     document.language = project.language(file_id)
     document.add_suggestions(project.suggestions(file_id))
     history = History(document)
-    for action, arguments, decided_by in project.decisions(file_id):
+    for action, arguments, by in project.decisions(file_id):
         try:
             decision = decode(action, arguments)
         except DecisionError as error:  # a row this version cannot read: the project's problem
@@ -272,13 +301,22 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
                 f"{project.path}: a recorded decision of file {_name(project, file_id)} cannot be read ({error})"
             ) from None
         try:
-            replay(document, history, decision, by_person=decided_by != "batch")
+            replay(document, history, decision, _replayed_by(decision, by))
         except (KeyError, IndexError, commands.EditError) as error:  # a damaged row: the project's
             raise ProjectError(
                 f"{project.path}: a recorded {action} does not fit file {_name(project, file_id)} ({error})"
             ) from None
     document.changes_since_save = 0
     return document, history
+
+
+def _replayed_by(decision: Decision, by: Decider) -> Decider:
+    """Who a recorded decision is replayed as: the rule's own are its settlements and re-readings;
+    an accept or a mark recorded as the rule's is a decision an older version carried over from a
+    version before, without saying whose, and was a person's as far as anyone can tell."""
+    if by is Decider.RULE and not isinstance(decision, Settle | Restyle):
+        return Decider.PERSON
+    return by
 
 
 def _stored_document(project: Project, file_id: int) -> Document:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from app.core.decisions import Restyle
 from app.core.gap_readings import GapReading
-from app.core.history import History, SuggestionEdit, WordEdit
+from app.core.history import Decider, History, SuggestionEdit, WordEdit
 from app.core.marks import MODEL_MARKS, model_class
 from app.core.model import Document, Evidence, Source, Status, Suggestion, Word
 from app.core.triage import TriagePolicy, settled_by_rule, triage
@@ -53,8 +53,8 @@ def decided(document: Document, history: History) -> Decided:
     for step in history.done:
         for edit in step.edits:
             if isinstance(edit, SuggestionEdit):
-                person[edit.suggestion_id] = not step.by_rule and not step.by_program
-                by_rule[edit.suggestion_id] = step.by_rule
+                person[edit.suggestion_id] = step.by is Decider.PERSON
+                by_rule[edit.suggestion_id] = step.by is Decider.RULE
             elif isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(original):
                 seen.add(edit.index)
                 original[edit.index] = model_class(edit.before.mark)
@@ -63,7 +63,7 @@ def decided(document: Document, history: History) -> Decided:
         for s in document.suggestions
         if s.casing is None
         and (
-            (s.source is Source.EDITOR and s.status is Status.ACCEPTED)
+            (s.source is Source.EDITOR and s.status is Status.ACCEPTED and person.get(s.id, True))
             or (person.get(s.id) and s.status is not Status.PENDING)
         )
     }
@@ -210,10 +210,21 @@ def _read_again(
     drop: list[int] = []
     recalibrate: list[tuple[int, float]] = []
     next_id = document.next_suggestion_id()
+    # A gap anyone decided (a person, batch, the rule where it is not settling again) is not read
+    # again: what stands there is theirs.
+    decided_gaps = {
+        s.gap
+        for s in document.suggestions
+        if s.casing is None and s.status is not Status.PENDING and s.id not in reopened
+    }
     gaps = [
         gap
         for gap in range(len(readings))
-        if gap not in state.by_person and gap not in kept and gap not in referenced and open_gap(words, gap)
+        if gap not in state.by_person
+        and gap not in kept
+        and gap not in decided_gaps
+        and gap not in referenced
+        and open_gap(words, gap)
     ]
     # The next word matters only to a style that has learnt something of words.
     following = [_next_word(words, gap) for gap in gaps] if style.word_bias else [""] * len(gaps)

@@ -40,7 +40,7 @@ from app.core.decisions import Recut as RecutCues
 from app.core.errors import PunctumError
 from app.core.gap_features import GapMeasure
 from app.core.gap_readings import GapReading
-from app.core.history import CueEdit, History, Step
+from app.core.history import CueEdit, Decider, History, Step
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
 from app.core.recut_cues import cut_of
@@ -207,7 +207,7 @@ class ReviewSession(SessionStyle):
         _, reopen = reopening(self.document.suggestions, self.settled_by_rule())
         trial = pending_again(self.document.suggestions, set(reopen))
         accept = sorted(triage(trial, policy, self.has_reference).accepted)
-        return self._do(Settle(tuple(reopen), tuple(accept)), by="rule")
+        return self._do(Settle(tuple(reopen), tuple(accept)), by=Decider.RULE)
 
     def queue(self, settled: set[int] | None = None) -> list[ReviewRow]:
         """The gaps for a person, in the order to review them (``app.core.triage.review_queue``);
@@ -298,13 +298,13 @@ class ReviewSession(SessionStyle):
     # --- decisions: each recorded, then applied, before returning -----------------------------
     # Recording first: a decision the project file could not take is not shown as made.
 
-    def _do(self, decision: Decision, by: str = "editor") -> Step | None:
+    def _do(self, decision: Decision, by: Decider = Decider.PERSON) -> Step | None:
         step = step_of(self.document, decision)
         if step is None or not step.edits:
             return None
         self.project.record(self.file_id, *encode(decision), by)
         self.history.do(step)
-        if by == "editor" and not isinstance(decision, RecutCues):
+        if by is Decider.PERSON and not isinstance(decision, RecutCues):
             self._reread()  # every answer says what is right in this file: read the rest again
         return step
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.core.gap_readings import GapReading
-from app.core.history import History, Step
+from app.core.history import Decider, History, Step
 from app.core.model import Document
 from app.core.triage import TriagePolicy
 from app.ml.house_style import HouseStyle, StyleExample
@@ -48,7 +48,7 @@ class SessionStyle:
     def has_reference(self) -> bool:
         raise NotImplementedError
 
-    def _do(self, decision: Decision, by: str = "editor") -> Step | None:
+    def _do(self, decision: Decision, by: Decider = Decider.PERSON) -> Step | None:
         raise NotImplementedError
 
     def readings(self) -> list[GapReading]:
@@ -60,7 +60,7 @@ class SessionStyle:
     def style(self, state: Decided | None = None) -> HouseStyle:
         """The project's house style as this file's decisions and its other files' leave it
         (``state``: what this file's history says, when the caller has read it)."""
-        last = next((step for step in reversed(self.history.done) if not step.by_rule), None)
+        last = next((step for step in reversed(self.history.done) if step.by is not Decider.RULE), None)
         if self._fitted is not None and self._fitted[0] is last:
             return self._fitted[1]
         if self._other_examples is None:
@@ -96,4 +96,4 @@ class SessionStyle:
         state = decided(self.document, self.history)  # read once for the style and the re-reading
         style = style or self.style(state)
         change = restyle(self.document, state, self.readings(), style, self.policy, self.has_reference, joins)
-        return self._do(change, by="rule") if change is not None else None
+        return self._do(change, by=Decider.RULE) if change is not None else None

@@ -16,9 +16,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from app.core.decisions import ACTIONS
+from app.core.history import Decider
 from app.store.errors import ProjectError, damaged
-
-DECIDERS = ("editor", "rule", "batch")
 
 
 class DecisionLog:
@@ -29,11 +28,13 @@ class DecisionLog:
     #: The files table's columns: a project of an older schema, opened read-only, lacks some.
     _columns: set[str]
 
-    def record(self, file_id: int, action: str, arguments: dict[str, Any], by: str = "editor") -> int:
+    def record(
+        self, file_id: int, action: str, arguments: dict[str, Any], by: Decider = Decider.PERSON
+    ) -> int:
         """Append one decision; it is committed (and synced to disk) when this returns."""
         if action not in ACTIONS:
             raise ProjectError(f"unknown action {action!r}")
-        if by not in DECIDERS:
+        if by not in set(Decider):
             raise ProjectError(f"unknown decider {by!r}")
         try:
             with self.db.atomic():
@@ -41,22 +42,23 @@ class DecisionLog:
         except sqlite3.Error as error:  # a locked database, a full disk, a vanished folder
             raise ProjectError(f"{self.path}: the decision could not be saved ({error})") from None
 
-    def _insert_decision(self, file_id: int, action: str, arguments: dict[str, Any], by: str) -> int:
+    def _insert_decision(self, file_id: int, action: str, arguments: dict[str, Any], by: Decider) -> int:
         cursor = self.db.execute(
             "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
             " VALUES (?, ?, ?, ?, ?, (SELECT version FROM files WHERE id = ?))",
-            [file_id, action, json.dumps(arguments, ensure_ascii=False), by, time.time(), file_id],
+            [file_id, action, json.dumps(arguments, ensure_ascii=False), by.value, time.time(), file_id],
         )
         return int(cursor.lastrowid or 0)
 
     def decided_by_person(self, file_id: int) -> bool:
         """Whether a person has decided anything in file ``file_id``."""
         row = self.db.execute(
-            "SELECT 1 FROM decisions WHERE file_id = ? AND decided_by = 'editor' LIMIT 1", [file_id]
+            "SELECT 1 FROM decisions WHERE file_id = ? AND decided_by = ? LIMIT 1",
+            [file_id, Decider.PERSON.value],
         )
         return row.fetchone() is not None
 
-    def decisions(self, file_id: int) -> Iterator[tuple[str, dict[str, Any], str]]:
+    def decisions(self, file_id: int) -> Iterator[tuple[str, dict[str, Any], Decider]]:
         """The decisions on the file's current version, in the order they were taken."""
         current = (
             " AND version = (SELECT version FROM files WHERE id = ?)" if "version" in self._columns else ""
@@ -66,7 +68,7 @@ class DecisionLog:
             [file_id, file_id] if current else [file_id],
         ).fetchall():
             try:
-                decoded = json.loads(arguments)
+                decoded, decider = json.loads(arguments), Decider(by)
             except ValueError as error:
                 raise damaged(self.db, self.path, file_id, f"{action} decision", error) from None
-            yield action, decoded, by
+            yield action, decoded, decider

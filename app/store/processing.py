@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from app.core.gap_features import GapMeasure
 from app.core.gap_readings import GapReading, GapReadingsError, parse_readings, readings_json
+from app.core.history import Decider
 from app.core.model import Suggestion
 from app.store.decisions import DecisionLog
 from app.store.errors import damaged
@@ -59,21 +60,16 @@ class Processing(DecisionLog):
         file_id: int,
         job_id: int,
         results: FileResults,
-        decisions: Sequence[tuple[str, dict[str, Any]]] = (),
-        carried: Sequence[tuple[str, dict[str, Any]]] = (),
-        decided_by: str = "batch",
+        decisions: Sequence[tuple[str, dict[str, Any], Decider]] = (),
     ) -> None:
         """Store a file's results in one transaction: all of them, or (after a crash) none.
-        ``carried``: the previous version's decisions as replayed on these suggestions, recorded
-        (by "rule", before the batch's own ``decisions``, which are ``decided_by``) in place of
-        those still to replay."""
+        ``decisions``: each with who took it, in order (the previous version's carried over, as
+        replayed on these suggestions, in place of those still to replay; then batch's own)."""
         with self.db.atomic():
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
             self.add_suggestions(file_id, results.suggestions)
-            for action, arguments in carried:
-                self._insert_decision(file_id, action, arguments, "rule")
-            for action, arguments in decisions:
-                self._insert_decision(file_id, action, arguments, decided_by)
+            for action, arguments, by in decisions:
+                self._insert_decision(file_id, action, arguments, by)
             self.db.execute(
                 "UPDATE files SET state = ?, reason = NULL, report = ?, processed_at = ?, carried = NULL,"
                 " gap_measures = ?, gap_readings = ? WHERE id = ?",

@@ -276,3 +276,64 @@ def test_triage_settles_as_the_rule_and_a_new_policy_leaves_a_persons_decisions_
         assert again.history.undo_description == "Settle by triage"
     finally:
         again.close()
+
+
+@requires_ffmpeg
+def test_decisions_made_while_the_recogniser_listens_stay_on_their_gaps(sample: Path) -> None:
+    """As the editor does: the text model's suggestions shown first, four decisions taken while the
+    recogniser listens, then the heard pass stored over them. Each decision is still on its gap
+    with its mark, no gap holds two of the model's marks, and undo takes them back."""
+    from app.core.audio_use import AudioUse
+    from app.services.analysis import analyse
+    from app.services.model import Punctuator
+
+    session = ReviewSession.open(sample / "sample.srt", media=sample / "sample.mp4")
+    try:
+        first, second = session.analysis_request(AudioUse.LISTEN).passes()
+        punctuator = Punctuator()
+        shown = analyse(first, punctuator)
+        session.store_analysis(shown)
+        marks = sorted(
+            (s for s in session.document.suggestions if s.source is Source.MODEL and s.casing is None),
+            key=lambda s: s.gap,
+        )
+        assert len(marks) >= 8
+        accepted, rejected, changed = marks[1], marks[3], marks[5]
+        session.accept(accepted.id)
+        session.reject_gap(rejected.id)
+        session.change_mark(changed.id, "?" if changed.mark != "?" else ".")
+        unmarked = next(
+            g for g in range(10, 200) if not any(s.gap == g for s in session.document.suggestions)
+        )
+        session.set_mark(unmarked, ":")
+        wanted = {
+            g: session.document.word(g).mark for g in (accepted.gap, rejected.gap, changed.gap, unmarked)
+        }
+        session.store_analysis(analyse(second, punctuator, reading=shown.reading))
+        assert session.carried is not None and session.carried.dropped == 0
+        for document in (session.document, ReviewSession.open_project(session.project.path).document):
+            assert {g: document.word(g).mark for g in wanted} == wanted
+        assert any(s.evidence == "heard" for s in session.document.suggestions)
+        model_marks = [
+            s.gap
+            for s in session.document.suggestions
+            if s.source is Source.MODEL and s.casing is None and s.status is not Status.REJECTED
+        ]
+        assert len(model_marks) == len(set(model_marks))
+        assert session.document.suggestion(
+            next(
+                s.id
+                for s in session.document.suggestions
+                if s.gap == rejected.gap and s.source is Source.MODEL
+            )
+        ).status is Status.REJECTED or not any(
+            s.gap == rejected.gap and s.source is Source.MODEL for s in session.document.suggestions
+        )
+        undone = []
+        while any(session.document.word(g).mark for g in wanted) and len(undone) < 8:
+            undone.append(session.undo())
+        # Last first, as they were taken: the first decision (the accept) comes back last.
+        assert undone[-1] is not None and undone[-1].description == "Accept suggestion"
+        assert all(session.document.word(g).mark == "" for g in wanted)
+    finally:
+        session.close()

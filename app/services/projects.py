@@ -21,15 +21,17 @@ from app.core.decisions import (
     SetMark,
     Settle,
     decode,
+    encode,
     replay,
 )
-from app.core.history import CueEdit, Decider, History, SuggestionEdit
+from app.core.history import CueEdit, Decider, History, Step, SuggestionEdit, WordEdit
 from app.core.model import Casing, Cue, Document, Source, Status, Suggestion
 from app.core.recut_cues import cut_of
 from app.core.triage import about_wrong, gaps_settled, gaps_to_review, settled_by_rule
 from app.formats import FormatError, format_of, parse_document, read_bytes
 from app.services.folder_pairing import FileGroup
 from app.store.files import CaptionsRead
+from app.store.processing import FileResults
 from app.store.project import Project, ProjectError
 
 
@@ -177,22 +179,27 @@ def _carry_over(
             return target if after == target + 1 and alignment.exact[after] else None
         return target if target == len(new_words) - 1 else None
 
-    outcomes: list[dict[str, Any]] = []
+    outcomes: list[tuple[int, dict[str, Any]]] = []  # with the place in the history of its step
     dropped = 0
 
-    def carry(old_gap: int, outcome: dict[str, Any]) -> None:
+    def carry(old_gap: int, outcome: dict[str, Any], when: int = -1) -> None:
         """Keep ``outcome`` at the gap's new place, or count it dropped when its words changed."""
         nonlocal dropped
         gap = moved(old_gap)
         if gap is None:
             dropped += 1
         else:
-            outcomes.append({**outcome, "gap": gap})
+            outcomes.append((when, {**outcome, "gap": gap}))
 
     # Decisions carried to this version and not replayed yet (it was never processed) go on.
     for outcome in project.carried(file_id):
         carry(int(outcome["gap"]), outcome)
-    by = last_deciders(old.history)
+    last = last_steps(old.history)
+
+    def decided_when(suggestion: Suggestion) -> tuple[int, str]:
+        number, step = last.get(suggestion.id, (-1, None))
+        return number, (step.by if step is not None else Decider.PERSON).value
+
     editor_marks: dict[int, Suggestion] = {}
     for suggestion in decided.suggestions:
         if suggestion.status is Status.PENDING:
@@ -201,31 +208,50 @@ def _carry_over(
             if suggestion.status is Status.ACCEPTED:  # the latest of the editor's marks for the gap
                 editor_marks[suggestion.gap] = suggestion
             continue
-        carry(
-            suggestion.gap,
-            {
-                "mark": suggestion.mark,
-                "casing": suggestion.casing.value if suggestion.casing else None,
-                "status": suggestion.status.value,
-                "by": by.get(suggestion.id, Decider.PERSON).value,
-            },
-        )
+        when, by = decided_when(suggestion)
+        outcome = {
+            "mark": suggestion.mark,
+            "casing": suggestion.casing.value if suggestion.casing else None,
+            "status": suggestion.status.value,
+            "by": by,
+        }
+        carry(suggestion.gap, outcome, when)
     for old_gap, suggestion in sorted(editor_marks.items()):
-        carry(old_gap, {"set_mark": suggestion.mark, "by": by.get(suggestion.id, Decider.PERSON).value})
+        when, by = decided_when(suggestion)
+        carry(old_gap, {"set_mark": suggestion.mark, "by": by}, when)
+    edited = {
+        edit.index: number
+        for number, step in enumerate(old.history.done)
+        for edit in step.edits
+        if isinstance(edit, WordEdit)
+    }
     for index, (before, after) in enumerate(zip(original.words(), decided.words(), strict=True)):
         if before.text != after.text:
-            carry(index, {"text": after.text})
-    return outcomes, dropped
+            carry(index, {"text": after.text}, edited.get(index, -1))
+    # In the order they were taken, so that undo takes back the last first, as it did.
+    return [outcome for _, outcome in sorted(outcomes, key=lambda pair: pair[0])], dropped
 
 
-def last_deciders(history: History) -> dict[int, Decider]:
-    """Per suggestion id: who took the last step in effect that changed it."""
+def last_steps(history: History) -> dict[int, tuple[int, Step]]:
+    """Per suggestion id: the last step in effect that changed it, with its place in the history."""
     return {
-        edit.suggestion_id: step.by
-        for step in history.done
+        edit.suggestion_id: (number, step)
+        for number, step in enumerate(history.done)
         for edit in step.edits
         if isinstance(edit, SuggestionEdit)
     }
+
+
+def store_again(project: Project, file_id: int, results: FileResults) -> Reimport:
+    """A new analysis of a file someone has decided in (the heard pass after the text's, while the
+    person answered): as a re-analysis, a new version whose suggestions are ``results``', each
+    decision carried to its gap (never by the suggestion's number, which the new analysis gives
+    afresh), kept by whoever took it. One transaction: all of it, or none."""
+    with project.transaction():
+        told = reanalyse_file(project, file_id)
+        carried, _ = carried_decisions(project, file_id, results.suggestions)
+        project.finish(file_id, project.start_job(file_id), results, [(*encode(d), by) for d, by in carried])
+    return told
 
 
 def carried_decisions(
@@ -242,6 +268,7 @@ def carried_decisions(
     document, history = load_document(project, file_id)
     document.add_suggestions(list(suggestions))
     decisions: list[tuple[Decision, Decider]] = []
+    settled: list[int] = []  # the rule's settlement, carried as one
 
     def do(decision: Decision, by: Decider = Decider.PERSON) -> None:
         """Replay one decision; kept only when it changes something (the history drops the rest)."""
@@ -278,11 +305,13 @@ def carried_decisions(
             accepted = outcome["status"] == Status.ACCEPTED.value
             if by is Decider.RULE:  # the rule's settlement, settled again (or left to settle anew)
                 if match is not None and accepted:
-                    do(Settle((), (match.id,)), by)
+                    settled.append(match.id)
             elif match is not None:
                 do(Accept(match.id) if accepted else Reject(match.id), by)
             elif accepted and casing is None:
                 do(SetMark(gap, str(outcome["mark"])), by)
+    if settled:
+        do(Settle((), tuple(settled)), Decider.RULE)
     return decisions, list(document.suggestions)
 
 

@@ -60,7 +60,7 @@ from app.services.analysis import Analysis, AnalysisRequest
 from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, RecutReport, as_exported, heard_times, recut_captions
 from app.services.folder_pairing import FileGroup
-from app.services.projects import add_caption_file, load_document
+from app.services.projects import Reimport, add_caption_file, load_document, store_again
 from app.services.restyle import pending_again, reopening
 from app.services.review_style import SessionStyle
 from app.store.files import CaptionsRead
@@ -86,6 +86,8 @@ class ReviewSession(SessionStyle):
         #: The caption limits a re-cut keeps to (the editor's Settings).
         self.limits = STYLE_GUIDE_LIMITS
         self.learns = True
+        #: What became of the decisions when a new analysis was stored over them (``store_again``).
+        self.carried: Reimport | None = None
         self._readings: list[GapReading] | None = None
         self._other_examples: list[StyleExample] | None = None
         self._fitted: tuple[Step | None, HouseStyle] | None = None
@@ -259,13 +261,20 @@ class ReviewSession(SessionStyle):
         """Keep the suggestions (replacing earlier ones) and show them in the document.
 
         On a file with no suggestions and no decisions yet (the usual first analysis) they are
-        added in place; otherwise the document is reloaded and its decisions replayed.
+        added in place; otherwise the document is reloaded, its decisions carried to their gaps
+        (``carried`` says how many were kept and dropped).
         """
-        self.project.store_results(self.file_id, analysis.results())
+        self.carried = None
+        decided = next(self.project.decisions(self.file_id), None) is not None
+        if decided:
+            # Decisions name suggestions by number, and a new analysis numbers its own afresh: they
+            # are carried to their gaps instead.
+            self.carried = store_again(self.project, self.file_id, analysis.results())
+        else:
+            self.project.store_results(self.file_id, analysis.results())
         self._measures = None
         self._readings = None
         self._fitted = None
-        decided = next(self.project.decisions(self.file_id), None) is not None
         if not self.document.suggestions and not decided:
             # As a reloaded document has it, so that the style reads the gaps the same way.
             self.document.language = self.project.language(self.file_id)

@@ -96,6 +96,8 @@ class AnalysisController:
                 )
             elif listen_next is not None:
                 message += "; listening along the words to refine them"
+            if session.carried is not None:
+                message += f"; {session.carried.told()}"
             warnings = analysis.report.warnings
             self.window.statusBar().showMessage(message + "".join(f"; note: {w}" for w in warnings), 10000)
             self.window.after_analysis()

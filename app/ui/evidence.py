@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from app.core.gap_features import GapMeasure
 from app.core.model import Source
 from app.core.triage import ReviewRow
-from app.ml.confidence import READERS_DISAGREE_CAP
+from app.services.model import READERS_DISAGREE_CAP
 from app.services.review import ReviewSession
 from app.ui.models import proposal_text
 

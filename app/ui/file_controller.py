@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.core.bundled import sample_dir
 from app.core.errors import PunctumError
+from app.services.errors import DatabaseError
 from app.services.files import FileKind, classify, companions_of
 from app.services.review import ReviewSession
-from app.store.errors import DatabaseError
 from app.ui.dialogs import confirm
 from app.ui.shortcuts import saved_rebreak, saved_recut
 

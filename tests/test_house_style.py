@@ -581,3 +581,39 @@ def test_a_re_analysis_keeps_who_decided_each_gap(tmp_path: Path) -> None:
             assert all(x.status is Status.REJECTED for x in _mark_gaps(session)[s.gap])
     finally:
         session.close()
+
+
+def test_no_proposal_flips_back_and_forth_over_a_scripted_review(sample: Path) -> None:
+    """A person works through the sample in reading order: full stops and question marks accepted,
+    every third comma turned down, every fifth gap given a colon instead. The style re-reads the
+    rest after each answer; no gap still waiting goes from one mark to another and back."""
+    session = analysed(sample / "sample.srt")
+    seen: dict[int, list[str]] = {}
+
+    def note() -> None:
+        for s in session.document.suggestions:
+            if s.source is Source.MODEL and s.casing is None and s.status is Status.PENDING:
+                marks = seen.setdefault(s.gap, [])
+                if not marks or marks[-1] != s.mark:
+                    marks.append(s.mark)
+
+    note()
+    for turn in range(30):
+        pending = [
+            s
+            for s in session.document.suggestions
+            if s.source is Source.MODEL and s.casing is None and s.status is Status.PENDING
+        ]
+        if not pending:
+            break
+        first = min(pending, key=lambda s: s.gap)
+        if turn % 5 == 4:
+            session.change_mark(first.id, ":")
+        elif first.mark == "," and turn % 3 == 0:
+            session.reject_gap(first.id)
+        else:
+            session.accept_gap(first.id)
+        note()
+    flips = {gap: marks for gap, marks in seen.items() if len(marks) != len(set(marks))}
+    assert not flips
+    session.close()

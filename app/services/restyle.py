@@ -31,6 +31,10 @@ from app.store.project import DONE, Project
 
 #: A confidence moved by less than this is not worth a change in the review list.
 _CONFIDENCE_STEP = 0.005
+#: A proposal waiting for a person takes another mark only where the style makes that mark this
+#: much likelier than the one shown: a gap whose two marks are close would otherwise change with
+#: every answer, and back.
+FLIP_MARGIN = 0.15
 
 
 @dataclass(frozen=True)
@@ -243,7 +247,9 @@ def _read_again(
             continue
         wanted = proposed_suggestion(proposal, existing.id, gap, reading, language)
         if wanted.mark != existing.mark:
-            put.append(wanted)
+            shown = wanted.probabilities.get(existing.mark, 0.0)
+            if wanted.probabilities.get(wanted.mark, 0.0) >= shown + FLIP_MARGIN:
+                put.append(wanted)
         elif abs(wanted.confidence - existing.confidence) >= _CONFIDENCE_STEP:
             recalibrate.append((existing.id, wanted.confidence))
     return put, drop, recalibrate

@@ -77,15 +77,9 @@ def _apply(document: Document, edit: Edit, forward: bool) -> None:
     new = edit.after if forward else edit.before
     old = edit.before if forward else edit.after
     if old is None and new is not None:
-        # In id order, as suggestions are made: a suggestion taken out (the house style's re-reading
-        # drops one) comes back by undo where it was, not at the end.
-        suggestions = document.suggestions
-        place = len(suggestions)
-        while place and suggestions[place - 1].id > new.id:
-            place -= 1
-        suggestions.insert(place, new)
+        document.insert_suggestion(new)
     elif new is None:
-        document.suggestions.remove(document.suggestion(edit.suggestion_id))
+        document.remove_suggestion(edit.suggestion_id)
     else:
         document.put_suggestion(new)
 

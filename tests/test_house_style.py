@@ -571,7 +571,7 @@ def test_a_re_analysis_keeps_who_decided_each_gap(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     session = ReviewSession.open_project(project)
     try:
-        deciders = {by for _, _, by in session.project.decisions(session.file_id)}
+        deciders = {row.by for row in session.project.decisions(session.file_id)}
         assert deciders <= {Decider.PERSON, Decider.RULE}
         assert session.style().decisions == len(mine)  # the rule's settlement taught nothing
         again = {session.document.suggestion(i).gap for i in session.settled_by_rule()}
@@ -617,3 +617,43 @@ def test_no_proposal_flips_back_and_forth_over_a_scripted_review(sample: Path) -
     flips = {gap: marks for gap, marks in seen.items() if len(marks) != len(set(marks))}
     assert not flips
     session.close()
+
+
+def test_a_reset_forgets_decisions_not_gaps_and_is_named(tmp_path: Path) -> None:
+    """Four gaps turned down, the style reset, the decisions undone and the same four turned down
+    again: the new answers teach (the reset forgot the decisions, not the gaps), the re-reading
+    after the reset says what it is in the Edit menu, and a damaged stored style is reset."""
+    import sqlite3
+
+    _, project = _batched_sample(tmp_path, "none")
+    session = ReviewSession.open_project(project)
+    try:
+        gaps = reject_commas(session, 4)
+        assert session.style().decisions == 4
+        step = session.reset_style()
+        assert session.style().decisions == 0
+        assert step is not None, "the style taught nothing the reset takes back"
+        assert (
+            step.description == session.history.undo_description == "Re-read after the house style was reset"
+        )
+    finally:
+        session.close()
+    session = ReviewSession.open_project(project)
+    try:
+        assert session.style().decisions == 0
+        while session.undo() is not None:
+            pass
+        again = reject_commas(session, 4)
+        assert sorted(again) == sorted(gaps)
+        assert session.style().decisions == 4  # they teach again
+    finally:
+        session.close()
+    status = punctum("style", str(project))
+    assert "house style from 4 decisions" in status.stdout, status.stdout
+    with sqlite3.connect(project) as connection:
+        connection.execute("INSERT OR REPLACE INTO settings (name, value) VALUES ('house_style', '{garbage')")
+    assert punctum("style", str(project)).returncode == 3
+    reset = punctum("style", str(project), "--reset")
+    assert reset.returncode == 0, reset.stderr
+    assert "house style reset" in reset.stdout
+    assert punctum("style", str(project)).returncode == 0

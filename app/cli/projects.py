@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from app.cli.options import JSON, Commands, add_layout_options, check_outputs, tell
-from app.core.errors import EXIT_OK, UsageError
+from app.core.errors import EXIT_OK, PunctumError, UsageError
 
 
 def add_project_commands(commands: Commands) -> None:
@@ -95,12 +95,18 @@ def _style(args: argparse.Namespace) -> int:
     else:
         project = open_project(path, read_only=True)
     with project:
-        style = project_style(project)
-        if args.write is not None:
-            write_style_file(style, Path(args.write))  # before a word is said of it: it may fail
-        print(style.summary())
-        if args.write is not None:
-            print(f"{args.write}: written")
+        try:
+            style = project_style(project)
+        except PunctumError as damaged:
+            if not args.reset or args.write is not None:
+                raise
+            tell(f"{damaged}; resetting it")  # the reset is the way out of a damaged style
+        else:
+            if args.write is not None:
+                write_style_file(style, Path(args.write))  # before a word is said of it: it may fail
+            print(style.summary())
+            if args.write is not None:
+                print(f"{args.write}: written")
         if args.reset:
             reset_style(project)
             print(

@@ -138,6 +138,7 @@ def restyle(
     accept: Iterable[int],
     joins: bool = True,
     recalibrate: Iterable[tuple[int, float]] = (),
+    named: str = "",
 ) -> Step:
     """The gaps nobody has decided, read again with the house style, as one step of the rule that
     undoes with the person's decision it follows: ``reopen`` goes back to pending (as ``settle``),
@@ -163,7 +164,7 @@ def restyle(
             pass
     edits = _merged(reopened + changed + accepted)
     # On its own (a policy, a style given or reset) it is the rule's settlement, and named so.
-    description = "Re-read with the house style" if joins else "Settle by triage"
+    description = "Re-read with the house style" if joins else (named or "Settle by triage")
     return Step(description, edits, by=Decider.RULE, joins_previous=joins)
 
 

@@ -97,6 +97,8 @@ class Restyle:
     #: Suggestions that keep their mark and take a new confidence: (id, confidence), kept apart
     #: from ``put`` so that a project holds a number, not a whole suggestion, for each.
     recalibrate: tuple[tuple[int, float], ...] = ()
+    #: What the step is called where it is not part of a decision ("" for the rule's settlement).
+    named: str = ""
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,7 @@ def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
             "accept": list(decision.accept),
             "joins": decision.joins,
             "recalibrate": [list(pair) for pair in decision.recalibrate],
-        }
+        } | ({"named": decision.named} if decision.named else {})
     if isinstance(decision, Recut):
         if decision.cut:
             return _NAMES[Recut], {"cut": [[c.words, c.start, c.end, list(c.lines)] for c in decision.cut]}
@@ -215,7 +217,8 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
             )
             put = tuple(_suggestion_of(s) for s in arguments["put"])
             recalibrate = tuple((int(i), _confidence(c)) for i, c in arguments.get("recalibrate", []))
-            return Restyle(reopen, put, drop, accept, bool(arguments.get("joins", True)), recalibrate)
+            joins, named = bool(arguments.get("joins", True)), str(arguments.get("named", ""))
+            return Restyle(reopen, put, drop, accept, joins, recalibrate, named)
         if kind is Recut:
             if arguments.get("cut"):
                 cut = tuple(
@@ -246,8 +249,8 @@ def step_of(document: Document, decision: Decision) -> Step | None:
             return commands.reject_many(document, suggestions)
         case Settle(reopen, accept):
             return commands.settle(document, reopen, accept)
-        case Restyle(reopen, put, drop, accept, joins, recalibrate):
-            return commands.restyle(document, reopen, put, drop, accept, joins, recalibrate)
+        case Restyle(reopen, put, drop, accept, joins, recalibrate, named):
+            return commands.restyle(document, reopen, put, drop, accept, joins, recalibrate, named)
         case Recut(times, cut):
             return commands.recut_as(document, cut) if cut else commands.recut(document, times)
         case SetMark(word, mark):
@@ -259,9 +262,15 @@ def step_of(document: Document, decision: Decision) -> Step | None:
     return None
 
 
-def replay(document: Document, history: History, decision: Decision, by: Decider = Decider.PERSON) -> None:
-    """Apply one recorded decision through the editor's own commands, as taken ``by`` whoever
-    recorded it: only a person's teach the house style."""
+def replay(
+    document: Document,
+    history: History,
+    decision: Decision,
+    by: Decider = Decider.PERSON,
+    row: int | None = None,
+) -> None:
+    """Apply one recorded decision (the project's ``row``) through the editor's own commands, as
+    taken ``by`` whoever recorded it: only a person's teach the house style."""
     if isinstance(decision, Undo):
         history.undo()
     elif isinstance(decision, Redo):
@@ -269,4 +278,4 @@ def replay(document: Document, history: History, decision: Decision, by: Decider
     else:
         step = step_of(document, decision)
         assert step is not None
-        history.do(step if step.by is by else dataclasses.replace(step, by=by))
+        history.do(dataclasses.replace(step, by=by, row=row))

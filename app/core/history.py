@@ -58,6 +58,9 @@ class Step:
     description: str
     edits: tuple[Edit, ...]
     by: Decider = Decider.PERSON
+    #: The project's row of the decision it stands for (None: not recorded), so that what a reset
+    #: of the house style forgot is known by decision, not by gap.
+    row: int | None = None
     #: Undone and redone with the step before it: the rule's re-reading after a person's decision
     #: is part of that decision.
     joins_previous: bool = False

@@ -322,7 +322,7 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     document.language = project.language(file_id)
     document.add_suggestions(project.suggestions(file_id))
     history = History(document)
-    for action, arguments, by in project.decisions(file_id):
+    for row, action, arguments, by in project.decisions(file_id):
         try:
             decision = decode(action, arguments)
         except DecisionError as error:  # a row this version cannot read: the project's problem
@@ -330,7 +330,7 @@ def load_document(project: Project, file_id: int) -> tuple[Document, History]:
                 f"{project.path}: a recorded decision of file {_name(project, file_id)} cannot be read ({error})"
             ) from None
         try:
-            replay(document, history, decision, _replayed_by(decision, by))
+            replay(document, history, decision, _replayed_by(decision, by), row)
         except (KeyError, IndexError, commands.EditError) as error:  # a damaged row: the project's
             raise ProjectError(
                 f"{project.path}: a recorded {action} does not fit file {_name(project, file_id)} ({error})"

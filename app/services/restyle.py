@@ -46,6 +46,8 @@ class Decided:
     original: list[int]
     by_person: set[int]
     settled: set[int]
+    #: Per gap a person decided, the project's row of their decision there (None: not recorded).
+    taught_at: dict[int, int | None] = dataclasses.field(default_factory=dict)
 
 
 def decided(document: Document, history: History) -> Decided:
@@ -54,24 +56,25 @@ def decided(document: Document, history: History) -> Decided:
     seen: set[int] = set()
     person: dict[int, bool] = {}  # per suggestion: whether the last step that changed it was a person's
     by_rule: dict[int, bool] = {}  # and whether it was the rule's
+    row: dict[int, int | None] = {}  # and that step's decision row
     for step in history.done:
         for edit in step.edits:
             if isinstance(edit, SuggestionEdit):
                 person[edit.suggestion_id] = step.by is Decider.PERSON
                 by_rule[edit.suggestion_id] = step.by is Decider.RULE
+                row[edit.suggestion_id] = step.row
             elif isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(original):
                 seen.add(edit.index)
                 original[edit.index] = model_class(edit.before.mark)
-    by_person = {
-        s.gap
-        for s in document.suggestions
-        if s.casing is None
-        and (
+    taught_at: dict[int, int | None] = {}
+    for s in document.suggestions:
+        if s.casing is None and (
             (s.source is Source.EDITOR and s.status is Status.ACCEPTED and person.get(s.id, True))
             or (person.get(s.id) and s.status is not Status.PENDING)
-        )
-    }
-    return Decided(original, by_person, settled_by_rule(document, history, by_rule))
+        ):
+            rows = [r for r in (taught_at.get(s.gap), row.get(s.id)) if r is not None]
+            taught_at[s.gap] = max(rows, default=None)
+    return Decided(original, set(taught_at), settled_by_rule(document, history, by_rule), taught_at)
 
 
 def _next_word(words: Sequence[Word], index: int) -> str:
@@ -152,6 +155,7 @@ def restyle(
     policy: TriagePolicy | None,
     has_reference: bool,
     joins: bool = True,
+    named: str = "",
 ) -> Restyle | None:
     """The gaps no person decided (``state``: ``decided`` of the document), read again with
     ``style``, and the triage rule's settlement by ``policy`` (None: nothing settles) after it;
@@ -188,7 +192,7 @@ def restyle(
     unchanged = slots - {slot_of[i] for i in settled if i not in still or i in touched}
     reopen = [i for i in reopen if slot_of[i] not in unchanged]
     accept = [i for i in accept if not (i in settled and slot_of[i] in unchanged)]
-    return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins, tuple(recalibrate))
+    return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins, tuple(recalibrate), named)
 
 
 def _read_again(
@@ -300,8 +304,20 @@ def give_style(project: Project, style: HouseStyle | None) -> None:
     project.set_setting(STYLE_SETTING, json.dumps(style_json(style)) if style is not None else "null")
 
 
-#: Gaps whose decisions a reset of the style forgot, by file id: JSON ``{"3": [12, 40]}``.
+#: Gaps whose decisions a reset of the style forgot, by file id: JSON ``{"3": [12, 40]}`` (as
+#: projects of earlier versions reset; a reset now forgets decisions, ``RESET_SETTING``).
 FORGOTTEN_SETTING = "house_style.forgotten"
+#: The project's last decision row when its style was last reset: the decisions up to it, on any
+#: file, teach nothing; a gap decided again after it teaches again.
+RESET_SETTING = "house_style.reset_at"
+
+
+def reset_at(project: Project) -> int:
+    text = project.setting(RESET_SETTING)
+    try:
+        return int(text) if text else 0
+    except ValueError:
+        raise ProjectError(f"{project.path}: its house style's reset is damaged") from None
 
 
 def forgotten_gaps(project: Project) -> dict[int, set[int]]:
@@ -329,22 +345,24 @@ def file_examples(
         from app.services.projects import load_document
 
         document, history = load_document(project, file_id)
+    state = state or decided(document, history)
     forgotten = forgotten_gaps(project).get(file_id, set())
-    return [e for gap, e in style_examples(document, history, readings, state) if gap not in forgotten]
+    reset = reset_at(project)
+
+    def remembered(gap: int) -> bool:
+        row = state.taught_at.get(gap)
+        return gap not in forgotten and (row is None or row > reset)
+
+    return [e for gap, e in style_examples(document, history, readings, state) if remembered(gap)]
 
 
 def reset_style(project: Project) -> None:
     """Start the project's style again from the model's own: the style it was given and what its
-    decisions so far taught are forgotten; decisions from now on teach it again."""
-    from app.services.projects import load_document
-
-    forgotten = forgotten_gaps(project)
-    for entry in project.files():
-        if entry.state != DONE or not project.decided_by_person(entry.id):
-            continue
-        document, history = load_document(project, entry.id)
-        forgotten.setdefault(entry.id, set()).update(decided(document, history).by_person)
-    project.set_setting(FORGOTTEN_SETTING, json.dumps({str(k): sorted(v) for k, v in forgotten.items()}))
+    decisions so far taught are forgotten (by decision: a gap decided again teaches again);
+    decisions from now on teach it again. A damaged style or reset is simply replaced: a reset is
+    the way out of one."""
+    project.set_setting(RESET_SETTING, str(project.last_decision()))
+    project.set_setting(FORGOTTEN_SETTING, "{}")  # an earlier version's gaps: all decided before now
     give_style(project, None)
 
 

@@ -311,7 +311,8 @@ class ReviewSession(SessionStyle):
         step = step_of(self.document, decision)
         if step is None or not step.edits:
             return None
-        self.project.record(self.file_id, *encode(decision), by)
+        row = self.project.record(self.file_id, *encode(decision), by)
+        step = dataclasses.replace(step, by=by, row=row)
         self.history.do(step)
         if by is Decider.PERSON and not isinstance(decision, RecutCues):
             self._reread()  # every answer says what is right in this file: read the rest again

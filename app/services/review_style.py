@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from app.core.decisions import Decision
 
 
+#: What the re-reading after a reset or a style given is called (in the Edit menu's Undo): it takes
+#: back the re-reading; the reset or the style given stays until the person changes it again.
+RESET_NAME = "Re-read after the house style was reset"
+GIVEN_NAME = "Re-read with the house style given"
+
+
 class SessionStyle:
     """The house-style part of a ``ReviewSession``."""
 
@@ -70,30 +76,32 @@ class SessionStyle:
         self._fitted = (last, style)
         return style
 
-    def _style_changed(self) -> Step | None:
+    def _style_changed(self, named: str) -> Step | None:
         """What was read of the project's style forgotten (read again when next asked), and the
-        undecided gaps read again with the style as it now stands."""
+        undecided gaps read again with the style as it now stands, as a step ``named``."""
         self._other_examples = None
         self._fitted = None
-        return self._reread(joins=False)
+        return self._reread(joins=False, named=named)
 
     def reset_style(self) -> Step | None:
         """Forget what the decisions so far taught (and any style the project was given), and
         read the undecided gaps again as the model does."""
         reset_style(self.project)
-        return self._style_changed()
+        return self._style_changed(RESET_NAME)
 
     def give_style(self, style: HouseStyle | None) -> Step | None:
         """Start the project's style from ``style`` (a team's style file) and read the rest again."""
         give_style(self.project, style)
-        return self._style_changed()
+        return self._style_changed(GIVEN_NAME)
 
-    def _reread(self, joins: bool = True, style: HouseStyle | None = None) -> Step | None:
+    def _reread(self, joins: bool = True, style: HouseStyle | None = None, named: str = "") -> Step | None:
         """The undecided gaps read again with the style as it stands (``style`` when the caller
         has it), as a step of the rule; ``joins``: undone with the person's decision before it."""
         if not self.learns:
             return None
         state = decided(self.document, self.history)  # read once for the style and the re-reading
         style = style or self.style(state)
-        change = restyle(self.document, state, self.readings(), style, self.policy, self.has_reference, joins)
+        change = restyle(
+            self.document, state, self.readings(), style, self.policy, self.has_reference, joins, named
+        )
         return self._do(change, by=Decider.RULE) if change is not None else None

@@ -11,13 +11,22 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlite_utils import Database
 
 from app.core.decisions import ACTIONS
 from app.core.history import Decider
 from app.store.errors import ProjectError, damaged
+
+
+class DecisionRow(NamedTuple):
+    """One recorded decision: its row (increasing in the order taken), what it is and who took it."""
+
+    row: int
+    action: str
+    arguments: dict[str, Any]
+    by: Decider
 
 
 class DecisionLog:
@@ -58,17 +67,21 @@ class DecisionLog:
         )
         return row.fetchone() is not None
 
-    def decisions(self, file_id: int) -> Iterator[tuple[str, dict[str, Any], Decider]]:
+    def last_decision(self) -> int:
+        """The row of the last decision taken on any file (0: none yet)."""
+        return int(self.db.execute("SELECT COALESCE(MAX(id), 0) FROM decisions").fetchone()[0])
+
+    def decisions(self, file_id: int) -> Iterator[DecisionRow]:
         """The decisions on the file's current version, in the order they were taken."""
         current = (
             " AND version = (SELECT version FROM files WHERE id = ?)" if "version" in self._columns else ""
         )
-        for action, arguments, by in self.db.execute(
-            f"SELECT action, arguments, decided_by FROM decisions WHERE file_id = ?{current} ORDER BY id",
+        for row, action, arguments, by in self.db.execute(
+            f"SELECT id, action, arguments, decided_by FROM decisions WHERE file_id = ?{current} ORDER BY id",
             [file_id, file_id] if current else [file_id],
         ).fetchall():
             try:
                 decoded, decider = json.loads(arguments), Decider(by)
             except ValueError as error:
                 raise damaged(self.db, self.path, file_id, f"{action} decision", error) from None
-            yield action, decoded, decider
+            yield DecisionRow(row, action, decoded, decider)

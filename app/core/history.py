@@ -97,6 +97,11 @@ class History:
         self.limit = limit
         self._done: list[Step] = []
         self._undone: list[Step] = []
+        #: Per suggestion, the steps in effect that changed it, and per word its edits in effect,
+        #: oldest first: who last decided a gap, and what a word was before any decision, are then
+        #: read without going through every step of a long review.
+        self._changed: dict[int, list[Step]] = {}
+        self._word_edits: dict[int, list[WordEdit]] = {}
         #: Called with (step, undone) after every change, so views can refresh what it touched.
         self.listeners: list[Listener] = []
 
@@ -106,6 +111,7 @@ class History:
             return False
         for edit in step.edits:
             _apply(self.document, edit, forward=True)
+        self._track(step, forward=True)
         self._done.append(step)
         del self._done[: -self.limit]
         self._undone.clear()
@@ -136,10 +142,36 @@ class History:
         step = source.pop()
         for edit in step.edits if forward else reversed(step.edits):
             _apply(self.document, edit, forward)
+        self._track(step, forward)
         target.append(step)
         self.document.changes_since_save += 1 if forward else -1
         self._notify(step, undone=not forward)
         return step
+
+    def _track(self, step: Step, forward: bool) -> None:
+        """Keep ``_changed`` and ``_word_edits`` as the step done (``forward``) or undone leaves them."""
+        for edit in step.edits if forward else reversed(step.edits):
+            if isinstance(edit, SuggestionEdit):
+                steps = self._changed.setdefault(edit.suggestion_id, [])
+                if forward:
+                    steps.append(step)
+                else:
+                    steps.pop()
+            elif isinstance(edit, WordEdit):
+                edits = self._word_edits.setdefault(edit.index, [])
+                if forward:
+                    edits.append(edit)
+                else:
+                    edits.pop()
+
+    def last_changes(self) -> dict[int, Step]:
+        """Per suggestion a step in effect changed, the last such step."""
+        return {suggestion_id: steps[-1] for suggestion_id, steps in self._changed.items() if steps}
+
+    def first_word_edits(self) -> dict[int, WordEdit]:
+        """Per word a step in effect changed, the first such edit: its ``before`` is the word as
+        it was before any decision."""
+        return {index: edits[0] for index, edits in self._word_edits.items() if edits}
 
     @property
     def done(self) -> tuple[Step, ...]:

@@ -21,7 +21,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from app.core.history import Decider, History, SuggestionEdit
+from app.core.history import Decider, History
 from app.core.marks import SENTENCE_END_CLASSES, model_class
 from app.core.model import Document, Source, Status, Suggestion
 
@@ -157,12 +157,7 @@ def gaps_settled(suggestions: Iterable[Suggestion], accepted: Iterable[int]) -> 
 
 def last_by_rule(history: History) -> dict[int, bool]:
     """Per suggestion id: whether the last step in effect that changed it was the rule's."""
-    last: dict[int, bool] = {}
-    for step in history.done:
-        for edit in step.edits:
-            if isinstance(edit, SuggestionEdit):
-                last[edit.suggestion_id] = step.by is Decider.RULE
-    return last
+    return {suggestion_id: step.by is Decider.RULE for suggestion_id, step in history.last_changes().items()}
 
 
 def settled_by_rule(document: Document, history: History, last: dict[int, bool] | None = None) -> set[int]:

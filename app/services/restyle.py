@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from app.core.decisions import Restyle
 from app.core.gap_readings import GapReading
-from app.core.history import Decider, History, SuggestionEdit, WordEdit
+from app.core.history import Decider, History
 from app.core.marks import MODEL_MARKS, model_class
 from app.core.model import Document, Evidence, Source, Status, Suggestion, Word
 from app.core.triage import TriagePolicy, settled_by_rule, triage
@@ -53,19 +53,13 @@ class Decided:
 def decided(document: Document, history: History) -> Decided:
     """``Decided`` of a file as its history stands, in one pass over the steps in effect."""
     original = [model_class(word.mark) if word.mark else 0 for word in document.words()]
-    seen: set[int] = set()
-    person: dict[int, bool] = {}  # per suggestion: whether the last step that changed it was a person's
-    by_rule: dict[int, bool] = {}  # and whether it was the rule's
-    row: dict[int, int | None] = {}  # and that step's decision row
-    for step in history.done:
-        for edit in step.edits:
-            if isinstance(edit, SuggestionEdit):
-                person[edit.suggestion_id] = step.by is Decider.PERSON
-                by_rule[edit.suggestion_id] = step.by is Decider.RULE
-                row[edit.suggestion_id] = step.row
-            elif isinstance(edit, WordEdit) and edit.index not in seen and edit.index < len(original):
-                seen.add(edit.index)
-                original[edit.index] = model_class(edit.before.mark)
+    for index, edit in history.first_word_edits().items():
+        if index < len(original):
+            original[index] = model_class(edit.before.mark)
+    last = history.last_changes()
+    person = {i: step.by is Decider.PERSON for i, step in last.items()}  # per suggestion
+    by_rule = {i: step.by is Decider.RULE for i, step in last.items()}
+    row = {i: step.row for i, step in last.items()}
     taught_at: dict[int, int | None] = {}
     for s in document.suggestions:
         if s.casing is None and (

@@ -243,6 +243,11 @@ def _read_again(
             put.append(proposed_suggestion(proposal, next_id, gap, reading, language))
             next_id += 1
             continue
+        if (
+            render_mark(MODEL_MARKS[proposal.mark], language) == existing.mark
+            and abs(round(proposal.confidence, 4) - existing.confidence) < _CONFIDENCE_STEP
+        ):
+            continue  # as it stands (most gaps, after most decisions): nothing to make
         wanted = proposed_suggestion(proposal, existing.id, gap, reading, language)
         if wanted.mark != existing.mark:
             shown = wanted.probabilities.get(existing.mark, 0.0)

@@ -8,6 +8,8 @@ decisions say otherwise: a handful of decisions moves it a little, fifty move it
 - **Whether a mark goes**: the chance of some mark at a gap, ``sigmoid(bias + scale * logit(1 -
   p_none) + word)``, where ``p_none`` is the combined reading's chance of none and ``word`` a bias for
   the word after the gap ("more marks before 'so'"). The model's own is bias 0, scale 1, no words.
+  It is fitted apart where the model proposes a mark (the queue) and where it proposes none (only a
+  person's own marks, and their answers on added ones, speak of those gaps).
 - **Which mark**: among the marks, a bias per class on the log of the combined reading ("fewer
   commas where a mark goes").
 - **How sure a proposal is**: the shipped calibration (``app.ml.confidence``) of what the readers
@@ -122,6 +124,13 @@ class HouseStyle:
     calibration_spread: tuple[float, ...] = ()
     decisions: int = 0
     inherited: int = 0
+    #: Whether a mark goes where the model proposes none: the same three, fitted only on the gaps
+    #: there a person decided (a mark put in, an added one kept or turned down). The queue is made
+    #: of proposed gaps, so what a person says of those says nothing of the others: agreeing with
+    #: the model's proposals must not make it propose a mark at every gap.
+    add_bias: float = 0.0
+    add_scale: float = 1.0
+    add_word_bias: dict[str, float] = field(default_factory=dict, hash=False, compare=True)
 
     @property
     def neutral(self) -> bool:
@@ -130,6 +139,9 @@ class HouseStyle:
             not self.mark_bias
             and self.mark_scale == 1.0
             and not any(self.word_bias.values())
+            and not self.add_bias
+            and self.add_scale == 1.0
+            and not any(self.add_word_bias.values())
             and not any(self.class_bias)
             and not any(self.calibration)
         )
@@ -141,9 +153,18 @@ class HouseStyle:
         combined = np.array([r.combined for r in readings], dtype=float).reshape(-1, CLASSES)
         if self.neutral:
             return combined
-        score = self.mark_bias + self.mark_scale * _mark_logits(combined)
-        if self.word_bias:
-            score += np.array([self.word_bias.get(word, 0.0) for word in next_words])
+        proposed = combined.argmax(axis=1) != 0
+        logits = _mark_logits(combined)
+        score = np.where(
+            proposed, self.mark_bias + self.mark_scale * logits, self.add_bias + self.add_scale * logits
+        )
+        if self.word_bias or self.add_word_bias:
+            score += np.array(
+                [
+                    (self.word_bias if here else self.add_word_bias).get(word, 0.0)
+                    for word, here in zip(next_words, proposed, strict=True)
+                ]
+            )
         some_mark = 1 / (1 + np.exp(-np.clip(score, -40, 40)))
         marks = np.log(np.clip(combined[:, 1:], 1e-9, 1.0)) + np.array(self.class_bias[1:])
         marks = np.exp(marks - marks.max(axis=1, keepdims=True))
@@ -205,17 +226,19 @@ class HouseStyle:
     # --- what it has learnt --------------------------------------------------------------------
 
     def describe(self) -> list[str]:
-        """What the style has learnt, in words, largest first ("fewer marks than the model's
-        default", "more marks before 'so'"); empty when it has learnt nothing to speak of."""
+        """What the style has learnt, in words, largest first ("fewer of the model's marks", "more
+        marks before 'so'"); empty when it has learnt nothing to speak of."""
         said: list[tuple[float, str]] = []
-        if abs(self.mark_bias) >= 0.4:
-            said.append((abs(self.mark_bias), f"{_more(self.mark_bias)} marks than the model's default"))
+        if self.mark_bias <= -0.4:  # a raise keeps what the model proposes, which shows nothing
+            said.append((-self.mark_bias, "fewer of the model's marks"))
+        if abs(self.add_bias) >= 0.4:
+            said.append((abs(self.add_bias), f"{_more(self.add_bias)} marks where the model proposes none"))
         for k in range(1, CLASSES):
             if abs(self.class_bias[k]) >= 0.4:
                 said.append(
                     (abs(self.class_bias[k]), f"{_more(self.class_bias[k])} {NAMES[k]} where a mark goes")
                 )
-        for word, bias in self.word_bias.items():
+        for word, bias in {**self.add_word_bias, **self.word_bias}.items():
             if abs(bias) >= 0.5:
                 said.append((abs(bias), f"{_more(bias)} marks before '{word}'" if word else ""))
         for position, name in enumerate(("commas", "full stops", "question marks")):
@@ -284,20 +307,70 @@ def fit_style(
     confidence = confidence or shipped_confidence()
     combined = np.array([e.reading.combined for e in examples], dtype=float)
     chosen = np.array([e.chosen for e in examples])
-    # Whether a mark goes: a logistic on the model's own logit, with a bias per next word. A person
-    # who agrees with the model (a mark where it proposes one, none where it proposes none) says
-    # the model was right there: the example's target is the model's own chance, which holds the
-    # style where the model is rather than pulling it to "more marks" (the queue is of proposed
-    # gaps, so a person who accepts them would otherwise teach a mark at every gap).
-    model_best = combined.argmax(axis=1)
-    agrees = (chosen != 0) == (model_best != 0)
-    has_mark = np.where(agrees, 1 - np.clip(combined[:, 0], 0.0, 1.0), (chosen != 0).astype(float))
+    # Whether a mark goes: a logistic on the model's own logit, with a bias per next word, fitted
+    # apart where the model proposes a mark (what the queue asks of) and where it proposes none
+    # (what only a person's own marks, and their answers on added ones, say anything of).
+    proposed = combined.argmax(axis=1) != 0
+    has_mark = (chosen != 0).astype(float)
     logit = _mark_logits(combined)
-    vocabulary = sorted({e.next_word for e in examples})
-    word_of = np.array([vocabulary.index(e.next_word) for e in examples])
-    word_centre = np.array([base.word_bias.get(w, 0.0) for w in vocabulary])
+    next_words = [e.next_word for e in examples]
+    kept = _fit_presence(
+        logit[proposed],
+        has_mark[proposed],
+        [w for w, here in zip(next_words, proposed, strict=True) if here],
+        (base.mark_bias, base.mark_scale, base.word_bias),
+        strength,
+    )
+    added = _fit_presence(
+        logit[~proposed],
+        has_mark[~proposed],
+        [w for w, here in zip(next_words, proposed, strict=True) if not here],
+        (base.add_bias, base.add_scale, base.add_word_bias),
+        strength,
+    )
+    # Which mark: a softmax over the marks, on the gaps where the person left one.
+    marked = chosen != 0
+    class_bias = np.array(base.class_bias, dtype=float)
+    if marked.any():
+        scores = np.log(np.clip(combined[marked, 1:], 1e-9, 1.0))
+        onehot = np.eye(CLASSES - 1)[chosen[marked] - 1]
+        class_bias[1:] = _newton_softmax(
+            scores, onehot, class_bias[1:], np.array(base.class_bias[1:]), 1 / (CLASS_SPREAD * strength) ** 2
+        )
+    proposing = HouseStyle(
+        *kept,
+        class_bias=tuple(float(b) for b in class_bias),
+        add_bias=added[0],
+        add_scale=added[1],
+        add_word_bias=added[2],
+    )
+    calibration, spread = _fit_calibration(examples, proposing, base, strength, confidence)
+    return replace(
+        proposing,
+        calibration=calibration,
+        calibration_spread=spread,
+        decisions=len(examples),
+        inherited=base.decisions + base.inherited,
+    )
+
+
+def _fit_presence(
+    logit: np.ndarray,
+    has_mark: np.ndarray,
+    next_words: Sequence[str],
+    base: tuple[float, float, dict[str, float]],
+    strength: float,
+) -> tuple[float, float, dict[str, float]]:
+    """Bias, scale and word biases of whether a mark goes, ``sigmoid(bias + scale * logit +
+    word)``, fitted on these gaps from ``base`` (the same three) under their priors."""
+    bias, scale, word_bias = base
+    if not len(logit):
+        return base
+    vocabulary = sorted(set(next_words))
+    word_of = np.array([vocabulary.index(w) for w in next_words])
+    word_centre = np.array([word_bias.get(w, 0.0) for w in vocabulary])
     words = word_centre.copy()
-    params = np.array([base.mark_bias, base.mark_scale])
+    params = np.array([bias, scale])
     centre = params.copy()
     precision = np.diag([1 / (MARK_SPREAD * strength) ** 2, 1 / (SCALE_SPREAD * strength) ** 2])
     design = np.column_stack([np.ones_like(logit), logit])
@@ -312,32 +385,8 @@ def fit_style(
             )
             curvature = np.bincount(word_of, p * (1 - p), len(vocabulary)) + word_precision
             words += np.clip(gradient / curvature, -2.0, 2.0)
-    word_bias = {**base.word_bias, **{w: float(b) for w, b in zip(vocabulary, words, strict=True)}}
-    word_bias = {w: b for w, b in word_bias.items() if abs(b) >= 1e-3}
-    # Which mark: a softmax over the marks, on the gaps where the person left one.
-    marked = chosen != 0
-    class_bias = np.array(base.class_bias, dtype=float)
-    if marked.any():
-        scores = np.log(np.clip(combined[marked, 1:], 1e-9, 1.0))
-        onehot = np.eye(CLASSES - 1)[chosen[marked] - 1]
-        # Likewise, the mark the model would have chosen, kept, teaches the model's own odds.
-        kept = chosen[marked] == model_best[marked]
-        model_odds = combined[marked, 1:] / np.clip(
-            combined[marked, 1:].sum(axis=1, keepdims=True), 1e-9, None
-        )
-        onehot = np.where(kept[:, None], model_odds, onehot)
-        class_bias[1:] = _newton_softmax(
-            scores, onehot, class_bias[1:], np.array(base.class_bias[1:]), 1 / (CLASS_SPREAD * strength) ** 2
-        )
-    proposing = HouseStyle(float(params[0]), float(params[1]), word_bias, tuple(float(b) for b in class_bias))
-    calibration, spread = _fit_calibration(examples, proposing, base, strength, confidence)
-    return replace(
-        proposing,
-        calibration=calibration,
-        calibration_spread=spread,
-        decisions=len(examples),
-        inherited=base.decisions + base.inherited,
-    )
+    learnt = {**word_bias, **{w: float(b) for w, b in zip(vocabulary, words, strict=True)}}
+    return float(params[0]), float(params[1]), {w: b for w, b in learnt.items() if abs(b) >= 1e-3}
 
 
 def _newton(

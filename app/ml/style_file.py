@@ -24,6 +24,13 @@ def style_json(style: HouseStyle) -> dict[str, object]:
         "word_bias": [
             {"before": word, "bias": round(bias, 4)} for word, bias in sorted(style.word_bias.items())
         ],
+        "added": {
+            "bias": round(style.add_bias, 4),
+            "scale": round(style.add_scale, 4),
+            "word_bias": [
+                {"before": word, "bias": round(bias, 4)} for word, bias in sorted(style.add_word_bias.items())
+            ],
+        },
         "class_bias": {MODEL_MARKS[k]: round(style.class_bias[k], 4) for k in range(1, CLASSES)},
         "calibration": {
             name: round(w, 4) for name, w in zip(CALIBRATION_INPUTS, style.calibration, strict=True)
@@ -45,6 +52,12 @@ def style_of_json(data: object) -> HouseStyle:
         if not 0.0 < scale <= 5.0:
             raise StyleError(f"a mark scale of {scale}")
         words = {str(item["before"]): _finite(item["bias"]) for item in data.get("word_bias", [])}
+        # Where the model proposes no mark; files written before it was fitted apart have none.
+        added = dict(data.get("added", {"bias": 0.0, "scale": 1.0}))
+        add_scale = _finite(added["scale"])
+        if not 0.0 < add_scale <= 5.0:
+            raise StyleError(f"a mark scale of {add_scale}")
+        add_words = {str(item["before"]): _finite(item["bias"]) for item in added.get("word_bias", [])}
         bias = [0.0] * CLASSES
         for mark, value in dict(data["class_bias"]).items():
             bias[classes[mark]] = _finite(value)
@@ -63,7 +76,19 @@ def style_of_json(data: object) -> HouseStyle:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise StyleError(f"a malformed style file ({error})") from None
-    return HouseStyle(_finite(marks["bias"]), scale, words, tuple(bias), calibration, spread, 0, decisions)
+    return HouseStyle(
+        _finite(marks["bias"]),
+        scale,
+        words,
+        tuple(bias),
+        calibration,
+        spread,
+        0,
+        decisions,
+        _finite(added["bias"]),
+        add_scale,
+        add_words,
+    )
 
 
 def _finite(value: object) -> float:

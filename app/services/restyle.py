@@ -229,7 +229,11 @@ def _read_again(
         and open_gap(words, gap)
     ]
     # The next word matters only to a style that has learnt something of words.
-    following = [_next_word(words, gap) for gap in gaps] if style.word_bias else [""] * len(gaps)
+    following = (
+        [_next_word(words, gap) for gap in gaps]
+        if style.word_bias or style.add_word_bias
+        else [""] * len(gaps)
+    )
     original = state.original
     proposals = style.proposals([readings[g] for g in gaps], following, [original[g] for g in gaps], language)
     for gap, proposal in zip(gaps, proposals, strict=True):

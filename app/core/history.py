@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from app.core.model import Cue, Document, Suggestion, Word
 
@@ -67,6 +68,13 @@ class Step:
 
 
 Listener = Callable[[Step, bool], None]
+
+
+def _push_or_pop(stack: list[Any], item: object, forward: bool) -> None:
+    if forward:
+        stack.append(item)
+    else:
+        stack.pop()
 
 
 def _apply(document: Document, edit: Edit, forward: bool) -> None:
@@ -152,17 +160,9 @@ class History:
         """Keep ``_changed`` and ``_word_edits`` as the step done (``forward``) or undone leaves them."""
         for edit in step.edits if forward else reversed(step.edits):
             if isinstance(edit, SuggestionEdit):
-                steps = self._changed.setdefault(edit.suggestion_id, [])
-                if forward:
-                    steps.append(step)
-                else:
-                    steps.pop()
+                _push_or_pop(self._changed.setdefault(edit.suggestion_id, []), step, forward)
             elif isinstance(edit, WordEdit):
-                edits = self._word_edits.setdefault(edit.index, [])
-                if forward:
-                    edits.append(edit)
-                else:
-                    edits.pop()
+                _push_or_pop(self._word_edits.setdefault(edit.index, []), edit, forward)
 
     def last_changes(self) -> dict[int, Step]:
         """Per suggestion a step in effect changed, the last such step."""

@@ -127,7 +127,11 @@ def settle(document: Document, reopen: Iterable[int], accept: Iterable[int]) -> 
     """The triage rule's decision as one step: the suggestions in ``reopen`` go back to pending
     (what an earlier rule accepted for them taken out again), then those in ``accept`` are accepted
     with what they call for. Undone as one."""
-    return restyle(document, reopen, (), (), accept, joins=False)
+    return restyle(document, reopen, (), (), accept, alone=SETTLE_NAME)
+
+
+#: The rule's settlement on its own (a policy given) as the Edit menu names it.
+SETTLE_NAME = "Settle by triage"
 
 
 def restyle(
@@ -136,15 +140,15 @@ def restyle(
     put: Iterable[Suggestion],
     drop: Iterable[int],
     accept: Iterable[int],
-    joins: bool = True,
     recalibrate: Iterable[tuple[int, float]] = (),
-    named: str = "",
+    alone: str | None = None,
 ) -> Step:
     """The gaps nobody has decided, read again with the house style, as one step of the rule that
     undoes with the person's decision it follows: ``reopen`` goes back to pending (as ``settle``),
     then each of ``put`` replaces the suggestion of its id (or is added), ``drop`` is taken out, and
     ``accept`` is accepted as the triage rule settles it; ``recalibrate`` gives suggestions a new
-    confidence. ``joins``: undone with the step before."""
+    confidence. ``alone``: the name of a step of its own (a policy, a style given or reset); None
+    for one undone with the step before."""
     reopened = [edit for sid in dict.fromkeys(reopen) for edit in _decide(document, sid, Status.PENDING)]
     trial = History(document)
     trial.do(Step("reopen", _merged(reopened)))
@@ -163,9 +167,8 @@ def restyle(
         while trial.undo() is not None:
             pass
     edits = _merged(reopened + changed + accepted)
-    # On its own (a policy, a style given or reset) it is the rule's settlement, and named so.
-    description = "Re-read with the house style" if joins else (named or "Settle by triage")
-    return Step(description, edits, by=Decider.RULE, joins_previous=joins)
+    description = "Re-read with the house style" if alone is None else alone
+    return Step(description, edits, by=Decider.RULE, joins_previous=alone is None)
 
 
 def surest_per_gap(

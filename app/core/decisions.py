@@ -250,7 +250,8 @@ def step_of(document: Document, decision: Decision) -> Step | None:
         case Settle(reopen, accept):
             return commands.settle(document, reopen, accept)
         case Restyle(reopen, put, drop, accept, joins, recalibrate, named):
-            return commands.restyle(document, reopen, put, drop, accept, joins, recalibrate, named)
+            alone = None if joins else (named or commands.SETTLE_NAME)
+            return commands.restyle(document, reopen, put, drop, accept, recalibrate, alone)
         case Recut(times, cut):
             return commands.recut_as(document, cut) if cut else commands.recut(document, times)
         case SetMark(word, mark):

@@ -22,8 +22,9 @@ from app.core.history import Decider, History
 from app.core.marks import MODEL_MARKS, model_class
 from app.core.model import Document, Evidence, Source, Status, Suggestion, Word
 from app.core.triage import TriagePolicy, settled_by_rule, triage
-from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample, fit_style
+from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample
 from app.ml.style_file import style_json, style_of_json
+from app.ml.style_fit import fit_style
 from app.services.suggestions import model_word, open_gap, reader_choice
 from app.services.typography import render_mark
 from app.store.errors import ProjectError
@@ -148,8 +149,7 @@ def restyle(
     style: HouseStyle,
     policy: TriagePolicy | None,
     has_reference: bool,
-    joins: bool = True,
-    named: str = "",
+    alone: str | None = None,
 ) -> Restyle | None:
     """The gaps no person decided (``state``: ``decided`` of the document), read again with
     ``style``, and the triage rule's settlement by ``policy`` (None: nothing settles) after it;
@@ -186,6 +186,7 @@ def restyle(
     unchanged = slots - {slot_of[i] for i in settled if i not in still or i in touched}
     reopen = [i for i in reopen if slot_of[i] not in unchanged]
     accept = [i for i in accept if not (i in settled and slot_of[i] in unchanged)]
+    joins, named = alone is None, alone or ""
     return Restyle(tuple(reopen), tuple(put), tuple(drop), tuple(accept), joins, tuple(recalibrate), named)
 
 
@@ -275,7 +276,7 @@ def styled(
     trial = Document(copy.deepcopy(document.cues), document.format, language=document.language)
     trial.add_suggestions(list(suggestions))
     history = History(trial)
-    change = restyle(trial, decided(trial, history), readings, style, None, False, joins=False)
+    change = restyle(trial, decided(trial, history), readings, style, None, False, alone="")
     if change is None:
         return suggestions
     from app.core.decisions import step_of

@@ -205,7 +205,7 @@ class ReviewSession(SessionStyle):
         are accepted. Everything else waits in the queue."""
         self.policy = policy
         if self.learns and not (style := self.style()).neutral:
-            return self._reread(joins=False, style=style)  # re-settles as it re-reads
+            return self._reread(alone=commands.SETTLE_NAME, style=style)  # re-settles as it re-reads
         _, reopen = reopening(self.document.suggestions, self.settled_by_rule())
         trial = pending_again(self.document.suggestions, set(reopen))
         accept = sorted(triage(trial, policy, self.has_reference).accepted)

@@ -81,7 +81,7 @@ class SessionStyle:
         undecided gaps read again with the style as it now stands, as a step ``named``."""
         self._other_examples = None
         self._fitted = None
-        return self._reread(joins=False, named=named)
+        return self._reread(alone=named)
 
     def reset_style(self) -> Step | None:
         """Forget what the decisions so far taught (and any style the project was given), and
@@ -94,14 +94,13 @@ class SessionStyle:
         give_style(self.project, style)
         return self._style_changed(GIVEN_NAME)
 
-    def _reread(self, joins: bool = True, style: HouseStyle | None = None, named: str = "") -> Step | None:
+    def _reread(self, alone: str | None = None, style: HouseStyle | None = None) -> Step | None:
         """The undecided gaps read again with the style as it stands (``style`` when the caller
-        has it), as a step of the rule; ``joins``: undone with the person's decision before it."""
+        has it), as a step of the rule undone with the person's decision before it, or, ``alone``,
+        a step of its own of that name."""
         if not self.learns:
             return None
         state = decided(self.document, self.history)  # read once for the style and the re-reading
         style = style or self.style(state)
-        change = restyle(
-            self.document, state, self.readings(), style, self.policy, self.has_reference, joins, named
-        )
+        change = restyle(self.document, state, self.readings(), style, self.policy, self.has_reference, alone)
         return self._do(change, by=Decider.RULE) if change is not None else None

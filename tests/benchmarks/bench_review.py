@@ -50,7 +50,7 @@ from app.core.marks import MODEL_MARKS, model_class
 from app.core.model import Status
 from app.core.triage import PRECISION_TARGET, ReviewRow, TriagePolicy
 from app.formats import parse_document, write_document
-from app.ml import house_style
+from app.ml import house_style, style_fit
 from app.services.analysis import Analysis, AudioUse, analyse
 from app.services.model import Punctuator
 from app.services.review import ReviewSession
@@ -291,13 +291,13 @@ def minutes_of(file: KitFile) -> float:
 
 #: The style's priors as shipped; ``--strength`` and ``--sweep`` scale them.
 PRIORS = ("MARK_SPREAD", "SCALE_SPREAD", "WORD_SPREAD", "CLASS_SPREAD", "CALIBRATION_SPREAD")
-SPREADS = {name: getattr(house_style, name) for name in PRIORS}
+SPREADS = {name: getattr(style_fit, name) for name in PRIORS}
 
 
 def set_strength(strength: float) -> None:
     """Scale the style's priors' spread: near 0 learns nothing, larger learns faster."""
     for name, spread in SPREADS.items():
-        setattr(house_style, name, max(1e-6, spread * strength))
+        setattr(style_fit, name, max(1e-6, spread * strength))
 
 
 def review_kits(

@@ -21,15 +21,11 @@ def style_json(style: HouseStyle) -> dict[str, object]:
         "version": VERSION,
         "decisions": style.decisions + style.inherited,
         "marks": {"bias": round(style.mark_bias, 4), "scale": round(style.mark_scale, 4)},
-        "word_bias": [
-            {"before": word, "bias": round(bias, 4)} for word, bias in sorted(style.word_bias.items())
-        ],
+        "word_bias": _words_json(style.word_bias),
         "added": {
             "bias": round(style.add_bias, 4),
             "scale": round(style.add_scale, 4),
-            "word_bias": [
-                {"before": word, "bias": round(bias, 4)} for word, bias in sorted(style.add_word_bias.items())
-            ],
+            "word_bias": _words_json(style.add_word_bias),
         },
         "class_bias": {MODEL_MARKS[k]: round(style.class_bias[k], 4) for k in range(1, CLASSES)},
         "calibration": {
@@ -47,17 +43,10 @@ def style_of_json(data: object) -> HouseStyle:
             raise StyleError("not a Punctum style file")
         if data.get("version") != VERSION:
             raise StyleError(f"a style file of version {data.get('version')!r}; this Punctum reads {VERSION}")
-        marks = dict(data["marks"])
-        scale = _finite(marks["scale"])
-        if not 0.0 < scale <= 5.0:
-            raise StyleError(f"a mark scale of {scale}")
-        words = {str(item["before"]): _finite(item["bias"]) for item in data.get("word_bias", [])}
+        kept = _presence_of(dict(data["marks"]), data.get("word_bias", []))
         # Where the model proposes no mark; files written before it was fitted apart have none.
         added = dict(data.get("added", {"bias": 0.0, "scale": 1.0}))
-        add_scale = _finite(added["scale"])
-        if not 0.0 < add_scale <= 5.0:
-            raise StyleError(f"a mark scale of {add_scale}")
-        add_words = {str(item["before"]): _finite(item["bias"]) for item in added.get("word_bias", [])}
+        add = _presence_of(added, added.get("word_bias", []))
         bias = [0.0] * CLASSES
         for mark, value in dict(data["class_bias"]).items():
             bias[classes[mark]] = _finite(value)
@@ -76,19 +65,21 @@ def style_of_json(data: object) -> HouseStyle:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise StyleError(f"a malformed style file ({error})") from None
-    return HouseStyle(
-        _finite(marks["bias"]),
-        scale,
-        words,
-        tuple(bias),
-        calibration,
-        spread,
-        0,
-        decisions,
-        _finite(added["bias"]),
-        add_scale,
-        add_words,
-    )
+    return HouseStyle(*kept, tuple(bias), calibration, spread, 0, decisions, *add)
+
+
+def _words_json(words: dict[str, float]) -> list[dict[str, object]]:
+    return [{"before": word, "bias": round(bias, 4)} for word, bias in sorted(words.items())]
+
+
+def _presence_of(block: dict[str, object], words: object) -> tuple[float, float, dict[str, float]]:
+    """Whether a mark goes, as a style file writes it: ``block``'s bias and scale, and the words'
+    biases (``_words_json``)."""
+    scale = _finite(block["scale"])
+    if not 0.0 < scale <= 5.0:
+        raise StyleError(f"a mark scale of {scale}")
+    by_word = {str(item["before"]): _finite(item["bias"]) for item in words}  # type: ignore[attr-defined]
+    return _finite(block["bias"]), scale, by_word
 
 
 def _finite(value: object) -> float:

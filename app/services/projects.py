@@ -24,7 +24,7 @@ from app.core.decisions import (
     encode,
     replay,
 )
-from app.core.history import CueEdit, Decider, History, Step, SuggestionEdit, WordEdit
+from app.core.history import CueEdit, Decider, History, WordEdit
 from app.core.model import Casing, Cue, Document, Source, Status, Suggestion
 from app.core.recut_cues import cut_of
 from app.core.triage import about_wrong, gaps_settled, gaps_to_review, settled_by_rule
@@ -194,11 +194,13 @@ def _carry_over(
     # Decisions carried to this version and not replayed yet (it was never processed) go on.
     for outcome in project.carried(file_id):
         carry(int(outcome["gap"]), outcome)
-    last = last_steps(old.history)
+    last = old.history.last_changes()
+    place = {id(step): number for number, step in enumerate(old.history.done)}
 
     def decided_when(suggestion: Suggestion) -> tuple[int, str]:
-        number, step = last.get(suggestion.id, (-1, None))
-        return number, (step.by if step is not None else Decider.PERSON).value
+        """Where in the history the suggestion was last decided, and by whom."""
+        step = last.get(suggestion.id)
+        return (-1, Decider.PERSON.value) if step is None else (place[id(step)], step.by.value)
 
     editor_marks: dict[int, Suggestion] = {}
     for suggestion in decided.suggestions:
@@ -230,16 +232,6 @@ def _carry_over(
             carry(index, {"text": after.text}, edited.get(index, -1))
     # In the order they were taken, so that undo takes back the last first, as it did.
     return [outcome for _, outcome in sorted(outcomes, key=lambda pair: pair[0])], dropped
-
-
-def last_steps(history: History) -> dict[int, tuple[int, Step]]:
-    """Per suggestion id: the last step in effect that changed it, with its place in the history."""
-    return {
-        edit.suggestion_id: (number, step)
-        for number, step in enumerate(history.done)
-        for edit in step.edits
-        if isinstance(edit, SuggestionEdit)
-    }
 
 
 def store_again(project: Project, file_id: int, results: FileResults) -> Reimport:

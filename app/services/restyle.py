@@ -47,10 +47,13 @@ class Decided:
     rule settled that still stand."""
 
     original: list[int]
-    by_person: set[int]
     settled: set[int]
     #: Per gap a person decided, the project's row of their decision there (None: not recorded).
-    taught_at: dict[int, int | None] = dataclasses.field(default_factory=dict)
+    taught_at: dict[int, int | None]
+
+    @property
+    def by_person(self) -> set[int]:
+        return set(self.taught_at)
 
 
 def decided(document: Document, history: History) -> Decided:
@@ -60,18 +63,17 @@ def decided(document: Document, history: History) -> Decided:
         if index < len(original):
             original[index] = model_class(edit.before.mark)
     last = history.last_changes()
-    person = {i: step.by is Decider.PERSON for i, step in last.items()}  # per suggestion
-    by_rule = {i: step.by is Decider.RULE for i, step in last.items()}
-    row = {i: step.row for i, step in last.items()}
     taught_at: dict[int, int | None] = {}
     for s in document.suggestions:
+        step = last.get(s.id)
+        mine = step is not None and step.by is Decider.PERSON
         if s.casing is None and (
-            (s.source is Source.EDITOR and s.status is Status.ACCEPTED and person.get(s.id, True))
-            or (person.get(s.id) and s.status is not Status.PENDING)
+            (s.source is Source.EDITOR and s.status is Status.ACCEPTED and (step is None or mine))
+            or (mine and s.status is not Status.PENDING)
         ):
-            rows = [r for r in (taught_at.get(s.gap), row.get(s.id)) if r is not None]
+            rows = [r for r in (taught_at.get(s.gap), step.row if step else None) if r is not None]
             taught_at[s.gap] = max(rows, default=None)
-    return Decided(original, set(taught_at), settled_by_rule(document, history, by_rule), taught_at)
+    return Decided(original, settled_by_rule(document, history), taught_at)
 
 
 def _next_word(words: Sequence[Word], index: int) -> str:

@@ -150,25 +150,51 @@ def restyle(
     confidence. ``alone``: the name of a step of its own (a policy, a style given or reset); None
     for one undone with the step before."""
     reopened = [edit for sid in dict.fromkeys(reopen) for edit in _decide(document, sid, Status.PENDING)]
-    trial = History(document)
-    trial.do(Step("reopen", _merged(reopened)))
-    try:
-        known = {s.id for s in document.suggestions}
-        changed: list[Edit] = [
-            SuggestionEdit(s.id, document.suggestion(s.id) if s.id in known else None, s) for s in put
-        ]
-        changed += [SuggestionEdit(i, document.suggestion(i), None) for i in dict.fromkeys(drop)]
-        for suggestion_id, confidence in recalibrate:
-            before = document.suggestion(suggestion_id)
-            changed.append(SuggestionEdit(suggestion_id, before, replace(before, confidence=confidence)))
-        trial.do(Step("re-read", tuple(changed)))
-        accepted = list(accept_many(document, accept).edits)
-    finally:
-        while trial.undo() is not None:
-            pass
+    # Each change is built against the document as the ones before it leave it, without applying
+    # them: a long call's re-reading recalibrates hundreds of gaps, and a project replays them all.
+    now = {
+        e.suggestion_id: e.after for e in reopened if isinstance(e, SuggestionEdit) and e.after is not None
+    }
+    known = {s.id for s in document.suggestions}
+
+    def current(suggestion_id: int) -> Suggestion:
+        return now.get(suggestion_id) or document.suggestion(suggestion_id)
+
+    changed: list[Edit] = [SuggestionEdit(s.id, current(s.id) if s.id in known else None, s) for s in put]
+    changed += [SuggestionEdit(i, current(i), None) for i in dict.fromkeys(drop)]
+    confidences = dict(recalibrate)
+    for suggestion_id, confidence in confidences.items():
+        before = current(suggestion_id)
+        changed.append(SuggestionEdit(suggestion_id, before, replace(before, confidence=confidence)))
+    accepted = _accepted_after(document, reopened, changed[: len(changed) - len(confidences)], accept)
+    # A suggestion accepted after its confidence moved keeps the moved confidence.
+    accepted = [
+        SuggestionEdit(e.suggestion_id, e.before, replace(e.after, confidence=confidences[e.suggestion_id]))
+        if isinstance(e, SuggestionEdit) and e.after is not None and e.suggestion_id in confidences
+        else e
+        for e in accepted
+    ]
     edits = _merged(reopened + changed + accepted)
     description = "Re-read with the house style" if alone is None else alone
     return Step(description, edits, by=Decider.RULE, joins_previous=alone is None)
+
+
+def _accepted_after(
+    document: Document, reopened: list[Edit], changed: list[Edit], accept: Iterable[int]
+) -> list[Edit]:
+    """What accepting ``accept`` takes once ``reopened`` and ``changed`` are in (tried on the
+    document and taken back: an accept reads the marks and rivals they leave)."""
+    ids = list(accept)
+    if not ids:
+        return []
+    trial = History(document)
+    trial.do(Step("reopen", _merged(reopened)))
+    try:
+        trial.do(Step("re-read", tuple(changed)))
+        return list(accept_many(document, ids).edits)
+    finally:
+        while trial.undo() is not None:
+            pass
 
 
 def surest_per_gap(

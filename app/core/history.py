@@ -110,6 +110,8 @@ class History:
         #: read without going through every step of a long review.
         self._changed: dict[int, list[Step]] = {}
         self._word_edits: dict[int, list[WordEdit]] = {}
+        #: The project's decision row the history begins after (``start_from``; 0: the captions).
+        self.begins_after = 0
         #: Called with (step, undone) after every change, so views can refresh what it touched.
         self.listeners: list[Listener] = []
 
@@ -164,9 +166,32 @@ class History:
             elif isinstance(edit, WordEdit):
                 _push_or_pop(self._word_edits.setdefault(edit.index, []), edit, forward)
 
-    def last_changes(self) -> dict[int, Step]:
-        """Per suggestion a step in effect changed, the last such step."""
-        return {suggestion_id: steps[-1] for suggestion_id, steps in self._changed.items() if steps}
+    def start_from(
+        self, through: int, last: dict[int, tuple[Decider, int | None]], words: dict[int, WordEdit]
+    ) -> None:
+        """Begin a new history where a checkpoint of the project through decision row ``through``
+        left the document: per suggestion, who changed it last and in which decision row, and per
+        word its edit since the captions. What came before cannot be undone; who decided what is
+        known as before."""
+        assert not self._done and not self._undone, "a history starts from a checkpoint only when new"
+        self.begins_after = through
+        earlier: dict[tuple[Decider, int | None], Step] = {}
+        for suggestion_id, (by, row) in last.items():
+            step = earlier.setdefault((by, row), Step("", (), by=by, row=row))
+            self._changed[suggestion_id] = [step]
+        self._word_edits = {index: [edit] for index, edit in words.items()}
+
+    def last_changes(self, through: int | None = None) -> dict[int, Step]:
+        """Per suggestion a step in effect changed, the last such step (``through``: the last as
+        of decision row ``through``, among those it includes)."""
+        if through is None:
+            return {suggestion_id: steps[-1] for suggestion_id, steps in self._changed.items() if steps}
+        found = {}
+        for suggestion_id, steps in self._changed.items():
+            step = next((s for s in reversed(steps) if s.row is None or s.row <= through), None)
+            if step is not None:
+                found[suggestion_id] = step
+        return found
 
     def first_word_edits(self) -> dict[int, WordEdit]:
         """Per word a step in effect changed, the first such edit: its ``before`` is the word as
@@ -177,6 +202,11 @@ class History:
     def done(self) -> tuple[Step, ...]:
         """The steps in effect, oldest first."""
         return tuple(self._done)
+
+    @property
+    def step_counts(self) -> tuple[int, int]:
+        """How many steps are in effect, and how many undone (to redo)."""
+        return len(self._done), len(self._undone)
 
     @property
     def can_undo(self) -> bool:

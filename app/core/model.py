@@ -7,6 +7,7 @@ file, so a document that nobody changed writes back byte for byte.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import itertools
 from collections import Counter
@@ -218,6 +219,10 @@ class WordRef:
     position: int
 
 
+def _suggestion_id(suggestion: Suggestion) -> int:
+    return suggestion.id
+
+
 @dataclass(eq=False)
 class Document:
     """A caption file in memory, with what is needed to write it back as it was."""
@@ -307,17 +312,22 @@ class Document:
         self.cues[ref.cue].words[ref.position] = word
 
     def _position(self, suggestion_id: int) -> int:
+        suggestions = self.suggestions
         position = self._positions.get(suggestion_id)
-        if (
-            position is None
-            or position >= len(self.suggestions)
-            or self.suggestions[position].id != suggestion_id
-        ):
-            self._positions = {s.id: number for number, s in enumerate(self.suggestions)}
-            position = self._positions.get(suggestion_id)
-            if position is None:
-                raise KeyError(f"no suggestion {suggestion_id}")
-        return position
+        if position is not None and position < len(suggestions) and suggestions[position].id == suggestion_id:
+            return position
+        # Suggestions are kept in id order (``insert_suggestion``): one taken out or put in shifts
+        # the places after it, found again by halving rather than by indexing every one again.
+        position = bisect.bisect_left(suggestions, suggestion_id, key=_suggestion_id)
+        if position < len(suggestions) and suggestions[position].id == suggestion_id:
+            self._positions[suggestion_id] = position
+            return position
+        # Not in id order (a caller set the list): index them all.
+        self._positions = {s.id: number for number, s in enumerate(suggestions)}
+        found = self._positions.get(suggestion_id)
+        if found is None:
+            raise KeyError(f"no suggestion {suggestion_id}")
+        return found
 
     def suggestion(self, suggestion_id: int) -> Suggestion:
         return self.suggestions[self._position(suggestion_id)]

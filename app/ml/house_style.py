@@ -26,7 +26,6 @@ saw. Fitting is a few Newton steps on at most a few thousand examples: milliseco
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -183,39 +182,54 @@ class HouseStyle:
         if not readings:
             return []
         weights = self.distributions(readings, next_words)
-        model_best = np.array([max(range(CLASSES), key=r.combined.__getitem__) for r in readings])
+        model_best = np.array([r.combined for r in readings], dtype=float).reshape(-1, CLASSES).argmax(axis=1)
         best_mark = weights[:, 1:].argmax(axis=1) + 1
         keep = weights[:, 0] < DROP_AT
         add = (weights.argmax(axis=1) != 0) & (weights[:, 0] <= ADD_AT)
         best = np.where(model_best != 0, np.where(keep, best_mark, 0), np.where(add, best_mark, 0))
         calibration = confidence or shipped_confidence()
-        found: list[Proposal | None] = []
-        for row, reading in enumerate(readings):
-            mark = int(best[row]) if not self.neutral else int(model_best[row])
-            if mark == originals[row]:
-                found.append(None)
-                continue
+        marks = model_best if self.neutral else best
+        proposed = [row for row in range(len(readings)) if int(marks[row]) != originals[row]]
+        sure = self._sure(
+            [int(marks[row]) for row in proposed], [readings[row] for row in proposed], language, calibration
+        )
+        found: list[Proposal | None] = [None] * len(readings)
+        for row, chance in zip(proposed, sure, strict=True):
+            reading = readings[row]
             distribution = reading.combined if self.neutral else tuple(float(w) for w in weights[row])
-            found.append(Proposal(mark, self._sure(mark, reading, language, calibration), distribution))
+            found[row] = Proposal(int(marks[row]), chance, distribution)
         return found
 
-    def _sure(self, best: int, reading: GapReading, language: str | None, confidence: Confidence) -> float:
-        """The chance a proposal of class ``best`` is right: the shipped calibration of what the
-        readers said, shifted by the style's calibration."""
-        sure = _calibrated(best, reading, language, confidence)
-        if any(self.calibration):
-            inputs = calibration_inputs(best, reading, sure)
-            shift = sum(w * x for w, x in zip(self.calibration, inputs, strict=True))
-            if shift > 0 and self.calibration_spread:
+    def _sure(
+        self,
+        best: Sequence[int],
+        readings: Sequence[GapReading],
+        language: str | None,
+        confidence: Confidence,
+    ) -> list[float]:
+        """The chance each proposal of class ``best[i]`` at a gap read ``readings[i]`` is right:
+        the shipped calibration of what the readers said, shifted by the style's calibration."""
+        sure = [
+            _calibrated(mark, reading, language, confidence)
+            for mark, reading in zip(best, readings, strict=True)
+        ]
+        if any(self.calibration) and sure:
+            inputs = np.array(
+                [calibration_inputs(mark, r, p) for mark, r, p in zip(best, readings, sure, strict=True)]
+            )
+            shift = inputs @ np.array(self.calibration)
+            if self.calibration_spread:
                 # Raised only by what the decisions make certain: the shift less one standard
                 # deviation of its posterior, so that thin evidence never lifts a mark over a target.
-                spread = np.array(self.calibration_spread).reshape(len(inputs), len(inputs))
-                x = np.array(inputs)
-                shift = max(0.0, shift - CAUTION * math.sqrt(max(0.0, float(x @ spread @ x))))
-            sure = sigmoid(inputs[-1] + shift)
-        if readers_disagree(reading.read, reading.heard):
-            sure = min(sure, READERS_DISAGREE_CAP)
-        return sure
+                width = inputs.shape[1]
+                spread = np.array(self.calibration_spread).reshape(width, width)
+                deviation = np.sqrt(np.maximum(0.0, np.einsum("ij,jk,ik->i", inputs, spread, inputs)))
+                shift = np.where(shift > 0, np.maximum(0.0, shift - CAUTION * deviation), shift)
+            sure = [sigmoid(float(x)) for x in inputs[:, -1] + shift]
+        return [
+            min(p, READERS_DISAGREE_CAP) if readers_disagree(r.read, r.heard) else p
+            for p, r in zip(sure, readings, strict=True)
+        ]
 
     # --- what it has learnt --------------------------------------------------------------------
 

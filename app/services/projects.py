@@ -24,12 +24,14 @@ from app.core.decisions import (
     encode,
     replay,
 )
-from app.core.history import CueEdit, Decider, History, WordEdit
+from app.core.history import CueEdit, Decider, History, Step, WordEdit
 from app.core.model import Casing, Cue, Document, Source, Status, Suggestion
 from app.core.recut_cues import cut_of
 from app.core.triage import about_wrong, gaps_settled, gaps_to_review, settled_by_rule
 from app.formats import FormatError, format_of, parse_document, read_bytes
+from app.services.checkpoints import start_from
 from app.services.folder_pairing import FileGroup
+from app.store.checkpoints import Checkpoint
 from app.store.files import CaptionsRead
 from app.store.processing import FileResults
 from app.store.project import Project, ProjectError
@@ -155,6 +157,11 @@ def _recut_carried(old: _OldVersion, new: Document, carried: list[dict[str, Any]
     return "kept"
 
 
+def _row_of(step: Step) -> int:
+    """Where a step comes in the order decisions were taken: its decision row (-1: none)."""
+    return step.row if step.row is not None else -1
+
+
 def _cue_words(cue: Cue) -> tuple[object, ...]:
     return cue.start, cue.end, tuple(word.text for word in cue.words)
 
@@ -195,12 +202,11 @@ def _carry_over(
     for outcome in project.carried(file_id):
         carry(int(outcome["gap"]), outcome)
     last = old.history.last_changes()
-    place = {id(step): number for number, step in enumerate(old.history.done)}
 
     def decided_when(suggestion: Suggestion) -> tuple[int, str]:
-        """Where in the history the suggestion was last decided, and by whom."""
+        """The decision row the suggestion was last decided in (-1: not known), and by whom."""
         step = last.get(suggestion.id)
-        return (-1, Decider.PERSON.value) if step is None else (place[id(step)], step.by.value)
+        return (-1, Decider.PERSON.value) if step is None else (_row_of(step), step.by.value)
 
     editor_marks: dict[int, Suggestion] = {}
     for suggestion in decided.suggestions:
@@ -222,8 +228,8 @@ def _carry_over(
         when, by = decided_when(suggestion)
         carry(old_gap, {"set_mark": suggestion.mark, "by": by}, when)
     edited = {
-        edit.index: number
-        for number, step in enumerate(old.history.done)
+        edit.index: _row_of(step)
+        for step in old.history.done
         for edit in step.edits
         if isinstance(edit, WordEdit)
     }
@@ -309,24 +315,47 @@ def carried_decisions(
 
 def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     """The file's document as it stands: the captions as added, their suggestions, and the
-    decisions replayed through the editor's own commands (so undo works as it did)."""
+    decisions replayed through the editor's own commands (so undo works as it did), from the
+    file's checkpoint on where it has one (``services.checkpoints``)."""
+    checkpoint = project.checkpoint(file_id)
+    if checkpoint is not None:
+        try:
+            return _replayed(project, file_id, checkpoint)
+        except _CheckpointMismatchError:
+            pass  # a checkpoint the decisions after it do not follow from: replay them all
+    return _replayed(project, file_id, None)
+
+
+class _CheckpointMismatchError(Exception):
+    """The decisions after a checkpoint undo or redo what the history started from it lacks."""
+
+
+def _replayed(project: Project, file_id: int, checkpoint: Checkpoint | None) -> tuple[Document, History]:
     document = _stored_document(project, file_id)
     document.language = project.language(file_id)
-    document.add_suggestions(project.suggestions(file_id))
     history = History(document)
-    for row, action, arguments, by in project.decisions(file_id):
+    if checkpoint is None:
+        document.add_suggestions(project.suggestions(file_id))
+    else:
+        start_from(document, history, checkpoint)
+    for row, action, arguments, by in project.decisions(file_id, after=history.begins_after):
         try:
             decision = decode(action, arguments)
         except DecisionError as error:  # a row this version cannot read: the project's problem
             raise ProjectError(
                 f"{project.path}: a recorded decision of file {_name(project, file_id)} cannot be read ({error})"
             ) from None
+        steps = history.step_counts
         try:
             replay(document, history, decision, _replayed_by(decision, by), row)
         except (KeyError, IndexError, commands.EditError) as error:  # a damaged row: the project's
+            if checkpoint is not None:
+                raise _CheckpointMismatchError from None
             raise ProjectError(
                 f"{project.path}: a recorded {action} does not fit file {_name(project, file_id)} ({error})"
             ) from None
+        if checkpoint is not None and history.step_counts == steps:
+            raise _CheckpointMismatchError  # every recorded decision changed something when it was taken
     document.changes_since_save = 0
     return document, history
 

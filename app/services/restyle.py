@@ -224,15 +224,8 @@ def _read_again(
         for s in document.suggestions
         if s.casing is None and s.status is not Status.PENDING and s.id not in reopened
     }
-    gaps = [
-        gap
-        for gap in range(len(readings))
-        if gap not in state.by_person
-        and gap not in kept
-        and gap not in decided_gaps
-        and gap not in referenced
-        and open_gap(words, gap)
-    ]
+    closed = state.by_person | kept | decided_gaps | referenced
+    gaps = [gap for gap in range(len(readings)) if gap not in closed and open_gap(words, gap)]
     # The next word matters only to a style that has learnt something of words.
     following = (
         [_next_word(words, gap) for gap in gaps]

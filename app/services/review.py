@@ -59,6 +59,7 @@ from app.ml.house_style import HouseStyle, StyleExample
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, RecutReport, as_exported, heard_times, recut_captions
+from app.services.checkpoints import CHECKPOINT_EVERY, save_checkpoint
 from app.services.folder_pairing import FileGroup
 from app.services.projects import Reimport, add_caption_file, load_document, store_again
 from app.services.restyle import pending_again, reopening
@@ -91,12 +92,14 @@ class ReviewSession(SessionStyle):
         self._readings: list[GapReading] | None = None
         self._other_examples: list[StyleExample] | None = None
         self._fitted: tuple[Step | None, HouseStyle] | None = None
+        #: Decisions recorded since the last checkpoint was taken (``services.checkpoints``).
+        self._unchecked = 0
         if fresh is not None:
             self.document, self.history = fresh, History(fresh)
             self.restored_decisions = 0
         else:
             self.document, self.history = load_document(project, file_id)
-            self.restored_decisions = sum(1 for _ in project.decisions(file_id))
+            self.restored_decisions = project.decision_count(file_id)
 
     @classmethod
     def open(
@@ -156,7 +159,13 @@ class ReviewSession(SessionStyle):
             raise
 
     def close(self) -> None:
-        self.project.close()
+        """Close the project, first taking a checkpoint of the review so far (the next opening
+        replays only the decisions after it)."""
+        try:
+            if self._unchecked:
+                save_checkpoint(self.project, self.file_id, self.document, self.history)
+        finally:
+            self.project.close()
 
     # --- what is there ----------------------------------------------------------------------
 
@@ -222,10 +231,17 @@ class ReviewSession(SessionStyle):
 
     def gap_of(self, suggestion_id: int) -> ReviewRow:
         """The review row a suggestion belongs to."""
-        for gap in gaps_of(self.document.suggestions):
+        try:
+            word = self.document.suggestion(suggestion_id).gap
+        except KeyError:
+            raise ReviewError(f"no suggestion {suggestion_id}") from None
+        # Its row holds the marks of one gap and the capitals after it: rows are made of the
+        # suggestions beside it alone (a long call holds tens of thousands).
+        near = [s for s in self.document.suggestions if word - 1 <= s.gap <= word + 1]
+        for gap in gaps_of(near):
             if any(s.id == suggestion_id for s in gap.suggestions):
                 return gap
-        raise ReviewError(f"no suggestion {suggestion_id}")
+        raise ReviewError(f"no suggestion {suggestion_id} among the marks")
 
     def measures(self) -> list[GapMeasure]:
         """What the last analysis measured at each word's gap (read from the project once)."""
@@ -314,6 +330,7 @@ class ReviewSession(SessionStyle):
         row = self.project.record(self.file_id, *encode(decision), by)
         step = dataclasses.replace(step, by=by, row=row)
         self.history.do(step)
+        self._checked()
         if by is Decider.PERSON and not isinstance(decision, RecutCues):
             self._reread()  # every answer says what is right in this file: read the rest again
         return step
@@ -386,13 +403,22 @@ class ReviewSession(SessionStyle):
         if self.history.undo_description is None:
             return None
         self.project.record(self.file_id, *encode(Undo()))
+        self._unchecked += 1
         return self.history.undo()
 
     def redo(self) -> Step | None:
         if self.history.redo_description is None:
             return None
         self.project.record(self.file_id, *encode(Redo()))
+        self._unchecked += 1
         return self.history.redo()
+
+    def _checked(self) -> None:
+        """Count one more decision recorded; every ``CHECKPOINT_EVERY``, take a checkpoint."""
+        self._unchecked += 1
+        if self._unchecked >= CHECKPOINT_EVERY:
+            save_checkpoint(self.project, self.file_id, self.document, self.history)
+            self._unchecked = 0
 
     # --- export -----------------------------------------------------------------------------
 

@@ -52,10 +52,18 @@ class DecisionLog:
             raise ProjectError(f"{self.path}: the decision could not be saved ({error})") from None
 
     def _insert_decision(self, file_id: int, action: str, arguments: dict[str, Any], by: Decider) -> int:
+        # Without spaces: a re-reading of a long call lists a thousand confidences.
         cursor = self.db.execute(
             "INSERT INTO decisions (file_id, action, arguments, decided_by, decided_at, version)"
             " VALUES (?, ?, ?, ?, ?, (SELECT version FROM files WHERE id = ?))",
-            [file_id, action, json.dumps(arguments, ensure_ascii=False), by.value, time.time(), file_id],
+            [
+                file_id,
+                action,
+                json.dumps(arguments, ensure_ascii=False, separators=(",", ":")),
+                by.value,
+                time.time(),
+                file_id,
+            ],
         )
         return int(cursor.lastrowid or 0)
 
@@ -71,17 +79,40 @@ class DecisionLog:
         """The row of the last decision taken on any file (0: none yet)."""
         return int(self.db.execute("SELECT COALESCE(MAX(id), 0) FROM decisions").fetchone()[0])
 
-    def decisions(self, file_id: int) -> Iterator[DecisionRow]:
-        """The decisions on the file's current version, in the order they were taken."""
-        current = (
-            " AND version = (SELECT version FROM files WHERE id = ?)" if "version" in self._columns else ""
-        )
+    def _current(self, file_id: int) -> tuple[str, list[int]]:
+        """The condition (and its parameters) that keeps a file's decisions to its current version."""
+        if "version" not in self._columns:
+            return "", []
+        return " AND version = (SELECT version FROM files WHERE id = ?)", [file_id]
+
+    def decisions(self, file_id: int, after: int = 0) -> Iterator[DecisionRow]:
+        """The decisions on the file's current version, in the order they were taken (those after
+        row ``after``: a checkpoint includes the rest)."""
+        current, parameters = self._current(file_id)
         for row, action, arguments, by in self.db.execute(
-            f"SELECT id, action, arguments, decided_by FROM decisions WHERE file_id = ?{current} ORDER BY id",
-            [file_id, file_id] if current else [file_id],
+            f"SELECT id, action, arguments, decided_by FROM decisions WHERE file_id = ? AND id > ?{current}"
+            " ORDER BY id",
+            [file_id, after, *parameters],
         ).fetchall():
             try:
                 decoded, decider = json.loads(arguments), Decider(by)
             except ValueError as error:
                 raise damaged(self.db, self.path, file_id, f"{action} decision", error) from None
             yield DecisionRow(row, action, decoded, decider)
+
+    def decision_count(self, file_id: int) -> int:
+        """How many decisions the file's current version holds."""
+        current, parameters = self._current(file_id)
+        query = f"SELECT COUNT(*) FROM decisions WHERE file_id = ?{current}"
+        return int(self.db.execute(query, [file_id, *parameters]).fetchone()[0])
+
+    def decision_outline(self, file_id: int) -> list[tuple[int, str, bool]]:
+        """Each decision's row and action, and whether it is undone with the one before it (a
+        re-reading after a person's decision), without reading what it decided."""
+        current, parameters = self._current(file_id)
+        rows = self.db.execute(
+            "SELECT id, action, CASE WHEN action = 'restyle' THEN json_extract(arguments, '$.joins') END"
+            f" FROM decisions WHERE file_id = ?{current} ORDER BY id",
+            [file_id, *parameters],
+        ).fetchall()
+        return [(row, action, action == "restyle" and joins in (None, 1)) for row, action, joins in rows]

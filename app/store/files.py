@@ -24,6 +24,7 @@ from sqlite_utils import Database
 
 from app.core.digest import file_sha256
 from app.core.model import Document, Suggestion
+from app.store.checkpoints import forget_checkpoint
 from app.store.errors import ProjectError, damaged
 from app.store.suggestions import suggestion_from_row, suggestion_row
 
@@ -154,6 +155,7 @@ class FileTable:
                 ],
             )
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
+            forget_checkpoint(self.db, file_id)
         return version
 
     def _set_aside(self, file_id: int) -> None:

@@ -19,6 +19,7 @@ from app.core.gap_features import GapMeasure
 from app.core.gap_readings import GapReading, GapReadingsError, parse_readings, readings_json
 from app.core.history import Decider
 from app.core.model import Suggestion
+from app.store.checkpoints import forget_checkpoint
 from app.store.decisions import DecisionLog
 from app.store.errors import damaged
 from app.store.files import DONE, FAILED, PENDING, RUNNING
@@ -66,6 +67,7 @@ class Processing(DecisionLog):
         ``decisions``: each with who took it, in order (the previous version's carried over, as
         replayed on these suggestions, in place of those still to replay; then batch's own)."""
         with self.db.atomic():
+            forget_checkpoint(self.db, file_id)
             self.db.execute("DELETE FROM suggestions WHERE file_id = ?", [file_id])
             self.add_suggestions(file_id, results.suggestions)
             for action, arguments, by in decisions:
@@ -115,6 +117,7 @@ class Processing(DecisionLog):
     def add_suggestions(self, file_id: int, suggestions: list[Suggestion]) -> None:
         """Add suggestions beside those there (a reference opened later); decisions stay valid."""
         with self.db.atomic():
+            forget_checkpoint(self.db, file_id)
             self.db.table("suggestions").insert_all(
                 ({"file_id": file_id, **suggestion_row(s)} for s in suggestions), batch_size=500
             )

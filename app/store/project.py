@@ -5,12 +5,13 @@ migrated) and is the one way in; its parts live beside it:
 - ``schema``: the tables and the migrations from older projects;
 - ``files``: the caption files, their bytes, paths, versions and suggestions as stored;
 - ``processing``: a file's job and the results it stores, or why it failed;
-- ``decisions``: the decision log.
+- ``decisions``: the decision log;
+- ``checkpoints``: a file's state at one of its decisions, so that opening it replays those after.
 
-A document's current state is never stored as such: it is the captions as loaded, the suggestions,
-then the decisions replayed in order through the same commands and history the editor uses (undo
-and redo included). A decision is one row, committed before ``record`` returns, so a crash a
-millisecond later loses nothing.
+A document's current state is the captions as loaded, the suggestions, then the decisions replayed
+in order through the same commands and history the editor uses (undo and redo included), from the
+file's checkpoint on where it has one. A decision is one row, committed before ``record`` returns,
+so a crash a millisecond later loses nothing.
 
 One process writes a project at a time (``app.store.lock``); any number may read it. Opened
 ``read_only`` (``punctum status`` and ``export``), a project is read through a read-only SQLite
@@ -26,6 +27,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from app.store import lock
+from app.store.checkpoints import Checkpoints
 from app.store.errors import ProjectError, write_refused
 from app.store.files import DONE, FAILED, INTERRUPTED, PENDING, RUNNING, FileEntry, FileTable, stored_path
 from app.store.lock import Holder, ProjectLockedError
@@ -48,7 +50,7 @@ __all__ = [
 ]
 
 
-class Project(FileTable, Processing):
+class Project(FileTable, Processing, Checkpoints):
     """An open project file. Use as a context manager or call ``close``.
 
     Opened for writing (the default), the project is locked for this process: another process

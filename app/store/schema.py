@@ -13,7 +13,7 @@ from sqlite_utils import Database
 
 from app.store.errors import ProjectError
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 #: The statements that take a project from the version before each key to that version.
 MIGRATIONS: dict[int, str] = {
@@ -123,6 +123,16 @@ MIGRATIONS: dict[int, str] = {
     # that re-reading ("restyle"), which a Punctum of schema 8 would not know.
     9: """
     ALTER TABLE files ADD COLUMN gap_readings TEXT;
+    """,
+    # A file's state at one of its decisions (``checkpoints.py``), so that opening it replays only
+    # the decisions after that one.
+    10: """
+    CREATE TABLE checkpoints (
+        file_id INTEGER PRIMARY KEY REFERENCES files(id),
+        through INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
+        state BLOB NOT NULL
+    );
     """,
 }
 

@@ -1,0 +1,104 @@
+"""Opening a reviewed file again from its checkpoint: the review as it was, its last decisions
+undoable one by one, and a checkpoint that no longer fits passed over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.model import Source, Status
+from app.services.batch import project_status
+from app.services.checkpoints import UNDO_KEPT
+from app.services.review import ReviewSession
+from app.store.project import Project
+from tests.test_house_style import analysed
+
+DECISIONS = UNDO_KEPT + 10
+
+
+def _review(session: ReviewSession, decisions: int) -> list[tuple[object, ...]]:
+    """``decisions`` answers on the first pending mark (every third turned down); what the person
+    saw before each and after the last."""
+    seen = []
+    for turn in range(decisions):
+        pending = [
+            s
+            for s in session.document.suggestions
+            if s.source is Source.MODEL and s.casing is None and s.status is Status.PENDING
+        ]
+        assert pending, "nothing left to decide"
+        first = min(pending, key=lambda s: s.gap)
+        seen.append(session.document.state())
+        step = session.reject_gap(first.id) if turn % 3 == 2 else session.accept_gap(first.id)
+        assert step is not None
+    seen.append(session.document.state())
+    return seen
+
+
+def test_a_long_review_reopens_as_it_was_and_undoes_its_last_decisions(sample: Path) -> None:
+    session = analysed(sample / "sample.srt")
+    project = session.project.path
+    seen = _review(session, DECISIONS)
+    session.close()
+
+    again = ReviewSession.open_project(project)
+    try:
+        assert again.document.state() == seen[-1]
+        assert again.restored_decisions > DECISIONS  # each answer, and the re-reading after it
+        # Opened from a checkpoint: only the decisions after it are replayed.
+        assert again.history.begins_after > 0
+        assert sum(1 for _ in again.project.decisions(again.file_id, after=again.history.begins_after)) < (
+            again.restored_decisions
+        )
+        for back in range(1, UNDO_KEPT + 1):
+            assert again.undo() is not None
+            assert again.document.state() == seen[-1 - back], f"undo {back} does not restore what was seen"
+        for back in range(UNDO_KEPT, 0, -1):
+            assert again.redo() is not None
+            assert again.document.state() == seen[-back]
+    finally:
+        again.close()
+
+
+def test_decisions_undone_before_closing_can_be_redone_after(sample: Path) -> None:
+    session = analysed(sample / "sample.srt")
+    project = session.project.path
+    seen = _review(session, DECISIONS)
+    for _ in range(5):
+        assert session.undo() is not None
+    assert session.document.state() == seen[-6]
+    session.close()
+
+    again = ReviewSession.open_project(project)
+    try:
+        assert again.document.state() == seen[-6]
+        for back in range(5, 0, -1):
+            assert again.redo() is not None
+            assert again.document.state() == seen[-back]
+    finally:
+        again.close()
+
+
+def test_a_damaged_or_outdated_checkpoint_is_passed_over(sample: Path) -> None:
+    session = analysed(sample / "sample.srt")
+    project = session.project.path
+    seen = _review(session, DECISIONS)
+    file_id = session.file_id
+    session.close()
+    with Project(project) as opened:
+        counts = project_status(opened).files[0]
+        opened.db.execute("UPDATE checkpoints SET state = ? WHERE file_id = ?", [b"{garbage", file_id])
+    again = ReviewSession.open_project(project)
+    try:
+        assert again.history.begins_after == 0  # every decision replayed, as without one
+        assert again.document.state() == seen[-1]
+        assert project_status(again.project).files[0] == counts
+        again.undo()
+        again.close()
+        again = ReviewSession.open_project(project)  # a new checkpoint, taken at closing
+        assert again.history.begins_after > 0
+        assert again.document.state() == seen[-2]
+        # A reference added later adds suggestions: the checkpoint made without them is dropped.
+        again.add_reference(sample / "reference.txt")
+        assert again.project.checkpoint(file_id) is None
+    finally:
+        again.close()

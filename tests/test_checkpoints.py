@@ -7,17 +7,19 @@ from pathlib import Path
 
 from app.core.model import Source, Status
 from app.services.batch import project_status
-from app.services.checkpoints import UNDO_KEPT
 from app.services.review import ReviewSession
 from app.store.project import Project
 from tests.test_house_style import analysed
 
-DECISIONS = UNDO_KEPT + 10
+#: Fewer than a session keeps undoable by default, for a test that undoes all of them.
+UNDO_KEPT = 12
+DECISIONS = UNDO_KEPT + 8
 
 
 def _review(session: ReviewSession, decisions: int) -> list[tuple[object, ...]]:
     """``decisions`` answers on the first pending mark (every third turned down); what the person
     saw before each and after the last."""
+    session.undo_kept = UNDO_KEPT
     seen = []
     for turn in range(decisions):
         pending = [
@@ -93,6 +95,7 @@ def test_a_damaged_or_outdated_checkpoint_is_passed_over(sample: Path) -> None:
         assert again.document.state() == seen[-1]
         assert project_status(again.project).files[0] == counts
         again.undo()
+        again.undo_kept = UNDO_KEPT
         again.close()
         again = ReviewSession.open_project(project)  # a new checkpoint, taken at closing
         assert again.history.begins_after > 0

@@ -6,6 +6,7 @@ the literature evaluates (``! ;`` count as PERIOD, ``: -`` as COMMA, as in the I
 
 from __future__ import annotations
 
+import functools
 import re
 
 NONE, COMMA, PERIOD, QUESTION = "", ",", ".", "?"
@@ -30,6 +31,7 @@ MODEL_MARKS = (NONE, COMMA, PERIOD, QUESTION, "!", ":")
 _EVALUATED = (NONE, COMMA, PERIOD, QUESTION, PERIOD, COMMA)
 
 
+@functools.lru_cache(maxsize=4096)
 def model_class(mark: str) -> int:
     """Index into ``MODEL_MARKS`` of a written mark ('?"' -> 3, ';' -> period, ' --' -> comma)."""
     plain = replaceable_part(mark)
@@ -95,6 +97,8 @@ def protected_part(written: str) -> str:
 
 def has_protected_punctuation(written: str) -> bool:
     """An ellipsis or a dash after a word: the captioner's deliberate mark, left to them."""
+    if not written:
+        return False  # most words: asked of every gap after every decision
     return any(char in "…-–—" for char in written) or ".." in written
 
 

@@ -25,7 +25,6 @@ saw. Fitting is a few Newton steps on at most a few thousand examples: milliseco
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -141,9 +140,13 @@ class HouseStyle:
 
     # --- reading gaps -------------------------------------------------------------------------
 
-    def distributions(self, readings: Sequence[GapReading], next_words: Sequence[str]) -> np.ndarray:
-        """The combined distributions (one row a gap) as the style reads them."""
-        combined = np.array([r.combined for r in readings], dtype=float).reshape(-1, CLASSES)
+    def distributions(
+        self, readings: Sequence[GapReading], next_words: Sequence[str], combined: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The combined distributions (one row a gap) as the style reads them (``combined``: the
+        readings' combined distributions as a matrix, when the caller has made it)."""
+        if combined is None:
+            combined = _combined(readings)
         if self.neutral:
             return combined
         proposed = combined.argmax(axis=1) != 0
@@ -181,8 +184,9 @@ class HouseStyle:
         style's calibration alone."""
         if not readings:
             return []
-        weights = self.distributions(readings, next_words)
-        model_best = np.array([r.combined for r in readings], dtype=float).reshape(-1, CLASSES).argmax(axis=1)
+        combined = _combined(readings)
+        weights = self.distributions(readings, next_words, combined)
+        model_best = combined.argmax(axis=1)
         best_mark = weights[:, 1:].argmax(axis=1) + 1
         keep = weights[:, 0] < DROP_AT
         add = (weights.argmax(axis=1) != 0) & (weights[:, 0] <= ADD_AT)
@@ -196,7 +200,7 @@ class HouseStyle:
         found: list[Proposal | None] = [None] * len(readings)
         for row, chance in zip(proposed, sure, strict=True):
             reading = readings[row]
-            distribution = reading.combined if self.neutral else tuple(float(w) for w in weights[row])
+            distribution = reading.combined if self.neutral else tuple(weights[row].tolist())
             found[row] = Proposal(int(marks[row]), chance, distribution)
         return found
 
@@ -209,14 +213,13 @@ class HouseStyle:
     ) -> list[float]:
         """The chance each proposal of class ``best[i]`` at a gap read ``readings[i]`` is right:
         the shipped calibration of what the readers said, shifted by the style's calibration."""
-        sure = [
-            _calibrated(mark, reading, language, confidence)
+        read = [
+            _read_once(mark, reading, language, confidence)
             for mark, reading in zip(best, readings, strict=True)
         ]
+        sure = [once.sure for once in read]
         if any(self.calibration) and sure:
-            inputs = np.array(
-                [calibration_inputs(mark, r, p) for mark, r, p in zip(best, readings, sure, strict=True)]
-            )
+            inputs = np.array([once.inputs for once in read])
             shift = inputs @ np.array(self.calibration)
             if self.calibration_spread:
                 # Raised only by what the decisions make certain: the shift less one standard
@@ -227,8 +230,7 @@ class HouseStyle:
                 shift = np.where(shift > 0, np.maximum(0.0, shift - CAUTION * deviation), shift)
             sure = [sigmoid(float(x)) for x in inputs[:, -1] + shift]
         return [
-            min(p, READERS_DISAGREE_CAP) if readers_disagree(r.read, r.heard) else p
-            for p, r in zip(sure, readings, strict=True)
+            min(p, READERS_DISAGREE_CAP) if once.disagree else p for p, once in zip(sure, read, strict=True)
         ]
 
     # --- what it has learnt --------------------------------------------------------------------
@@ -268,10 +270,44 @@ class HouseStyle:
         )
 
 
-@functools.lru_cache(maxsize=1 << 17)
+def _combined(readings: Sequence[GapReading]) -> np.ndarray:
+    """The readings' combined distributions, one row a gap."""
+    return np.array([r.combined for r in readings], dtype=float).reshape(-1, CLASSES)
+
+
+@dataclass(frozen=True)
+class _ReadOnce:
+    """What a proposal of one class at one gap is before any style: how sure the shipped
+    calibration is of it, its ``calibration_inputs`` and whether the readers disagree there."""
+
+    sure: float
+    inputs: tuple[float, ...]
+    disagree: bool
+
+
+#: ``_ReadOnce`` by the reading's identity (with the reading, so that the identity stays its own),
+#: the class, the language and the calibration's identity: a long file's every gap is read again
+#: after every decision, and hashing each reading's numbers cost more than reading it.
+_READ_ONCE: dict[tuple[int, int, str | None, int], tuple[GapReading, Confidence, _ReadOnce]] = {}
+
+
+def _read_once(mark: int, reading: GapReading, language: str | None, confidence: Confidence) -> _ReadOnce:
+    key = (id(reading), mark, language, id(confidence))
+    found = _READ_ONCE.get(key)
+    if found is not None and found[0] is reading and found[1] is confidence:
+        return found[2]
+    if len(_READ_ONCE) >= 1 << 17:
+        _READ_ONCE.clear()
+    sure = _calibrated(mark, reading, language, confidence)
+    once = _ReadOnce(
+        sure, tuple(calibration_inputs(mark, reading, sure)), readers_disagree(reading.read, reading.heard)
+    )
+    _READ_ONCE[key] = (reading, confidence, once)
+    return once
+
+
 def _calibrated(mark: int, reading: GapReading, language: str | None, confidence: Confidence) -> float:
-    """The shipped calibration of a proposal of class ``mark`` at a gap read so: the same after
-    every decision, so read once (a long file's every gap is read again after each)."""
+    """The shipped calibration of a proposal of class ``mark`` at a gap read so."""
     inputs = mark_inputs(
         mark, reading.combined, reading.read, reading.heard, reading.pause, reading.cue_end, language
     )

@@ -63,6 +63,7 @@ def decided(document: Document, history: History) -> Decided:
         if index < len(original):
             original[index] = model_class(edit.before.mark)
     last = history.last_changes()
+    by_rule = {suggestion_id: step.by is Decider.RULE for suggestion_id, step in last.items()}
     taught_at: dict[int, int | None] = {}
     for s in document.suggestions:
         step = last.get(s.id)
@@ -73,7 +74,7 @@ def decided(document: Document, history: History) -> Decided:
         ):
             rows = [r for r in (taught_at.get(s.gap), step.row if step else None) if r is not None]
             taught_at[s.gap] = max(rows, default=None)
-    return Decided(original, settled_by_rule(document, history), taught_at)
+    return Decided(original, settled_by_rule(document, history, by_rule), taught_at)
 
 
 def _next_word(words: Sequence[Word], index: int) -> str:

@@ -59,7 +59,7 @@ from app.ml.house_style import HouseStyle, StyleExample
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, RecutReport, as_exported, heard_times, recut_captions
-from app.services.checkpoints import CHECKPOINT_EVERY, save_checkpoint
+from app.services.checkpoints import CHECKPOINT_EVERY, UNDO_KEPT, save_checkpoint
 from app.services.folder_pairing import FileGroup
 from app.services.projects import Reimport, add_caption_file, load_document, store_again
 from app.services.restyle import pending_again, reopening
@@ -92,6 +92,8 @@ class ReviewSession(SessionStyle):
         self._readings: list[GapReading] | None = None
         self._other_examples: list[StyleExample] | None = None
         self._fitted: tuple[Step | None, HouseStyle] | None = None
+        #: How many of a person's last decisions the file opened again can undo one by one.
+        self.undo_kept = UNDO_KEPT
         #: Decisions recorded since the last checkpoint was taken (``services.checkpoints``).
         self._unchecked = 0
         if fresh is not None:
@@ -163,7 +165,7 @@ class ReviewSession(SessionStyle):
         replays only the decisions after it)."""
         try:
             if self._unchecked:
-                save_checkpoint(self.project, self.file_id, self.document, self.history)
+                save_checkpoint(self.project, self.file_id, self.document, self.history, self.undo_kept)
         finally:
             self.project.close()
 
@@ -417,7 +419,7 @@ class ReviewSession(SessionStyle):
         """Count one more decision recorded; every ``CHECKPOINT_EVERY``, take a checkpoint."""
         self._unchecked += 1
         if self._unchecked >= CHECKPOINT_EVERY:
-            save_checkpoint(self.project, self.file_id, self.document, self.history)
+            save_checkpoint(self.project, self.file_id, self.document, self.history, self.undo_kept)
             self._unchecked = 0
 
     # --- export -----------------------------------------------------------------------------

@@ -3,6 +3,7 @@ capital where a word needs one, and what it read them from."""
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,13 @@ _KNOWN_SCRIPTS = ("LATIN",)
 def model_word(word: Word) -> str:
     """What the model reads: the word lowercased, as ASR gives it, with accents composed (NFC) as in
     the training text."""
-    return unicodedata.normalize("NFC", word.text.lower())
+    return _model_text(word.text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _model_text(text: str) -> str:
+    # Cached: every gap's next word is read again after every decision.
+    return unicodedata.normalize("NFC", text.lower())
 
 
 def _opening(words: list[Word]) -> str:

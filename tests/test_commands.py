@@ -284,6 +284,9 @@ def test_every_decision_round_trips_through_its_project_row_and_unreadable_ones_
     for decision in decisions:
         action, arguments = encode(decision)
         assert decode(action, json.loads(json.dumps(arguments))) == decision
+    # A re-reading recorded by an earlier version lists its new confidences as pairs.
+    earlier = {"reopen": [], "put": [], "drop": [], "accept": [3], "recalibrate": [[4, 0.2], [3, 0.91]]}
+    assert decode("restyle", earlier) == Restyle((), (), (), (3,), recalibrate=((4, 0.2), (3, 0.91)))
     with pytest.raises(DecisionError, match="unknown action 'shrug'"):
         decode("shrug", {})
     with pytest.raises(DecisionError, match="accept: unreadable arguments"):

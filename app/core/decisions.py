@@ -9,6 +9,8 @@ make these values; nothing else spells the action names.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,6 +186,31 @@ def _suggestion_of(data: dict[str, Any]) -> Suggestion:
     )
 
 
+def _confidences_json(recalibrate: Sequence[tuple[int, float]]) -> dict[str, Any]:
+    """A re-reading's new confidences as a row keeps them: by id order, each id as its step from
+    the one before (a long call's re-reading moves a thousand; the project keeps every one)."""
+    if not recalibrate:
+        return {}
+    pairs = sorted(recalibrate)
+    ids = [number for number, _ in pairs]
+    return {
+        "confidences": {
+            "steps": [b - a for a, b in zip([0, *ids], ids, strict=False)],
+            "to": [c for _, c in pairs],
+        }
+    }
+
+
+def _confidences_of(arguments: dict[str, Any]) -> tuple[tuple[int, float], ...]:
+    """The new confidences ``_confidences_json`` wrote, or (rows of earlier versions) the
+    ``"recalibrate"`` list of pairs."""
+    if "confidences" not in arguments:
+        return tuple((int(i), _confidence(c)) for i, c in arguments.get("recalibrate", []))
+    moved = arguments["confidences"]
+    ids = itertools.accumulate(int(step) for step in moved["steps"])
+    return tuple((number, _confidence(c)) for number, c in zip(ids, moved["to"], strict=True))
+
+
 def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
     """A decision as a project row stores it: its action name and JSON-ready arguments."""
     if isinstance(decision, Restyle):
@@ -193,8 +220,7 @@ def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
             "drop": list(decision.drop),
             "accept": list(decision.accept),
             "joins": decision.joins,
-            "recalibrate": [list(pair) for pair in decision.recalibrate],
-        } | ({"named": decision.named} if decision.named else {})
+        } | _confidences_json(decision.recalibrate) | ({"named": decision.named} if decision.named else {})
     if isinstance(decision, Recut):
         if decision.cut:
             return _NAMES[Recut], {"cut": [[c.words, c.start, c.end, list(c.lines)] for c in decision.cut]}
@@ -216,7 +242,7 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
                 tuple(int(i) for i in arguments[key]) for key in ("reopen", "drop", "accept")
             )
             put = tuple(_suggestion_of(s) for s in arguments["put"])
-            recalibrate = tuple((int(i), _confidence(c)) for i, c in arguments.get("recalibrate", []))
+            recalibrate = _confidences_of(arguments)
             joins, named = bool(arguments.get("joins", True)), str(arguments.get("named", ""))
             return Restyle(reopen, put, drop, accept, joins, recalibrate, named)
         if kind is Recut:

@@ -193,15 +193,13 @@ class HouseStyle:
         best = np.where(model_best != 0, np.where(keep, best_mark, 0), np.where(add, best_mark, 0))
         calibration = confidence or shipped_confidence()
         marks = model_best if self.neutral else best
-        proposed = [row for row in range(len(readings)) if int(marks[row]) != originals[row]]
-        sure = self._sure(
-            [int(marks[row]) for row in proposed], [readings[row] for row in proposed], language, calibration
-        )
+        proposed = np.flatnonzero(marks != np.asarray(originals)).tolist()
+        chosen = marks[proposed].tolist()
+        sure = self._sure(chosen, [readings[row] for row in proposed], language, calibration)
+        shown = [readings[row].combined for row in proposed] if self.neutral else weights[proposed].tolist()
         found: list[Proposal | None] = [None] * len(readings)
-        for row, chance in zip(proposed, sure, strict=True):
-            reading = readings[row]
-            distribution = reading.combined if self.neutral else tuple(weights[row].tolist())
-            found[row] = Proposal(int(marks[row]), chance, distribution)
+        for row, mark, chance, distribution in zip(proposed, chosen, sure, shown, strict=True):
+            found[row] = Proposal(mark, chance, tuple(distribution))
         return found
 
     def _sure(

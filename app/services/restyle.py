@@ -13,7 +13,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.core.decisions import Restyle
@@ -56,9 +57,56 @@ class Decided:
         return set(self.taught_at)
 
 
+@dataclass
+class _WordView:
+    """What the re-reading asks of each word of a document, kept between decisions and brought up
+    to date where a word changed: its words, whether the model may propose a mark after each
+    (``open_gap``), the next word as the model reads it, and the class of each word's mark."""
+
+    words: list[Word]
+    open: list[bool]
+    following: list[str]
+    classes: list[int]
+
+    def refresh(self, index: int) -> None:
+        words = self.words
+        self.classes[index] = model_class(words[index].mark) if words[index].mark else 0
+        for gap in (index - 1, index):
+            if 0 <= gap < len(words):
+                self.open[gap] = open_gap(words, gap)
+                self.following[gap] = _next_word(words, gap)
+
+
+#: Each open document's ``_WordView`` by the document's identity (a document is not hashable).
+_VIEWS: dict[int, tuple[weakref.ref[Document], _WordView]] = {}
+
+
+def _word_view(document: Document) -> _WordView:
+    """The document's ``_WordView`` as its words now stand (a long file's every gap is read again
+    after every decision; a decision changes a word or two)."""
+    words = list(document.words())
+    kept = _VIEWS.get(id(document))
+    view = kept[1] if kept is not None and kept[0]() is document else None
+    if view is None or len(view.words) != len(words):
+        view = _WordView(words, [False] * len(words), [""] * len(words), [0] * len(words))
+        changed: Iterable[int] = range(len(words))
+    else:
+        changed = [
+            index for index, (was, now) in enumerate(zip(view.words, words, strict=True)) if was is not now
+        ]
+        view.words = words
+    for index in changed:
+        view.refresh(index)
+    if len(_VIEWS) > 64:  # documents closed since
+        for key in [key for key, (ref, _) in _VIEWS.items() if ref() is None]:
+            del _VIEWS[key]
+    _VIEWS[id(document)] = (weakref.ref(document), view)
+    return view
+
+
 def decided(document: Document, history: History) -> Decided:
     """``Decided`` of a file as its history stands, in one pass over the steps in effect."""
-    original = [model_class(word.mark) if word.mark else 0 for word in document.words()]
+    original = list(_word_view(document).classes)
     for index, edit in history.first_word_edits().items():
         if index < len(original):
             original[index] = model_class(edit.before.mark)
@@ -206,7 +254,7 @@ def _read_again(
     """The open gaps no person decided (nor ``kept``, nor the reference's) read with ``style``:
     the model's suggestions to put (new, or with another mark), to drop, and to give another
     confidence; a suggestion ``reopened`` counts as pending."""
-    words = list(document.words())
+    view = _word_view(document)
     language = document.language or "en"
     referenced = {s.gap for s in document.suggestions if s.source is Source.REFERENCE and s.casing is None}
     current: dict[int, Suggestion] = {}
@@ -226,12 +274,11 @@ def _read_again(
         if s.casing is None and s.status is not Status.PENDING and s.id not in reopened
     }
     closed = state.by_person | kept | decided_gaps | referenced
-    gaps = [gap for gap in range(len(readings)) if gap not in closed and open_gap(words, gap)]
+    is_open = view.open
+    gaps = [gap for gap in range(len(readings)) if is_open[gap] and gap not in closed]
     # The next word matters only to a style that has learnt something of words.
     following = (
-        [_next_word(words, gap) for gap in gaps]
-        if style.word_bias or style.add_word_bias
-        else [""] * len(gaps)
+        [view.following[gap] for gap in gaps] if style.word_bias or style.add_word_bias else [""] * len(gaps)
     )
     original = state.original
     proposals = style.proposals([readings[g] for g in gaps], following, [original[g] for g in gaps], language)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import time
 from pathlib import Path
 from typing import Any
@@ -75,11 +76,26 @@ class ReviewError(PunctumError):
     """A review action the session cannot take."""
 
 
+#: The collector's thresholds while a file is under review (Python's default is 700, 10, 10). A
+#: review keeps every step it took, each with what it changed (a long call's history holds hundreds
+#: of thousands of suggestions), and the collector at its default walks them over and over: on a
+#: 44-minute call a decision took about 90 ms by its 300th, 47 ms with these.
+COLLECTOR_THRESHOLDS = (50_000, 20, 100)
+
+
+def _collect_less() -> None:
+    """Raise the collector's thresholds to ``COLLECTOR_THRESHOLDS`` (never lower them)."""
+    gc.set_threshold(
+        *(max(now, wanted) for now, wanted in zip(gc.get_threshold(), COLLECTOR_THRESHOLDS, strict=True))
+    )
+
+
 class ReviewSession(SessionStyle):
     """One file of a project under review, as the editor sees it."""
 
     def __init__(self, project: Project, file_id: int, fresh: Document | None = None) -> None:
         """``fresh``: the document of a file just added (nothing to replay), to skip reloading it."""
+        _collect_less()
         self.project = project
         self.file_id = file_id
         self._measures: list[GapMeasure] | None = None

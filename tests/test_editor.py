@@ -860,7 +860,7 @@ def test_the_editor_tells_what_the_style_learnt_and_resets_it(
         assert shown() == [cues.cue_html(row, cue) for row, cue in enumerate(session.document.cues)]
     # The status bar tells the style when what it learnt changes, not at every decision.
     assert any(message.startswith("House style from") for message in told), told
-    assert "fewer marks" in session.style().summary()
+    assert "fewer of the model's marks" in session.style().summary()
     before = len(pending_commas(session))
 
     # Review ▸ Reset the house style, asked first.
@@ -934,6 +934,44 @@ def test_the_editor_counts_gaps_as_status_and_batch_do_on_the_sample(
         f" {now['may_be_wrong']:.0f} may be wrong) · 1 decided by you"
     )
     assert now["settled"] < settled
+
+
+def test_the_header_the_style_and_status_count_the_same_decisions(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    """A person's answers of every kind (turned down, accepted, another mark, a mark put in by
+    hand, no mark): the header's "decided by you", the house style's "from N decisions" (Review
+    menu) and ``punctum status`` count the same gaps."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.conftest import run_punctum_here
+
+    (sample / "reference.txt").unlink()  # the model alone: every decision teaches
+    window.settings.setValue("model/audio", "text")
+    window.files.open_captions(sample / "sample.srt", None, None)
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    assert session is not None
+    keys = [Qt.Key.Key_X, Qt.Key.Key_A, Qt.Key.Key_Period, Qt.Key.Key_X, Qt.Key.Key_Comma, Qt.Key.Key_A]
+    keys += [Qt.Key.Key_Backspace, Qt.Key.Key_X]
+    for key in keys:
+        press(qtbot, window, key)
+    decided = re.search(r"(\d+) decided by you", window.counts_label.text())
+    assert decided is not None and int(decided[1]) == len(keys), window.counts_label.text()
+
+    window.actions_by_name["show_style"].trigger()
+    box = next(b for b in window.findChildren(QMessageBox) if b.isVisible())
+    assert f"House style from {len(keys)} decisions" in box.text(), box.text()
+    assert f"In this file, {len(keys)} gaps decided by you." in box.text()
+    box.close()
+
+    status = run_punctum_here("status", "--json", str(session.project.path))
+    (row,) = json.loads(status.stdout)
+    assert row["decided_by_you"] == row["house_style"]["decisions"] == len(keys)
+    assert window.counts_label.text().startswith(f"{row['gaps_to_review']} gaps to review")
+    told = run_punctum_here("status", str(session.project.path)).stdout
+    assert f"decided by you: {len(keys)} gaps" in told
+    assert f"house style from {len(keys)} decisions" in told
 
 
 def test_the_settled_list_goes_least_sure_first_says_why_and_x_keeps_the_place(

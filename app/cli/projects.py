@@ -74,6 +74,8 @@ def _status(args: argparse.Namespace) -> int:
                 print(
                     f"    settled by triage: {row.settled} gaps (about {row.may_be_wrong or 0:.0f} may be wrong)"
                 )
+            if row.decided_by_you:
+                print(f"    decided by you: {row.decided_by_you} gaps")
         else:
             print(f"{row.file[:40]:40} {row.state:11} {row.reason or ''}")
         for warning in row.warnings or []:

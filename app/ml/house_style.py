@@ -66,6 +66,11 @@ DROP_AT = 0.7
 #: A mark the model does not propose is proposed only where the style makes it the likeliest
 #: class and no mark at most this likely: each costs a person a decision.
 ADD_AT = 0.5
+#: What the style has learnt is said in words (``describe``) from this many decisions on, one
+#: lesson for every ``DECISIONS_PER_LESSON`` of them: the style moves the proposals from the first
+#: decision, but a lesson said after four answers says more than four answers show.
+LESSONS_FROM = 5
+DECISIONS_PER_LESSON = 3
 NAMES = {1: "commas", 2: "full stops", 3: "question marks", 4: "exclamation marks", 5: "colons"}
 
 
@@ -253,7 +258,12 @@ class HouseStyle:
             shift = self.calibration[position]
             if abs(shift) >= 0.4:
                 said.append((abs(shift), f"{'surer' if shift > 0 else 'less sure'} of the model's {name}"))
-        return [text for _, text in sorted(said, key=lambda pair: -pair[0]) if text]
+        # Said once the decisions bear it out: nothing before ``LESSONS_FROM`` of them, and at most
+        # one lesson for every ``DECISIONS_PER_LESSON`` (four lessons from four answers say more
+        # than the answers do).
+        count = self.decisions + self.inherited
+        told = 0 if count < LESSONS_FROM else count // DECISIONS_PER_LESSON
+        return [text for _, text in sorted(said, key=lambda pair: -pair[0]) if text][:told]
 
     def summary(self) -> str:
         """One line: how many decisions it rests on and what it has learnt."""
@@ -263,6 +273,8 @@ class HouseStyle:
         learnt = self.describe()
         noun = "decision" if count == 1 else "decisions"
         inherited = f" ({self.inherited} from a style file)" if self.inherited else ""
+        if count < LESSONS_FROM:
+            return f"house style from {count} {noun}{inherited}: too few yet to say what it has learnt"
         return f"house style from {count} {noun}{inherited}: " + (
             "; ".join(learnt[:4]) if learnt else "the model's default so far"
         )

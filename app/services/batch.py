@@ -121,6 +121,7 @@ class FileStatus:
     accepted: int | None = None
     rejected: int | None = None
     settled: int | None = None  # gaps the triage rule settled by itself that still stand
+    decided_by_you: int | None = None  # gaps whose mark a person decided (what the style learns from)
     may_be_wrong: float | None = None  # about how many of those settled may be wrong
     review_minutes: float | None = None
     reason: str | None = None
@@ -172,14 +173,15 @@ def project_status(project: Project) -> ProjectStatus:
                 entry.stem,
                 state,
                 gaps,
-                counts.get(Status.PENDING.value),
-                counts.get(Status.ACCEPTED.value),
-                counts.get(Status.REJECTED.value),
-                counts.get("settled"),
-                round(may_be_wrong, 1) if may_be_wrong is not None else None,
-                round(gaps * SECONDS_PER_GAP / 60, 1) if gaps is not None else None,
-                reason,
-                warnings,
+                pending=counts.get(Status.PENDING.value),
+                accepted=counts.get(Status.ACCEPTED.value),
+                rejected=counts.get(Status.REJECTED.value),
+                settled=counts.get("settled"),
+                decided_by_you=counts.get("decided_by_you"),
+                may_be_wrong=round(may_be_wrong, 1) if may_be_wrong is not None else None,
+                review_minutes=round(gaps * SECONDS_PER_GAP / 60, 1) if gaps is not None else None,
+                reason=reason,
+                warnings=warnings,
             )
         )
     return ProjectStatus(rows, StyleStatus.of(project_style(project, examples)))

@@ -63,7 +63,7 @@ from app.services.captions_export import Exported, RecutReport, as_exported, hea
 from app.services.checkpoints import CHECKPOINT_EVERY, UNDO_KEPT, save_checkpoint
 from app.services.folder_pairing import FileGroup
 from app.services.projects import Reimport, add_caption_file, load_document, store_again
-from app.services.restyle import pending_again, reopening
+from app.services.restyle import decided, pending_again, reopening
 from app.services.review_style import SessionStyle
 from app.store.files import CaptionsRead
 from app.store.project import DONE, FileEntry, Project
@@ -221,6 +221,11 @@ class ReviewSession(SessionStyle):
         """Whether the file has a reference transcript: then the model alone settles nothing
         (``commands.has_reference``, as batch decides it)."""
         return commands.has_reference(self.document.suggestions, self.entry.reference_path is not None)
+
+    def decided_by_you(self) -> int:
+        """How many gaps of this file a person decided the mark of (what the house style learns
+        from; the editor's header and ``punctum status`` count the same)."""
+        return len(decided(self.document, self.history).taught_at)
 
     def settled_by_rule(self) -> set[int]:
         """Suggestions the triage rule accepted that still stand (``triage.settled_by_rule``)."""

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtWidgets import QAbstractItemView
+from PySide6.QtWidgets import QAbstractItemView, QMessageBox
 
 from app.core.errors import PunctumError
 from app.core.history import CueEdit, Step, SuggestionEdit
@@ -15,9 +15,9 @@ from app.core.model import Source
 from app.core.triage import ReviewRow, TriagePolicy
 from app.services.review import ReviewSession
 from app.services.typography import render_mark
-from app.ui.dialogs import RecutPreviewDialog, ask_confidence, ask_text, confirm
+from app.ui.dialogs import RecutPreviewDialog, ask_confidence, ask_text, confirm, message_box
 from app.ui.models import ID_ROLE, CueModel
-from app.ui.triage_view import gap_counts, settled_heading, triage_text
+from app.ui.triage_view import gap_counts, gaps, settled_heading, triage_text
 
 if TYPE_CHECKING:
     from app.services.captions_export import RecutReport
@@ -282,6 +282,23 @@ class ReviewController:
         if self._learnt is not None and learnt != self._learnt:
             self.window.statusBar().showMessage(summary[:1].upper() + summary[1:], 6000)
         self._learnt = learnt
+
+    def show_style(self) -> None:
+        """Review ▸ What the house style has learnt: the style's summary and every lesson, with
+        the gaps of this file it learnt from, as ``punctum style`` and ``status`` say them."""
+        session = self.window.session
+        if session is None:
+            return
+        now = self._style_now()
+        if now is None:
+            text = "This file's decisions do not teach a house style (or the project's cannot be read)."
+        else:
+            learnt, summary = now
+            lines = [summary[:1].upper() + summary[1:] + "."]
+            lines += [f"• {lesson}" for lesson in learnt]
+            lines.append(f"In this file, {gaps(session.decided_by_you())} decided by you.")
+            text = "\n".join(lines)
+        message_box(self.window.dialog_parent(), "The house style", text, QMessageBox.Icon.Information).open()
 
     def ask_reset_style(self) -> None:
         """Review ▸ Reset the house style: asked first, as what it learnt cannot be had back."""

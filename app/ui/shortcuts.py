@@ -46,6 +46,7 @@ COMMANDS = (
     Command("mark_none", "No mar&k here", "Backspace", "Review"),
     Command("accept_above", "Accept all a&bove a confidence…", "Ctrl+Shift+A", "Review"),
     Command("suggest", "&Make suggestions (after a cancel or failure)", "Ctrl+G", "Review"),
+    Command("show_style", "What the house style has learn&t…", "", "Review"),
     Command("reset_style", "Reset the &house style…", "", "Review"),
     Command("lowest_first", "Lo&west confidence first", "L", "Review"),
     Command("show_all", "Show e&very gap, not only the queue", "E", "Review"),

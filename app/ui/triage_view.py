@@ -44,23 +44,16 @@ class GapCounts:
 def gap_counts(session: ReviewSession, settled: set[int] | None = None) -> GapCounts:
     """The counts of ``session``; ``settled``: ``session.settled_by_rule()`` when the caller has it.
     The file's gaps are grouped once (on a long call, every decision counts them again): those to
-    review are ``triage.gaps_to_review``'s, the decided ones the rest that hold a proposal from the
-    reference or the model and nothing the rule settled."""
+    review are ``triage.gaps_to_review``'s; those decided, the gaps whose mark a person decided
+    (what the house style learns from, as ``punctum status`` counts them)."""
     suggestions = session.document.suggestions
     standing = session.settled_by_rule() if settled is None else settled
     rows = gaps_of(suggestions)
-    decided = sum(
-        1
-        for gap in rows
-        if not gap.pending
-        and any(s.source is not Source.EDITOR for s in gap.suggestions)
-        and not any(s.id in standing for s in gap.suggestions)
-    )
     return GapCounts(
         sum(gap.pending for gap in rows),
         gaps_settled(suggestions, standing),
         about_wrong(suggestions, standing),
-        decided,
+        session.decided_by_you(),
     )
 
 

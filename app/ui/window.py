@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
             "accept_above": lambda: self.review.accept_above(),
             "suggest": self.analysis.make_suggestions,
             "reset_style": self.review.ask_reset_style,
+            "show_style": self.review.show_style,
             "lowest_first": self.review.toggle_order,
             "show_settled": self.review.toggle_settled,
             "show_all": self.review.toggle_queue,
@@ -293,6 +294,7 @@ class MainWindow(QMainWindow):
             "accept_above",
             "edit_word",
             "reset_style",
+            "show_style",
         ):
             self.actions_by_name[name].setEnabled(self.session is not None)
 

@@ -438,16 +438,19 @@ def test_lowest_confidence_first_starts_with_the_least_sure(qtbot, window: MainW
 
 
 def _visited_by_j(qtbot, window: MainWindow) -> list[tuple[int, bool]]:
-    """The gaps (word, and whether a mark row) J walks through from the top until it stops."""
+    """The gaps (word, and whether a mark row) J walks through from the top until it stops or
+    comes back round to the first gap left."""
     session = window.session
     assert session is not None
     window.current_id = None
     visited: list[tuple[int, bool]] = []
+    first = None
     for _ in range(len(session.gaps()) + 2):
         before = window.current_id
         press(qtbot, window, Qt.Key.Key_J)
-        if window.current_id is None or window.current_id == before:
+        if window.current_id is None or window.current_id in (before, first):
             break
+        first = first or window.current_id
         gap = session.gap_of(window.current_id)
         visited.append((gap.index, bool(gap.marks)))
     return visited
@@ -486,9 +489,16 @@ def test_the_queue_holds_what_needs_a_person_and_j_k_walk_only_it(
     # J visits the queue's gaps in its order, and nothing else; K steps back.
     visited = _visited_by_j(qtbot, window)
     assert visited == [(g.index, bool(g.marks)) for g in queue]
-    assert "The queue is done" in window.statusBar().currentMessage()
+    # Past the last, J comes back to the first gap left (nothing was decided): the queue is done
+    # only when nothing is left.
+    assert window.statusBar().currentMessage() == "Nothing left after here: back to the first gap left"
+    assert session.gap_of(window.current_id) == queue[0]
     press(qtbot, window, Qt.Key.Key_K)
-    assert session.gap_of(window.current_id) == queue[-2]
+    assert window.current_id == queue[0].lead.id  # nothing before the first
+    press(qtbot, window, Qt.Key.Key_J)
+    press(qtbot, window, Qt.Key.Key_J)
+    press(qtbot, window, Qt.Key.Key_K)
+    assert session.gap_of(window.current_id) == queue[1]  # K steps back
     # E shows every gap again, the settled ones among them; E again goes back to the queue.
     press(qtbot, window, Qt.Key.Key_E)
     everything = session.gaps()
@@ -972,6 +982,42 @@ def test_the_header_the_style_and_status_count_the_same_decisions(
     told = run_punctum_here("status", str(session.project.path)).stdout
     assert f"decided by you: {len(keys)} gaps" in told
     assert f"house style from {len(keys)} decisions" in told
+
+
+def test_what_the_re_reading_changed_is_said_and_j_goes_back_to_a_gap_left(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    from app.core.history import Decider, SuggestionEdit
+
+    (sample / "reference.txt").unlink()  # the model alone: every decision re-reads the rest
+    window.settings.setValue("model/audio", "text")
+    window.files.open_captions(sample / "sample.srt", None, None)
+    wait_for_suggestions(qtbot, window)
+    session = window.session
+    assert session is not None
+    said = []
+    for _ in range(6):
+        press(qtbot, window, Qt.Key.Key_X)
+        last = session.history.done[-1]
+        if last.by is Decider.RULE and last.joins_previous:
+            edits = [e for e in last.edits if isinstance(e, SuggestionEdit)]
+            added = sum(e.before is None for e in edits)
+            message = window.statusBar().currentMessage()
+            assert "Read again with the house style: " in message, message
+            assert (f"{added} new proposal" in message) == bool(added), message
+            assert message.endswith("(Ctrl+Z takes it back with your answer)")
+            said.append(message)
+    assert said, "no answer was followed by a re-reading"
+
+    # J past the last gap goes back to the first one left, and says so.
+    model = window.gap_model
+    assert model is not None
+    pending = [row for row in range(model.rowCount()) if model.gap(row).pending]
+    assert len(pending) > 1
+    window.review.select(model.gap(pending[-1]).lead.id)
+    press(qtbot, window, Qt.Key.Key_J)
+    assert window.current_id == model.gap(pending[0]).lead.id
+    assert window.statusBar().currentMessage() == "Nothing left after here: back to the first gap left"
 
 
 def test_the_settled_list_goes_least_sure_first_says_why_and_x_keeps_the_place(

@@ -17,7 +17,7 @@ from app.services.review import ReviewSession
 from app.services.typography import render_mark
 from app.ui.dialogs import RecutPreviewDialog, ask_confidence, ask_text, confirm, message_box
 from app.ui.models import ID_ROLE, CueModel
-from app.ui.triage_view import gap_counts, gaps, settled_heading, triage_text
+from app.ui.triage_view import gap_counts, gaps, rereading_told, settled_heading, steps_between, triage_text
 
 if TYPE_CHECKING:
     from app.services.captions_export import RecutReport
@@ -65,12 +65,19 @@ class ReviewController:
             if gap.pending or self.settled_only:
                 self.select(gap.lead.id)
                 return
+        # Past the last: back to the first gap still left above, said as such; done only when
+        # nothing is left anywhere.
+        left = next((gap for gap in rows[:start] if gap.pending), None) if not self.settled_only else None
+        if left is not None:
+            self.select(left.lead.id)
+            self.window.statusBar().showMessage("Nothing left after here: back to the first gap left", 4000)
+            return
         message = (
             "Every settled gap checked"
             if self.settled_only
             else "The queue is done"
             if self.queue_only
-            else "No more gaps to review after this one"
+            else "No gaps left to review"
         )
         self.window.statusBar().showMessage(message, 4000)
 
@@ -232,7 +239,7 @@ class ReviewController:
             # house style is a step of its own, done, undone and redone with the person's.
             touched = [step]
             if session is not None and session is self.window.session:
-                touched = _steps_between(before, session.history.done) or touched
+                touched = steps_between(before, session.history.done) or touched
             cut = any(isinstance(edit, CueEdit) for each in touched for edit in each.edits)
             if cut and self.window.session is not None:
                 self.window.cues_cut_again()
@@ -249,8 +256,13 @@ class ReviewController:
                 with contextlib.suppress(KeyError):
                     self.select(self.window.current_id)
         self.window.show_counts()
-        if step is not None:
-            self._tell_style()
+        if step is not None and session is not None and session is self.window.session:
+            then = {id(each) for each in before}
+            done = [each for each in session.history.done if id(each) not in then]
+            told = [self._tell_style(), rereading_told(done, session, self.window.current_id)]
+            said = "; ".join(text for text in told if text)
+            if said:
+                self.window.statusBar().showMessage(said, 8000)
         return step
 
     # --- the house style ------------------------------------------------------------------------
@@ -272,16 +284,16 @@ class ReviewController:
         now = self._style_now()
         self._learnt = now[0] if now is not None else None
 
-    def _tell_style(self) -> None:
-        """After a decision: the style's summary in the status bar for a while, when what it has
+    def _tell_style(self) -> str:
+        """After a decision: the style's summary, to say in the status bar, when what it has
         learnt changed with it (compared with the last look; the count alone says nothing new)."""
         now = self._style_now()
         if now is None:
-            return
+            return ""
         learnt, summary = now
-        if self._learnt is not None and learnt != self._learnt:
-            self.window.statusBar().showMessage(summary[:1].upper() + summary[1:], 6000)
+        changed = self._learnt is not None and learnt != self._learnt
         self._learnt = learnt
+        return summary[:1].upper() + summary[1:] if changed else ""
 
     def show_style(self) -> None:
         """Review ▸ What the house style has learnt: the style's summary and every lesson, with
@@ -435,10 +447,3 @@ class ReviewController:
             if gap.index in words and gap.pending:
                 self.select(gap.lead.id)
                 return
-
-
-def _steps_between(before: tuple[Step, ...], after: tuple[Step, ...]) -> list[Step]:
-    """The steps done since ``before`` (a decision, a redo) or undone since (an undo): those in one
-    of the two histories and not in the other."""
-    then, now = {id(step) for step in before}, {id(step) for step in after}
-    return [step for step in after if id(step) not in then] + [step for step in before if id(step) not in now]

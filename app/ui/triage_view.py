@@ -10,9 +10,11 @@ how sure each of its gaps is and why it settled.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from app.core.history import Decider, Step, SuggestionEdit
 from app.core.model import Source, Suggestion
 from app.core.triage import AGREEMENT_PRECISION, ReviewRow, about_wrong, gaps_of, gaps_settled
 
@@ -150,3 +152,53 @@ def settled_reason(gap: ReviewRow, settled: set[int]) -> tuple[str, str]:
         f"No reference speaks here: the model is {lead.confidence:.2f} sure (the calibrated chance that"
         " it is right), among its surest that together keep the triage target",
     )
+
+
+def rereading_told(done: Sequence[Step], session: ReviewSession, current: int | None) -> str:
+    """What the house style's re-reading among the steps just ``done`` changed, to say in the
+    status bar ("" when it changed no proposal): proposals added (and how many of them above the
+    ``current`` suggestion's gap, where the person has been), taken away, given another mark, and
+    confidences moved; all one Ctrl+Z away with the answer."""
+    added = above = dropped = remarked = moved = 0
+    try:
+        here = session.document.suggestion(current).gap if current is not None else None
+    except KeyError:
+        here = None
+    for step in done:
+        if step.by is not Decider.RULE or not step.joins_previous:
+            continue  # the re-reading joins the person's answer it follows
+        for edit in step.edits:
+            if not isinstance(edit, SuggestionEdit) or (edit.after or edit.before) is None:
+                continue
+            if edit.before is None:
+                added += 1
+                above += here is not None and edit.after is not None and edit.after.gap < here
+            elif edit.after is None:
+                dropped += 1
+            elif edit.after.mark != edit.before.mark:
+                remarked += 1
+            elif edit.after.confidence != edit.before.confidence:
+                moved += 1
+    parts = []
+    if added:
+        parts.append(f"{added} new {_proposals(added)}" + (f" ({above} above this gap)" if above else ""))
+    if dropped:
+        parts.append(f"{dropped} taken away")
+    if remarked:
+        parts.append(f"{remarked} now another mark")
+    if moved:
+        parts.append(f"{moved} surer or less sure")
+    if not parts:
+        return ""
+    return "Read again with the house style: " + ", ".join(parts) + " (Ctrl+Z takes it back with your answer)"
+
+
+def _proposals(count: int) -> str:
+    return "proposal" if count == 1 else "proposals"
+
+
+def steps_between(before: tuple[Step, ...], after: tuple[Step, ...]) -> list[Step]:
+    """The steps done since ``before`` (a decision, a redo) or undone since (an undo): those in one
+    of the two histories and not in the other."""
+    then, now = {id(step) for step in before}, {id(step) for step in after}
+    return [step for step in after if id(step) not in then] + [step for step in before if id(step) not in now]

@@ -17,7 +17,7 @@ from app.services.batch_job import BatchJob, FileOutcome
 from app.services.batch_scheduler import BatchSettings, BatchSummary, run_pending
 from app.services.folder_pairing import FileGroup
 from app.services.projects import add_caption_file
-from app.store.project import DONE, FAILED, PENDING, Project
+from app.store.project import DONE, FAILED, PENDING, FileResults, Project
 from tests.conftest import SAMPLE, run_punctum
 
 punctum = functools.partial(run_punctum, timeout=120)
@@ -189,7 +189,9 @@ class _Workers:
         if self.answers == self.interrupt_at:
             raise KeyboardInterrupt
         file_id, stem = self.out.pop(0)
-        return file_id, FileOutcome(error="it is broken") if stem == "broken" else FileOutcome()
+        # A file's results as an analysis leaves them: its gaps' readings kept (none here).
+        done = FileOutcome(FileResults([], {}, readings=[]))
+        return file_id, FileOutcome(error="it is broken") if stem == "broken" else done
 
 
 def _project(tmp_path: Path, stems: list[str]) -> Project:

@@ -658,3 +658,32 @@ def test_a_reset_forgets_decisions_not_gaps_and_is_named(tmp_path: Path) -> None
     assert reset.returncode == 0, reset.stderr
     assert "house style reset" in reset.stdout
     assert punctum("style", str(project)).returncode == 0
+
+
+def test_a_file_an_earlier_punctum_analysed_is_said_and_batch_gives_it_readings(tmp_path: Path) -> None:
+    """A file analysed before gap readings were kept teaches the style nothing: `status` says so,
+    and the next `batch` analyses it again, the person's decisions carried over, after which they
+    teach."""
+    folder, project = _batched_sample(tmp_path, "none")
+    session = ReviewSession.open_project(project)
+    try:
+        rejected = reject_commas(session, 3)
+    finally:
+        session.close()
+    with Project(project) as opened:  # as a project of schema 8 holds it
+        opened.db.execute("UPDATE files SET gap_readings = NULL")
+        assert project_style(opened).decisions == 0
+    status = punctum("status", str(project))
+    assert "analysed by an earlier Punctum: its decisions teach the house style nothing" in status.stdout
+    again = punctum("batch", str(folder), "--project", str(project), "--workers", "1", "--no-audio")
+    assert again.returncode == 0, again.stderr
+    assert "analysed again with its gaps' readings kept" in again.stderr, again.stderr
+    with Project(project, read_only=True) as reader:
+        assert project_style(reader).decisions == 3  # the carried decisions teach again
+    reopened = ReviewSession.open_project(project)
+    try:
+        commas = _mark_gaps(reopened)
+        assert all(any(s.status is Status.REJECTED for s in commas[gap]) for gap in rejected)
+    finally:
+        reopened.close()
+    assert "earlier Punctum" not in punctum("status", str(project)).stdout

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.core.decisions import Accept, encode
+from app.services.batch import NO_READINGS_WARNING
 from app.store.schema import MIGRATIONS, SCHEMA_VERSION
 from tests.conftest import SAMPLE, run_punctum_here
 
@@ -69,8 +70,9 @@ def test_status_and_export_read_a_project_of_every_older_schema_without_writing_
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout) == [
         {"file": "talk", "state": "done", "gaps_to_review": 1, "pending": 1, "accepted": 1, "rejected": 0,
-         "settled": 0, "may_be_wrong": 0, "review_minutes": 0.1,
-         "house_style": {"decisions": 0, "learnt": []}}  # no gap readings before schema 9: nothing learnt
+         "settled": 0, "decided_by_you": 1, "may_be_wrong": 0, "review_minutes": 0.1,
+         "warnings": [NO_READINGS_WARNING],  # no gap readings before schema 9: nothing learnt, and said
+         "house_style": {"decisions": 0, "learnt": []}}
     ]  # fmt: skip
     out = tmp_path / "out"
     exported = run_punctum_here("export", str(project), "--out", str(out))

@@ -139,6 +139,13 @@ class ProjectStatus:
     house_style: StyleStatus
 
 
+#: What ``status`` says of a file an earlier Punctum analysed without keeping its gaps' readings.
+NO_READINGS_WARNING = (
+    "analysed by an earlier Punctum: its decisions teach the house style nothing until"
+    " `punctum batch` analyses it again (its decisions carried over)"
+)
+
+
 def project_status(project: Project) -> ProjectStatus:
     """Each file's state (files left running by a process that died are "interrupted"; captions
     changed on disk since they were imported are "stale"), its suggestions by status and the
@@ -161,6 +168,8 @@ def project_status(project: Project) -> ProjectStatus:
             counts, may_be_wrong = status_counts(*loaded)
             examples += file_examples(project, entry.id, *loaded)
             warnings = report_warnings(project.report(entry.id)) or None
+            if not project.has_gap_readings(entry.id):
+                warnings = [*(warnings or []), NO_READINGS_WARNING]
         elif entry.state == FAILED:
             reason = entry.reason
         if project.captions_changed(entry.id):

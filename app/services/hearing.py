@@ -1,6 +1,7 @@
 """Files a batch did before with less of their audio than it would use now: processed with
 ``--audio text``, measured but not listened to, or before their media was there (added to the
-folder or relinked since). The batch analyses them again, their decisions carried over as a
+folder or relinked since); and files an earlier Punctum did without keeping its readings of their
+gaps. The batch analyses them again, their decisions carried over as a
 re-import carries them (``projects.reanalyse_file``); to tell, each result keeps what its analysis
 was given (``audio_given``)."""
 
@@ -13,6 +14,9 @@ from app.core.model import Evidence
 from app.store.files import stored_path
 from app.store.project import DONE, FileEntry, Project, ProjectError
 
+#: Why a file done by an earlier Punctum is analysed again: it kept no readings of its gaps, so its
+#: decisions teach no house style (``services.restyle``) until it is.
+READINGS_MISSING = "done by an earlier Punctum, whose decisions teach the house style nothing without them"
 #: The key of a file's stored report that says what its analysis was given.
 AUDIO_GIVEN = "audio_given"
 
@@ -32,6 +36,8 @@ def why_hear_again(project: Project, entry: FileEntry, audio: AudioUse) -> tuple
     media", "processed without audio before"); None when nothing would be new. It is new when
     ``audio`` uses more of the media or word timings than the setting it was done with, or they
     were added or relinked since. Only what is there counts: media gone missing is heard when found."""
+    if entry.state == DONE and not project.has_gap_readings(entry.id):
+        return "its gaps' readings kept", READINGS_MISSING
     if entry.state != DONE or not audio.with_audio:
         return None
     media = entry.media_path if entry.media_path is not None and entry.media_path.is_file() else None

@@ -96,6 +96,14 @@ class Processing(DecisionLog):
         """What the last analysis measured at each gap, or None (not measured, or an older project)."""
         return self._parsed_column(file_id, "gap_measures", parse_measures)
 
+    def has_gap_readings(self, file_id: int) -> bool:
+        """Whether the file's last analysis kept what the model's readers said at each gap (an
+        earlier Punctum's did not), without reading them."""
+        if "gap_readings" not in self._columns:
+            return False
+        row = self.db.execute("SELECT gap_readings IS NOT NULL FROM files WHERE id = ?", [file_id]).fetchone()
+        return bool(row and row[0])
+
     def gap_readings(self, file_id: int) -> list[GapReading] | None:
         """What the model's readers said at each gap at the last analysis, or None (an older
         project); ``ProjectError`` when the stored readings are damaged."""

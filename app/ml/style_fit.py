@@ -5,7 +5,7 @@ most a few thousand examples: milliseconds."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import astuple, dataclass, replace
 
 import numpy as np
 
@@ -19,22 +19,35 @@ from app.ml.house_style import (
     mark_logits,
 )
 
-#: Prior standard deviations: how far the decisions may move each part (``bench_review --sweep``).
-MARK_SPREAD = 1.0  # the bias of whether a mark goes (logit)
-SCALE_SPREAD = 0.25  # its scale on the model's own logit
-WORD_SPREAD = 1.0
-CLASS_SPREAD = 1.0
-CALIBRATION_SPREAD = 1.0
+
+@dataclass(frozen=True)
+class Priors:
+    """The priors' standard deviations: how far the decisions may move each part of a style from
+    the one it starts from (``bench_review --strength`` and ``--sweep`` scale them)."""
+
+    mark: float = 1.0  # the bias of whether a mark goes (logit)
+    scale: float = 0.25  # its scale on the model's own logit
+    word: float = 1.0
+    classes: float = 1.0
+    calibration: float = 1.0
+
+    def scaled(self, strength: float) -> Priors:
+        """Every spread times ``strength`` (kept above zero)."""
+        return Priors(*(max(1e-6, spread * strength) for spread in astuple(self)))
+
+
+#: The priors as shipped.
+PRIORS = Priors()
 
 
 def fit_style(
     examples: Sequence[StyleExample],
     base: HouseStyle | None = None,
-    strength: float = 1.0,
+    priors: Priors = PRIORS,
     confidence: Confidence | None = None,
 ) -> HouseStyle:
-    """The style ``examples`` teach, starting from ``base`` (the model's own when None).
-    ``strength`` scales how far decisions may move it (the priors' spread)."""
+    """The style ``examples`` teach, starting from ``base`` (the model's own when None), as far
+    as ``priors`` let them move it."""
     base = base or HouseStyle()
     if not examples:
         return base
@@ -53,14 +66,14 @@ def fit_style(
         has_mark[proposed],
         [w for w, here in zip(next_words, proposed, strict=True) if here],
         (base.mark_bias, base.mark_scale, base.word_bias),
-        strength,
+        priors,
     )
     added = _fit_presence(
         logit[~proposed],
         has_mark[~proposed],
         [w for w, here in zip(next_words, proposed, strict=True) if not here],
         (base.add_bias, base.add_scale, base.add_word_bias),
-        strength,
+        priors,
     )
     # Which mark: a softmax over the marks, on the gaps where the person left one.
     marked = chosen != 0
@@ -69,7 +82,7 @@ def fit_style(
         scores = np.log(np.clip(combined[marked, 1:], 1e-9, 1.0))
         onehot = np.eye(CLASSES - 1)[chosen[marked] - 1]
         class_bias[1:] = _newton_softmax(
-            scores, onehot, class_bias[1:], np.array(base.class_bias[1:]), 1 / (CLASS_SPREAD * strength) ** 2
+            scores, onehot, class_bias[1:], np.array(base.class_bias[1:]), 1 / priors.classes**2
         )
     proposing = HouseStyle(
         *kept,
@@ -78,7 +91,7 @@ def fit_style(
         add_scale=added[1],
         add_word_bias=added[2],
     )
-    calibration, spread = _fit_calibration(examples, proposing, base, strength, confidence)
+    calibration, spread = _fit_calibration(examples, proposing, base, priors, confidence)
     return replace(
         proposing,
         calibration=calibration,
@@ -93,7 +106,7 @@ def _fit_presence(
     has_mark: np.ndarray,
     next_words: Sequence[str],
     base: tuple[float, float, dict[str, float]],
-    strength: float,
+    priors: Priors,
 ) -> tuple[float, float, dict[str, float]]:
     """Bias, scale and word biases of whether a mark goes, ``sigmoid(bias + scale * logit +
     word)``, fitted on these gaps from ``base`` (the same three) under their priors."""
@@ -106,9 +119,9 @@ def _fit_presence(
     words = word_centre.copy()
     params = np.array([bias, scale])
     centre = params.copy()
-    precision = np.diag([1 / (MARK_SPREAD * strength) ** 2, 1 / (SCALE_SPREAD * strength) ** 2])
+    precision = np.diag([1 / priors.mark**2, 1 / priors.scale**2])
     design = np.column_stack([np.ones_like(logit), logit])
-    word_precision = 1 / (WORD_SPREAD * strength) ** 2
+    word_precision = 1 / priors.word**2
     for _ in range(3):
         params = _newton_logistic(design, has_mark, words[word_of], params, centre, precision)
         offset = design @ params
@@ -183,7 +196,7 @@ def _fit_calibration(
     examples: Sequence[StyleExample],
     proposing: HouseStyle,
     base: HouseStyle,
-    strength: float,
+    priors: Priors,
     confidence: Confidence,
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The calibration shift, fitted on whether each decided gap kept what ``proposing`` proposes,
@@ -210,7 +223,7 @@ def _fit_calibration(
         return tuple(float(w) for w in centre), base.calibration_spread
     x = np.array([inputs for inputs, _ in rows])
     y = np.array([right for _, right in rows])
-    precision = np.eye(len(centre)) / (CALIBRATION_SPREAD * strength) ** 2
+    precision = np.eye(len(centre)) / priors.calibration**2
     weights = _newton_logistic(x, y, x[:, -1], centre, centre, precision, steps=8)
     p = 1 / (1 + np.exp(-np.clip(x[:, -1] + x @ weights, -40, 40)))
     covariance = np.linalg.inv((x.T * (p * (1 - p))) @ x + precision)

@@ -151,7 +151,7 @@ def project_status(project: Project) -> ProjectStatus:
     changed on disk since they were imported are "stale"), its suggestions by status and the
     review time they need; and the house style the decisions on all of them have taught (each
     file read once, for both)."""
-    from app.services.restyle import file_examples, project_style
+    from app.services.restyle import decided, file_examples, project_style
 
     rows = []
     examples = []
@@ -166,7 +166,9 @@ def project_status(project: Project) -> ProjectStatus:
         if entry.state == DONE:
             loaded = load_document(project, entry.id)
             counts, may_be_wrong = status_counts(*loaded)
-            examples += file_examples(project, entry.id, *loaded)
+            taught = decided(*loaded)
+            counts["decided_by_you"] = len(taught.taught_at)
+            examples += file_examples(project, entry.id, *loaded, state=taught)
             warnings = report_warnings(project.report(entry.id)) or None
             if not project.has_gap_readings(entry.id):
                 warnings = [*(warnings or []), NO_READINGS_WARNING]

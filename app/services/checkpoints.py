@@ -3,11 +3,13 @@ and a document started from one.
 
 A checkpoint is taken some way behind the last decision, so that a file opened again can still
 undo its last ``UNDO_KEPT`` decisions one by one: the decisions after the checkpoint are replayed
-through the history as before; those up to it are in the state it holds.
+through the history as before; those up to it are in the state it holds. While a file is under
+review, the collector is kept from walking its long history over and over (``collect_less``).
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
 from collections.abc import Sequence
 
@@ -125,3 +127,17 @@ def start_from(document: Document, history: History, checkpoint: Checkpoint) -> 
         document.put_word(index, word)
     document.suggestions = list(checkpoint.suggestions)
     history.start_from(checkpoint.through, checkpoint.last, edits)
+
+
+#: The collector's thresholds while a file is under review (Python's default is 700, 10, 10). A
+#: review keeps every step it took, each with what it changed (a long call's history holds hundreds
+#: of thousands of suggestions), and the collector at its default walks them over and over: on a
+#: 44-minute call a decision took about 90 ms by its 300th, 47 ms with these.
+COLLECTOR_THRESHOLDS = (50_000, 20, 100)
+
+
+def collect_less() -> None:
+    """Raise the collector's thresholds to ``COLLECTOR_THRESHOLDS`` (never lower them)."""
+    gc.set_threshold(
+        *(max(now, wanted) for now, wanted in zip(gc.get_threshold(), COLLECTOR_THRESHOLDS, strict=True))
+    )

@@ -27,11 +27,10 @@ from app.core.decisions import (
 from app.core.history import CueEdit, Decider, History, Step, WordEdit
 from app.core.model import Casing, Cue, Document, Source, Status, Suggestion
 from app.core.recut_cues import cut_of
-from app.core.triage import about_wrong, gaps_settled, gaps_to_review
+from app.core.triage import about_wrong, gaps_settled, gaps_to_review, settled_by_rule
 from app.formats import FormatError, format_of, parse_document, read_bytes
 from app.services.checkpoints import start_from
 from app.services.folder_pairing import FileGroup
-from app.services.restyle import decided
 from app.store.checkpoints import Checkpoint
 from app.store.files import CaptionsRead
 from app.store.processing import FileResults
@@ -389,14 +388,12 @@ def _name(project: Project, file_id: int) -> str:
 def status_counts(document: Document, history: History) -> tuple[dict[str, int], float]:
     """Suggestions of a file (its ``load_document``) by status, as the decisions leave them, and the
     gaps still to review (``"gaps"``: a gap's candidates, from the reference and the model, count
-    once), those the triage rule settled that still stand (``"settled"``) and those whose mark a
-    person decided (``"decided_by_you"``); with about how many of the settled may be wrong."""
-    state = decided(document, history)
-    standing = state.settled
+    once) and those the triage rule settled that still stand (``"settled"``); with about how many
+    of these may be wrong."""
+    standing = settled_by_rule(document, history)
     counts = {
         **document.status_counts(),
         "gaps": gaps_to_review(document.suggestions),
         "settled": gaps_settled(document.suggestions, standing),
-        "decided_by_you": len(state.taught_at),
     }
     return counts, about_wrong(document.suggestions, standing)

@@ -25,7 +25,7 @@ from app.core.model import Document, Evidence, Source, Status, Suggestion, Word
 from app.core.triage import TriagePolicy, settled_by_rule, triage
 from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample
 from app.ml.style_file import style_json, style_of_json
-from app.ml.style_fit import fit_style
+from app.ml.style_fit import PRIORS, Priors, fit_style
 from app.services.suggestions import model_word, open_gap, reader_choice
 from app.services.typography import render_mark
 from app.store.errors import ProjectError
@@ -426,7 +426,11 @@ def project_examples(project: Project, without: int | None = None) -> list[Style
     ]
 
 
-def project_style(project: Project, examples: Sequence[StyleExample] | None = None) -> HouseStyle:
+def project_style(
+    project: Project, examples: Sequence[StyleExample] | None = None, priors: Priors = PRIORS
+) -> HouseStyle:
     """The project's house style: the style it was given, moved by the decisions on all its files
-    (``examples``, when the caller has them already)."""
-    return fit_style(project_examples(project) if examples is None else examples, given_style(project))
+    (``examples``, when the caller has them already) as far as ``priors`` let them."""
+    return fit_style(
+        project_examples(project) if examples is None else examples, given_style(project), priors
+    )

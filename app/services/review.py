@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import gc
 import time
 from pathlib import Path
 from typing import Any
@@ -57,13 +56,14 @@ from app.core.triage import (
 )
 from app.formats import format_of, parse_document
 from app.ml.house_style import HouseStyle, StyleExample
+from app.ml.style_fit import PRIORS
 from app.services.analysis import Analysis, AnalysisRequest
 from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, RecutReport, as_exported, heard_times, recut_captions
-from app.services.checkpoints import CHECKPOINT_EVERY, UNDO_KEPT, save_checkpoint
+from app.services.checkpoints import CHECKPOINT_EVERY, UNDO_KEPT, collect_less, save_checkpoint
 from app.services.folder_pairing import FileGroup
 from app.services.projects import Reimport, add_caption_file, load_document, store_again
-from app.services.restyle import decided, pending_again, reopening
+from app.services.restyle import pending_again, reopening
 from app.services.review_style import SessionStyle
 from app.store.files import CaptionsRead
 from app.store.project import DONE, FileEntry, Project
@@ -76,26 +76,12 @@ class ReviewError(PunctumError):
     """A review action the session cannot take."""
 
 
-#: The collector's thresholds while a file is under review (Python's default is 700, 10, 10). A
-#: review keeps every step it took, each with what it changed (a long call's history holds hundreds
-#: of thousands of suggestions), and the collector at its default walks them over and over: on a
-#: 44-minute call a decision took about 90 ms by its 300th, 47 ms with these.
-COLLECTOR_THRESHOLDS = (50_000, 20, 100)
-
-
-def _collect_less() -> None:
-    """Raise the collector's thresholds to ``COLLECTOR_THRESHOLDS`` (never lower them)."""
-    gc.set_threshold(
-        *(max(now, wanted) for now, wanted in zip(gc.get_threshold(), COLLECTOR_THRESHOLDS, strict=True))
-    )
-
-
 class ReviewSession(SessionStyle):
     """One file of a project under review, as the editor sees it."""
 
     def __init__(self, project: Project, file_id: int, fresh: Document | None = None) -> None:
         """``fresh``: the document of a file just added (nothing to replay), to skip reloading it."""
-        _collect_less()
+        collect_less()
         self.project = project
         self.file_id = file_id
         self._measures: list[GapMeasure] | None = None
@@ -103,6 +89,7 @@ class ReviewSession(SessionStyle):
         #: The caption limits a re-cut keeps to (the editor's Settings).
         self.limits = STYLE_GUIDE_LIMITS
         self.learns = True
+        self.priors = PRIORS
         #: What became of the decisions when a new analysis was stored over them (``store_again``).
         self.carried: Reimport | None = None
         self._readings: list[GapReading] | None = None
@@ -221,11 +208,6 @@ class ReviewSession(SessionStyle):
         """Whether the file has a reference transcript: then the model alone settles nothing
         (``commands.has_reference``, as batch decides it)."""
         return commands.has_reference(self.document.suggestions, self.entry.reference_path is not None)
-
-    def decided_by_you(self) -> int:
-        """How many gaps of this file a person decided the mark of (what the house style learns
-        from; the editor's header and ``punctum status`` count the same)."""
-        return len(decided(self.document, self.history).taught_at)
 
     def settled_by_rule(self) -> set[int]:
         """Suggestions the triage rule accepted that still stand (``triage.settled_by_rule``)."""

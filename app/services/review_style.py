@@ -10,6 +10,7 @@ from app.core.history import Decider, History, Step
 from app.core.model import Document
 from app.core.triage import TriagePolicy
 from app.ml.house_style import HouseStyle, StyleExample
+from app.ml.style_fit import Priors
 from app.services.restyle import (
     Decided,
     decided,
@@ -44,6 +45,8 @@ class SessionStyle:
     policy: TriagePolicy | None
     #: Whether decisions teach the house style and re-read the rest.
     learns: bool
+    #: How far the decisions may move the style (``style_fit.PRIORS`` as shipped).
+    priors: Priors
     _readings: list[GapReading] | None
     _other_examples: list[StyleExample] | None
     #: The style last fitted, with the last step not the rule's when it was: the rule's re-reading
@@ -56,6 +59,11 @@ class SessionStyle:
 
     def _do(self, decision: Decision, by: Decider = Decider.PERSON) -> Step | None:
         raise NotImplementedError
+
+    def decided_by_you(self) -> int:
+        """How many gaps of this file a person decided the mark of (what the house style learns
+        from; the editor's header and ``punctum status`` count the same)."""
+        return len(decided(self.document, self.history).taught_at)
 
     def readings(self) -> list[GapReading]:
         """What the model's readers said at each gap at the last analysis (read once)."""
@@ -72,7 +80,7 @@ class SessionStyle:
         if self._other_examples is None:
             self._other_examples = project_examples(self.project, without=self.file_id)
         mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings(), state)
-        style = project_style(self.project, [*self._other_examples, *mine])
+        style = project_style(self.project, [*self._other_examples, *mine], self.priors)
         self._fitted = (last, style)
         return style
 

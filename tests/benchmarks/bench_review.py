@@ -50,7 +50,8 @@ from app.core.marks import MODEL_MARKS, model_class
 from app.core.model import Status
 from app.core.triage import PRECISION_TARGET, ReviewRow, TriagePolicy
 from app.formats import parse_document, write_document
-from app.ml import house_style, style_fit
+from app.ml import house_style
+from app.ml.style_fit import PRIORS
 from app.services.analysis import Analysis, AudioUse, analyse
 from app.services.model import Punctuator
 from app.services.review import ReviewSession
@@ -289,17 +290,6 @@ def minutes_of(file: KitFile) -> float:
     return document.duration / 60000
 
 
-#: The style's priors as shipped; ``--strength`` and ``--sweep`` scale them.
-PRIORS = ("MARK_SPREAD", "SCALE_SPREAD", "WORD_SPREAD", "CLASS_SPREAD", "CALIBRATION_SPREAD")
-SPREADS = {name: getattr(style_fit, name) for name in PRIORS}
-
-
-def set_strength(strength: float) -> None:
-    """Scale the style's priors' spread: near 0 learns nothing, larger learns faster."""
-    for name, spread in SPREADS.items():
-        setattr(style_fit, name, max(1e-6, spread * strength))
-
-
 def review_kits(
     kits: list[Path],
     out: Path,
@@ -322,10 +312,11 @@ def review_kits(
             minutes = minutes_of(file)
             row: dict[str, object] = {"set": kit.name, "file": file.name, "minutes": round(minutes, 2)}
             for label, strength in configs.items():
-                set_strength(strength or 1.0)
                 session = ReviewSession.open(
                     file.captions, file.media, project_path=projects[label], timings=file.timings
                 )
+                # ``--strength`` and ``--sweep`` scale the style's priors as shipped.
+                session.priors = PRIORS.scaled(strength or 1.0)
                 try:
                     if analysis is None:
                         audio = AudioUse.LISTEN if file.media is not None else AudioUse.TIMINGS

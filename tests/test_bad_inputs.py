@@ -305,3 +305,44 @@ def test_check_names_a_cue_shown_for_no_time_instead_of_an_infinite_rate(tmp_pat
     assert result.returncode == 1
     assert "11 characters shown for no time" in result.stdout
     assert "inf" not in result.stdout
+
+
+def _said_here(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``punctum ARGV`` run here: its exit status and what it said on stderr, which must be one line."""
+    from app.cli import main
+
+    status = main(argv)
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1, said
+    return status, said[0]
+
+
+def test_a_device_a_pipe_or_a_symlink_loop_named_as_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every file argument is read only when it is a regular file: /dev/zero was read until the
+    kernel killed the run at 21 GB, a pipe hung, and a symlink loop was a traceback."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    captions, out = str(SAMPLE / "sample.srt"), str(tmp_path / "out.srt")
+    for given in ("/dev/zero", str(pipe)):
+        for argv in (
+            ["punctuate", captions, "--no-audio", "--style", given, "-o", out],
+            ["punctuate", captions, "--audio", "timings", "--timings", given, "-o", out],
+            ["train", "--config", given],
+        ):
+            status, said = _said_here(argv, capsys)
+            assert status in (2, 3) and "not a regular file" in said, (argv, said)
+    loop = str(tmp_path / "a")
+    for argv in (
+        ["punctuate", loop, "--no-audio"],
+        ["punctuate", captions, "--no-audio", "-o", loop],
+        ["punctuate", captions, "--no-audio", "--style", loop, "-o", out],
+        ["status", loop],
+        ["transcribe", loop],
+    ):
+        status, said = _said_here(argv, capsys)
+        assert status in (2, 3) and "symlink loop" in said, (argv, said)
+    assert not Path(out).exists()

@@ -10,6 +10,7 @@ them share. The exit statuses are ``app.core.errors``'.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import threading
 import warnings
@@ -81,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: What pathlib raises for a path caught in a symlink loop, with the path.
+SYMLINK_LOOP = re.compile(r"Symlink loop from '(.*)'")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # A run a shell started in the background (SIGINT ignored) must still stop on Ctrl+C or SIGINT,
     # from its first moment: before, it went on until the model had loaded.
@@ -119,6 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except DatabaseError as error:
         tell(str(in_use_failure(error)))
+        return EXIT_BAD_INPUT
+    except RuntimeError as error:
+        # pathlib's resolve() on a path caught in a symlink loop (``ln -s b a; ln -s a b``), from
+        # whichever path argument met it first.
+        looped = SYMLINK_LOOP.fullmatch(str(error))
+        if looped is None:
+            raise
+        tell(f"{looped[1]}: a symlink loop; name a file")
         return EXIT_BAD_INPUT
     except Exception:
         if not interrupted():

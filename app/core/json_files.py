@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import PunctumError
+from app.core.small_files import small_file_text
 
 
 def read_json_object(path: Path, error: type[PunctumError], what: str) -> dict[str, Any]:
     """The JSON object in ``path``; otherwise ``error`` naming the file and ``what`` it should hold."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as reason:
+        data = json.loads(small_file_text(path, 50_000_000))
+    except (ValueError, RecursionError) as reason:  # a SmallFileError is a ValueError
         raise error(f"{path}: cannot read {what} ({reason})") from None
     if not isinstance(data, dict):
         raise error(f"{path}: {what} is a JSON {json_type(data)}, not an object")

@@ -12,18 +12,25 @@ import json
 from pathlib import Path
 
 from app.core.model import Word
+from app.core.small_files import SmallFileError, small_file_text
 from app.formats.errors import FormatError
+
+#: The largest word timing file read: a CTM of ten hours of speech is about 20 MB.
+TIMINGS_FILE_BYTES = 200_000_000
 
 
 def read_timings(path: Path | str) -> list[Word]:
     """The recognised words with their start and end times (milliseconds), in time order."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise FormatError(path, None, error.strerror or str(error)) from None
-    except UnicodeDecodeError:
-        raise FormatError(path, None, "not UTF-8 text; a timing file must be UTF-8") from None
+        text = small_file_text(path, TIMINGS_FILE_BYTES, "utf-8-sig")
+    except SmallFileError as reason:
+        said = (
+            "not UTF-8 text; a timing file must be UTF-8"
+            if str(reason).startswith("not UTF-8")
+            else str(reason)
+        )
+        raise FormatError(path, None, said) from None
     words = _json_words(path, text) if path.suffix.lower() == ".json" else _ctm_words(path, text)
     if not words:
         raise FormatError(path, None, "no timed words in the file")

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from app.core.marks import MODEL_MARKS
+from app.core.small_files import SmallFileError, small_file_text
 from app.ml.house_style import CALIBRATION_INPUTS, CLASSES, HouseStyle, StyleError
 
 #: A style file's format and version, written in it.
@@ -89,14 +90,19 @@ def _finite(value: object) -> float:
     return number
 
 
+#: The largest style file read: a style of a few thousand words is tens of kilobytes.
+STYLE_FILE_BYTES = 5_000_000
+
+
 def read_style(path: Path) -> HouseStyle:
     """A style file; ``StyleError`` with one line for anything else."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or error
+        text = small_file_text(Path(path), STYLE_FILE_BYTES)
+    except SmallFileError as reason:
         raise StyleError(f"{path}: cannot read the style file ({reason})") from None
-    except ValueError:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
         raise StyleError(f"{path}: not a Punctum style file (not JSON)") from None
     try:
         return style_of_json(data)

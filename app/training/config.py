@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import PunctumError
+from app.core.small_files import SmallFileError, small_file_text
 
 
 class TrainConfigError(PunctumError):
@@ -146,8 +147,8 @@ def _changed_sources(
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise TrainConfigError(f"cannot read {path}: {error.strerror or error}") from error
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        return tomllib.loads(small_file_text(path, 1_000_000))
+    except SmallFileError as error:
+        raise TrainConfigError(f"cannot read {path}: {error}") from None
+    except tomllib.TOMLDecodeError as error:
         raise TrainConfigError(f"{path} is not a valid TOML file: {error}") from error

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from app.ml.runtime import INT8_BY_DEFAULT
 from tests.conftest import SAMPLE, run_punctum_here
 
@@ -245,3 +247,38 @@ def test_a_broken_installation_is_not_reported_as_an_interruption() -> None:
     result = subprocess.run([sys.executable, "-c", broken], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "punctum: interrupted" not in result.stderr
     assert "ImportError: a file of the installation is missing" in result.stderr
+
+
+def test_training_inputs_with_nothing_to_train_on_or_no_readings_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A config holding only `a=1` was an IndexError half way into training, one with no sources a
+    torch.cat error in calibrate; readings without their arrays a KeyError, a file that is not an
+    npz a pickle error."""
+    import numpy as np
+
+    from app.cli import main
+
+    (tmp_path / "stray.toml").write_text("a = 1\n")
+    (tmp_path / "empty.toml").write_text('[train]\noutput = "run"\n')
+    np.savez(tmp_path / "empty.npz")
+    (tmp_path / "text.npz").write_text("not an npz")
+    for argv, message in (
+        (
+            ["train", "--config", str(tmp_path / "stray.toml")],
+            "a outside [train], [[source]] and [[source_change]]",
+        ),
+        (["train", "--config", str(tmp_path / "empty.toml")], "no data to train on"),
+        (
+            ["fit-confidence", "--readings", str(tmp_path / "empty.npz")],
+            "not development readings (no casing",
+        ),
+        (
+            ["fit-confidence", "--readings", str(tmp_path / "text.npz")],
+            "not development readings (not an .npz",
+        ),
+    ):
+        assert main(argv) == 3, argv
+        said = capsys.readouterr().err.strip().splitlines()
+        assert len(said) == 1 and message in said[0], said
+    assert not (tmp_path / "run").exists()

@@ -687,3 +687,25 @@ def test_a_file_an_earlier_punctum_analysed_is_said_and_batch_gives_it_readings(
     finally:
         reopened.close()
     assert "earlier Punctum" not in punctum("status", str(project)).stdout
+
+
+def test_a_style_file_s_odd_numbers_and_depth_are_one_line(tmp_path: Path) -> None:
+    """A count of decisions of Infinity was an OverflowError, one of 400 digits was taken (and
+    printed by `status`), a version of true was taken for 1, and deep nesting a RecursionError."""
+    from app.ml.house_style import HouseStyle, StyleError
+    from app.ml.style_file import read_style, style_text
+
+    written = json.loads(style_text(HouseStyle(mark_bias=-0.5, decisions=3)))
+    path = tmp_path / "style.json"
+    for decisions in ("Infinity", "1" + "0" * 400, "2.5", "true", "-1"):
+        path.write_text(json.dumps(written).replace('"decisions": 3', f'"decisions": {decisions}'))
+        with pytest.raises(StyleError, match="a count of decisions is a whole number"):
+            read_style(path)
+    path.write_text(json.dumps({**written, "version": True}))
+    with pytest.raises(StyleError, match="version True"):
+        read_style(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(StyleError, match="not JSON"):
+        read_style(path)
+    path.write_text(json.dumps(written))
+    assert read_style(path).mark_bias == -0.5  # the file as written still reads

@@ -10,6 +10,7 @@ them share. The exit statuses are ``app.core.errors``'.
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import sys
 import threading
@@ -94,6 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Libraries' deprecation notices are for developers; a caption editor sees results and errors.
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
+    # A terminal that cannot show every character (PYTHONIOENCODING=ascii, a C locale) gets the
+    # others escaped, rather than a UnicodeEncodeError half way through Chinese captions.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         parser = build_parser()
         given = list(sys.argv[1:] if argv is None else argv)

@@ -11,6 +11,8 @@ from app.core.marks import MODEL_MARKS
 from app.core.small_files import SmallFileError, small_file_text
 from app.ml.house_style import CALIBRATION_INPUTS, CLASSES, HouseStyle, StyleError
 
+#: The most decisions a style file may say it rests on (a team's year of review is far fewer).
+MAX_DECISIONS = 1_000_000_000
 #: A style file's format and version, written in it.
 FORMAT = "punctum-style"
 VERSION = 1
@@ -42,7 +44,8 @@ def style_of_json(data: object) -> HouseStyle:
     try:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise StyleError("not a Punctum style file")
-        if data.get("version") != VERSION:
+        version = data.get("version")
+        if type(version) is not int or version != VERSION:  # true is not 1
             raise StyleError(f"a style file of version {data.get('version')!r}; this Punctum reads {VERSION}")
         kept = _presence_of(dict(data["marks"]), data.get("word_bias", []))
         # Where the model proposes no mark; files written before it was fitted apart have none.
@@ -59,9 +62,9 @@ def style_of_json(data: object) -> HouseStyle:
         spread = tuple(_finite(v) for v in data.get("calibration_spread", []))
         if spread and len(spread) != len(CALIBRATION_INPUTS) ** 2:
             raise StyleError("a calibration spread of the wrong size")
-        decisions = int(data.get("decisions", 0))
-        if decisions < 0:
-            raise StyleError("a negative count of decisions")
+        decisions = data.get("decisions", 0)
+        if type(decisions) is not int or not 0 <= decisions <= MAX_DECISIONS:
+            raise StyleError(f"a count of decisions is a whole number from 0 to {MAX_DECISIONS:,}")
     except StyleError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as error:

@@ -343,7 +343,7 @@ def given_style(project: Project) -> HouseStyle | None:
         return None
     try:
         return style_of_json(json.loads(text))
-    except (ValueError, StyleError) as error:
+    except (ValueError, RecursionError, StyleError) as error:
         raise ProjectError(f"{project.path}: its house style is damaged ({error})") from None
 
 

@@ -17,6 +17,7 @@ of every recording, scored on the other).
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,11 @@ from app.services.suggestions import CAPITAL_PROBABILITY
 
 #: The development readings, one array per name (``tests/benchmarks/dev_readings.py``).
 Readings = dict[str, np.ndarray]
+#: The arrays the fit reads from them.
+READING_ARRAYS = (
+    "read", "heard", "cue_end", "language", "set", "recording", "gold", "timed", "pause", "casing",
+    "word_capital",
+)  # fmt: skip
 
 #: The L2 penalty on the weights, per suggestion fitted on: the weights minimise the mean log-loss
 #: plus ``PENALTY / 2`` times their squared norm.
@@ -62,8 +68,20 @@ def load_readings(path: Path) -> Readings:
             f"{path}: no development readings there; make them with"
             " `.venv/bin/python -m tests.benchmarks.dev_readings`"
         )
-    with np.load(path, allow_pickle=False) as stored:
-        return {key: stored[key] for key in stored.files}
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            readings = {key: stored[key] for key in stored.files}
+    except OSError as error:
+        raise ConfidenceFitError(f"{path}: cannot read it ({error.strerror or error})") from None
+    except (ValueError, EOFError, zipfile.BadZipFile):  # not an npz, or a damaged one
+        raise ConfidenceFitError(f"{path}: not development readings (not an .npz file)") from None
+    missing = sorted(set(READING_ARRAYS) - set(readings))
+    if missing:
+        raise ConfidenceFitError(
+            f"{path}: not development readings (no {', '.join(missing)}); make them with"
+            " `.venv/bin/python -m tests.benchmarks.dev_readings`"
+        )
+    return readings
 
 
 @dataclass(frozen=True)

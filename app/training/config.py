@@ -97,6 +97,11 @@ class TrainConfig:
     @classmethod
     def load(cls, path: Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
         raw = _read_toml(path)
+        strays = sorted(set(raw) - {"train", "source", "source_change"})
+        if strays:  # a setting written outside [train] would otherwise be ignored without a word
+            raise TrainConfigError(
+                f"{path}: {', '.join(strays)} outside [train], [[source]] and [[source_change]]"
+            )
         values = {**raw.get("train", {}), **(overrides or {})}
         base = path.parent
         # A run that continues another one names that run's file for its data instead of
@@ -118,6 +123,8 @@ class TrainConfig:
         unknown = sorted(set(values) - {f.name for f in fields(cls)})
         if unknown:
             raise TrainConfigError(f"{path}: unknown setting {', '.join(unknown)}")
+        if not values["sources"]:
+            raise TrainConfigError(f"{path}: no data to train on: name [[source]] entries or sources_from")
         if values.get("timing_context") and not values.get("gap_branch"):
             raise TrainConfigError(f"{path}: timing_context needs gap_branch")
         if values.get("gap_evidence_learns") and not values.get("frozen_gap_branch"):

@@ -282,3 +282,20 @@ def test_training_inputs_with_nothing_to_train_on_or_no_readings_are_one_line(
         said = capsys.readouterr().err.strip().splitlines()
         assert len(said) == 1 and message in said[0], said
     assert not (tmp_path / "run").exists()
+
+
+def test_captions_a_terminal_cannot_show_are_escaped_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`PYTHONIOENCODING=ascii punctum show zh.srt` was a UnicodeEncodeError."""
+    import io
+
+    from app.cli import main
+
+    captions = tmp_path / "zh.srt"
+    captions.write_text("1\n00:00:00,000 --> 00:00:02,000\n没有人知道\n", encoding="utf-8")
+    terminal = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr("sys.stdout", terminal)
+    assert main(["show", str(captions)]) == 0
+    terminal.flush()
+    assert "\\u6ca1\\u6709\\u4eba" in terminal.buffer.getvalue().decode("ascii")  # type: ignore[attr-defined]

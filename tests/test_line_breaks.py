@@ -148,3 +148,23 @@ def test_a_name_is_not_split_across_lines_or_cues() -> None:
     timed = [TimedWord(word, 300 * n, 300 * n + 250) for n, word in enumerate(words)]
     cues = plan_cues(timed, dataclasses.replace(TRANSCRIPT_LIMITS, max_line_chars=20, max_lines=1))
     assert all(cue.words[-1].text != "New" for cue in cues), [[w.text for w in c.words] for c in cues]
+
+
+def test_words_of_a_script_written_without_spaces_are_joined_without_one() -> None:
+    """A re-cut joining two Japanese cues wrote "こんにちは 世界", and a Chinese line break taken
+    out put a space inside a word ("没 有人"); Latin words stay a space apart."""
+    import dataclasses
+
+    from app.core.checks import STYLE_GUIDE_LIMITS
+    from app.core.recut_cues import CueCut, built_cues
+
+    japanese = parse_document(_srt("こんにちは", "世界"), "srt")
+    (joined,) = built_cues(japanese.cues, [CueCut(2, 1000, 2900, (2,))])
+    assert joined.text() == "こんにちは世界"
+    latin = parse_document(_srt("hello", "world"), "srt")
+    (kept,) = built_cues(latin.cues, [CueCut(2, 1000, 2900, (2,))])
+    assert kept.text() == "hello world"
+
+    chinese = parse_document(_srt("我们没\n有人知道"), "srt")
+    assert rebreak_document(chinese, dataclasses.replace(STYLE_GUIDE_LIMITS, max_lines=1)) == 1
+    assert chinese.cues[0].text() == "我们没有人知道"

@@ -22,6 +22,7 @@ from app.core.cue_segmentation import line_words
 from app.core.marks import REPLACEABLE
 from app.core.model import Cue, Document, LayoutPiece, Slot, Word
 from app.core.orthography import is_abbreviation
+from app.core.recut_cues import written_unspaced
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,8 @@ def rebreak_cue(cue: Cue, rules: CaptionLimits = STYLE_GUIDE_LIMITS, language: s
     for word, (index, text) in enumerate(zip(gaps, between, strict=True)):
         if word in after:
             layout[index] = newline
-        elif "\n" in text:
-            layout[index] = " "
+        elif "\n" in text:  # the break taken out: a space, or none in a script written without
+            layout[index] = "" if written_unspaced(cue.words[word], cue.words[word + 1]) else " "
     if layout == cue.layout:
         return False
     cue.layout = layout

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from app.core.model import Cue, Document, LayoutPiece, Slot, first_words
+from app.core.model import Cue, Document, LayoutPiece, Slot, Word, first_words
 
 
 @dataclass(frozen=True)
@@ -99,11 +99,19 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
     originals = {(first, cue.start, cue.end): cue for first, cue in firsts}
     # the word each cue of the run ended with -> what the file had after the cue
     endings = {first + len(cue.words): cue.after_text for first, cue in firsts}
+    # Where a cue of the run began: the words on either side were never written side by side, and
+    # in a script written without spaces (Chinese, Japanese) none goes between them.
+    cue_starts = {first for first, _ in firsts}
     cues: list[Cue] = []
     taken = first_word
     for cut in cuts:
         group = words[taken : taken + cut.words]
         original = originals.get((taken, cut.start, cut.end))
+        unspaced = {
+            n
+            for n in range(1, len(group))
+            if taken + n in cue_starts and written_unspaced(group[n - 1], group[n])
+        }
         taken += len(group)
         cue = Cue(
             index=None,
@@ -111,7 +119,7 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
             end=cut.end,
             words=list(group),
             original_text="",
-            layout=plain_layout(len(group), set(itertools.accumulate(cut.lines[:-1]))),
+            layout=plain_layout(len(group), set(itertools.accumulate(cut.lines[:-1])), unspaced),
             after_text=endings.get(taken),
         )
         cue.original_text = cue.text()
@@ -120,15 +128,43 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
     return cues
 
 
-def plain_layout(count: int, line_ends: Collection[int] = ()) -> list[LayoutPiece]:
+def plain_layout(
+    count: int, line_ends: Collection[int] = (), unspaced: Collection[int] = ()
+) -> list[LayoutPiece]:
     """The layout of ``count`` words, each with its mark, one space apart but for a line break
-    before each word of ``line_ends``."""
+    before each word of ``line_ends`` and nothing before each of ``unspaced``."""
     layout: list[LayoutPiece] = []
     for position in range(count):
-        if position:
-            layout.append("\n" if position in line_ends else " ")
+        if position in line_ends:
+            layout.append("\n")
+        elif position and position not in unspaced:
+            layout.append(" ")
         layout += [(Slot.WORD, position), (Slot.MARK, position)]
     return layout
+
+
+def _unspaced_script(character: str) -> bool:
+    """Whether ``character`` belongs to a script written without spaces between words: Han,
+    Hiragana, Katakana (and their punctuation and full-width forms), Thai, Lao, Khmer, Myanmar."""
+    point = ord(character)
+    return (
+        0x2E80 <= point <= 0x30FF  # CJK radicals and punctuation, Hiragana, Katakana
+        or 0x3400 <= point <= 0x9FFF  # CJK ideographs
+        or 0xF900 <= point <= 0xFAFF
+        or 0xFF00 <= point <= 0xFFEF  # full-width forms
+        or 0x0E00 <= point <= 0x0EFF  # Thai, Lao
+        or 0x1000 <= point <= 0x109F  # Myanmar
+        or 0x1780 <= point <= 0x17FF  # Khmer
+        or 0x20000 <= point <= 0x2FFFF
+    )
+
+
+def written_unspaced(before: Word, after: Word) -> bool:
+    """Whether two words, set side by side, are written with no space between them: both in a
+    script written without spaces where they meet."""
+    end = (before.text + before.mark).rstrip()[-1:]
+    start = (after.prefix + after.text).lstrip()[:1]
+    return bool(end and start) and _unspaced_script(end) and _unspaced_script(start)
 
 
 def number_cues(before: Sequence[Cue], after: list[Cue], file_format: str) -> None:

@@ -78,3 +78,16 @@ def test_a_style_file_that_cannot_be_written_is_not_described_as_if_it_were(
     monkeypatch.undo()
     written = run_punctum_here("style", str(project), "--write", str(target))
     assert written.returncode == 0 and written.stdout.splitlines()[-1] == f"{target}: written"
+
+
+def test_a_write_that_fails_says_so_in_a_whole_sentence(tmp_path: Path) -> None:
+    """One file that cannot be written was told "...; neither was", a sentence that stopped."""
+    from app.formats import WriteError, write_files
+
+    missing = tmp_path / "no such folder"
+    with pytest.raises(WriteError) as one:
+        write_files([(missing / "style.json", b"{}")])
+    assert str(one.value).endswith(")") and "neither" not in str(one.value)
+    with pytest.raises(WriteError) as two:
+        write_files([(missing / "a.srt", b"1"), (missing / "a.words.json", b"[]")])
+    assert str(two.value).endswith("; neither was written")

@@ -181,6 +181,15 @@ def test_the_command_line_takes_the_same_limits(tmp_path: Path) -> None:
         refused = run_punctum_here("check", str(captions), *bad)
         assert refused.returncode == 2, (bad, refused.stderr)
         assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
+    # A value under a limit's least is asked for as that limit takes it (-5 and 0 were told apart).
+    for bad in ("-5", "0"):
+        refused = run_punctum_here("check", str(captions), "--max-cps", bad)
+        assert refused.stderr.strip().endswith("give a number above 0"), refused.stderr
+    assert (
+        run_punctum_here("check", str(captions), "--max-line", "0")
+        .stderr.strip()
+        .endswith("give a whole number of 1 or more")
+    )
 
 
 def test_captions_changed_on_disk_say_what_became_of_the_recut(tmp_path: Path, tiny_model: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 from app.core.errors import UsageError
 from app.services.documents import STYLE_GUIDE_LIMITS as _DEFAULTS
@@ -26,6 +27,18 @@ _OPTIONS = {
 }
 
 
+#: What each option's value must be, and how it is asked for (the bounds ``CaptionLimits`` holds,
+#: said per option: --max-cps -5 and 0 were told two different things).
+_AT_LEAST_0: tuple[Callable[[float], bool], str] = (lambda v: v >= 0, "a whole number of 0 or more")
+_AT_LEAST_1: tuple[Callable[[float], bool], str] = (lambda v: v >= 1, "a whole number of 1 or more")
+_BOUNDS: dict[str, tuple[Callable[[float], bool], str]] = {
+    "--max-cps": (lambda v: v > 0, "a number above 0"),
+    "--max-line": _AT_LEAST_1,
+    "--max-lines": _AT_LEAST_1,
+    "--max-duration": _AT_LEAST_1,
+}
+
+
 def add_limit_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("caption limits")
     for option, (field, kind, told) in _OPTIONS.items():
@@ -39,8 +52,9 @@ def limits_from(args: argparse.Namespace) -> CaptionLimits:
     given = {field: value for field, value in given.items() if value is not None}
     for option, (field, _, _) in _OPTIONS.items():
         value = given.get(field)
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise UsageError(f"{option} {value}: give a number of 0 or more")
+        holds, wanted = _BOUNDS.get(option, _AT_LEAST_0)
+        if value is not None and not (math.isfinite(value) and holds(value)):
+            raise UsageError(f"{option} {value}: give {wanted}")
     try:
         return caption_limits(**given)
     except ValueError as error:

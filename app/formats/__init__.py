@@ -202,4 +202,5 @@ def write_files(files: Sequence[tuple[Path, bytes]]) -> None:
         write_together(files)
     except OSError as error:
         names = " and ".join(str(path) for path, _ in files)
-        raise WriteError(f"{names}: cannot be written ({error.strerror or error}); neither was") from None
+        either = "; neither was written" if len(files) > 1 else ""  # all or none
+        raise WriteError(f"{names}: cannot be written ({error.strerror or error}){either}") from None

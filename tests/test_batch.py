@@ -438,3 +438,18 @@ def test_a_worker_makes_its_model_once_and_again_only_for_other_settings() -> No
     assert models.punctuator(None, threads=1) is first and models.loads == 1
     int8 = models.punctuator(None, quantize=True, threads=1)
     assert int8 is not first and int8.int8 and models.loads == 2
+
+
+def test_a_project_named_like_captions_inside_the_folder_is_not_read_as_captions(tmp_path: Path) -> None:
+    """`batch F --project F/proj.srt` read its own project as captions: "1 failed", exit 3, on
+    every run."""
+    folder = tmp_path / "talks"
+    folder.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", folder / "talk.srt")
+    project = folder / "proj.srt"
+    for _ in range(2):
+        result = punctum("batch", str(folder), "--project", str(project), "--no-audio", "--workers", "1")
+        assert result.returncode == 0, result.stderr
+        assert "0 failed" in result.stdout and "proj" not in result.stderr, result.stderr
+    with Project(project, read_only=True) as reader:
+        assert [entry.stem for entry in reader.files()] == ["talk"]

@@ -43,7 +43,7 @@ def import_folder(folder: Path, project: Project) -> Pairing:
     media found for a file that has none (or whose media is gone) is linked to it, for the run to
     hear. The folder is remembered, so that no export of the project is written inside it."""
     _remember_folder(project, folder)
-    pairing = pair_folder(folder)
+    pairing = pair_folder(folder, project.path)
     known = {entry.stem: entry for entry in project.files()}
     for group in pairing.groups:
         entry = known.get(group.stem)

@@ -45,14 +45,22 @@ class Pairing:
     failed_imports: dict[str, str] = field(default_factory=dict)
 
 
-def pair_folder(folder: Path) -> Pairing:
-    """Group files by stem (``talk.mp4``, ``talk.en.srt``, ``talk.ref.txt``), recursively."""
+def pair_folder(folder: Path, project: Path | None = None) -> Pairing:
+    """Group files by stem (``talk.mp4``, ``talk.en.srt``, ``talk.ref.txt``), recursively;
+    ``project`` (and the files SQLite keeps beside it) is passed over, whatever it is named."""
     root = folder.resolve()
+    own = (
+        set()
+        if project is None
+        else {Path(f"{project.resolve()}{end}") for end in ("", "-wal", "-shm", "-journal", "-lock")}
+    )
     captions: dict[str, list[tuple[Path, str | None]]] = {}
     # The companions by kind, then by stem; a kind's value is its field of ``FileGroup``.
     tables: dict[FileKind, dict[str, list[Path]]] = {kind: {} for kind in COMPANION_KINDS}
     pairing = Pairing()
     for path in _walk(root, pairing.skipped):
+        if path.resolve() in own:
+            continue  # the project the batch writes: named by the person, never captions
         role = classify(path)
         if role is None:
             continue

@@ -474,3 +474,12 @@ def test_bad_options_are_one_line_usage_errors(options: list[str], problem: str)
     assert result.returncode == 2, stderr
     assert stderr.count("\n") == 1 and problem in stderr and "Traceback" not in stderr, stderr
     assert result.stdout == b""
+
+
+def test_a_context_longer_than_the_model_reads_is_refused(punctuator: Punctuator) -> None:
+    """`stream --context 100000` was taken and cut to the model's window without a word."""
+    from app.services.stream import CONTEXT_TOKENS, StreamContextError
+
+    with pytest.raises(StreamContextError, match="--context 100000: the model reads 190 sub-tokens at most"):
+        StreamPunctuator(punctuator, context_tokens=100_000)
+    assert StreamPunctuator(punctuator, context_tokens=CONTEXT_TOKENS).context_tokens == CONTEXT_TOKENS

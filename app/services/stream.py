@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from app.audio.gap_features import timed_gaps
 from app.audio.prosody import RATE_CONTEXT
+from app.core.errors import UsageError
 from app.core.marks import SENTENCE_END_CLASSES, has_protected_punctuation, model_class, set_mark
 from app.core.model import Evidence, Word, apply_casing
 from app.core.orthography import is_abbreviation
@@ -47,6 +48,12 @@ MAX_LOOKAHEAD = 32
 #: 61.7 with 48 (half and a third of the compute); on the TED test talks only the whole window
 #: brings lookahead 4 within 3 F1 of whole documents (the table in docs/stream.md).
 CONTEXT_TOKENS = 190
+
+
+class StreamContextError(UsageError):
+    """A context longer than the model's window: asked for, it would be cut without a word."""
+
+
 #: The smallest window accepted: a few words of context.
 MIN_CONTEXT_TOKENS = 8
 #: Mark entropy (nats) under which the dynamic policy decides a gap before ``lookahead`` words
@@ -165,8 +172,11 @@ class StreamPunctuator:
         self.lookahead = lookahead
         self.threshold = None if policy.fixed else policy.entropy_threshold
         self.max_delay = None if max_delay_ms is None else max_delay_ms / 1000
-        # One model window holds the whole window, so it is read once per word.
-        self.context_tokens = min(context_tokens, model.settings.window_tokens - 2)
+        # One model window holds the whole context, so it is read once per word.
+        most = model.settings.window_tokens - 2
+        if context_tokens > most and context_tokens != CONTEXT_TOKENS:
+            raise StreamContextError(f"--context {context_tokens}: the model reads {most} sub-tokens at most")
+        self.context_tokens = min(context_tokens, most)
         self.clock = clock
         self._tokenizer, self._special = model.tokenizer, model.special
         self._entries: deque[_Entry] = deque()

@@ -1054,6 +1054,14 @@ def test_the_settled_list_goes_least_sure_first_says_why_and_x_keeps_the_place(
     assert (taken_back.index, bool(taken_back.marks)) not in [(g.index, bool(g.marks)) for g in model.gaps]
     assert model.row_of(window.current_id) == 2
     assert window.gap_view.currentIndex().row() == 2
+    # A on a settled gap keeps it, says so and goes on (it did nothing and said nothing).
+    here = window.current_id
+    press(qtbot, window, Qt.Key.Key_A)
+    assert (
+        window.statusBar().currentMessage()
+        == "Accepted already (triage settled it): it stays; X takes it back"
+    )
+    assert model.row_of(window.current_id) == 3 and window.current_id != here
 
 
 def _free_for_message(window: MainWindow) -> int:

@@ -7,17 +7,24 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtWidgets import QAbstractItemView, QMessageBox
+from PySide6.QtWidgets import QAbstractItemView
 
 from app.core.errors import PunctumError
 from app.core.history import CueEdit, Step, SuggestionEdit
-from app.core.model import Source
+from app.core.model import Source, Status
 from app.core.triage import ReviewRow, TriagePolicy
 from app.services.review import ReviewSession
 from app.services.typography import render_mark
-from app.ui.dialogs import RecutPreviewDialog, ask_confidence, ask_text, confirm, message_box
+from app.ui.dialogs import RecutPreviewDialog, ask_confidence, ask_text
 from app.ui.models import ID_ROLE, CueModel
-from app.ui.triage_view import gap_counts, gaps, rereading_told, settled_heading, steps_between, triage_text
+from app.ui.style_actions import StyleActions
+from app.ui.triage_view import (
+    gap_counts,
+    rereading_told,
+    settled_heading,
+    steps_between,
+    triage_text,
+)
 
 if TYPE_CHECKING:
     from app.services.captions_export import RecutReport
@@ -26,7 +33,7 @@ if TYPE_CHECKING:
 PLAY_AROUND_GAP_MS = 3000
 
 
-class ReviewController:
+class ReviewController(StyleActions):
     """Moves through the review list (the triage queue, or every gap) and applies the editor's
     decisions, each saved before the view is refreshed."""
 
@@ -133,8 +140,15 @@ class ReviewController:
             self.next_suggestion()
 
     def accept_current(self) -> None:
-        """Accept the current gap's lead proposal (with the capital its sentence mark calls for)."""
-        self._decide(ReviewSession.accept_gap)
+        """Accept the current gap's lead proposal (with the capital its sentence mark calls for);
+        on one accepted already (triage settled it), say so and go on."""
+        sid, session = self._current(), self.window.session
+        if sid is None or session is None or session.document.suggestion(sid).status is not Status.ACCEPTED:
+            self._decide(ReviewSession.accept_gap)
+            return
+        by = "triage settled it" if sid in session.settled_by_rule() else "it was decided"
+        self.window.statusBar().showMessage(f"Accepted already ({by}): it stays; X takes it back", 4000)
+        self.next_suggestion()
 
     def reject_current(self) -> None:
         """Turn down everything proposed for the current gap: no mark, no capital after it."""
@@ -264,89 +278,6 @@ class ReviewController:
             if said:
                 self.window.statusBar().showMessage(said, 8000)
         return step
-
-    # --- the house style ------------------------------------------------------------------------
-
-    def _style_now(self) -> tuple[list[str], str] | None:
-        """What the open file's house style has learnt, and its one-line summary (None: no file,
-        a session that does not learn, or a project whose style cannot be read)."""
-        session = self.window.session
-        if session is None or not session.learns:
-            return None
-        try:
-            style = session.style()
-        except PunctumError:  # a damaged style in the project: the review goes on without a word
-            return None
-        return style.describe(), style.summary()
-
-    def note_style(self) -> None:
-        """Remember what the style has learnt as it stands (a file just opened), saying nothing."""
-        now = self._style_now()
-        self._learnt = now[0] if now is not None else None
-
-    def _tell_style(self) -> str:
-        """After a decision: the style's summary, to say in the status bar, when what it has
-        learnt changed with it (compared with the last look; the count alone says nothing new)."""
-        now = self._style_now()
-        if now is None:
-            return ""
-        learnt, summary = now
-        changed = self._learnt is not None and learnt != self._learnt
-        self._learnt = learnt
-        return summary[:1].upper() + summary[1:] if changed else ""
-
-    def show_style(self) -> None:
-        """Review ▸ What the house style has learnt: the style's summary and every lesson, with
-        the gaps of this file it learnt from, as ``punctum style`` and ``status`` say them."""
-        session = self.window.session
-        if session is None:
-            return
-        now = self._style_now()
-        if now is None:
-            text = "This file's decisions do not teach a house style (or the project's cannot be read)."
-        else:
-            learnt, summary = now
-            lines = [summary[:1].upper() + summary[1:] + "."]
-            lines += [f"• {lesson}" for lesson in learnt]
-            lines.append(f"In this file, {gaps(session.decided_by_you())} decided by you.")
-            text = "\n".join(lines)
-        message_box(self.window.dialog_parent(), "The house style", text, QMessageBox.Icon.Information).open()
-
-    def ask_reset_style(self) -> None:
-        """Review ▸ Reset the house style: asked first, as what it learnt cannot be had back."""
-        session = self.window.session
-        if session is None:
-            return
-        now = self._style_now()
-        learnt = f" ({now[1]})" if now is not None else ""
-        confirm(
-            self.window.dialog_parent(),
-            "Reset the house style",
-            f"Forget what the house style has learnt{learnt}, and any style file the project was"
-            " given? Your decisions stay as they are; the gaps not yet decided are read again as the"
-            " model reads them, and your decisions from now on teach the style afresh.",
-            "&Reset",
-            self.reset_style,
-        )
-
-    def reset_style(self) -> None:
-        """Forget what the house style learnt, read the undecided gaps again as the model does (the
-        rule settling what it may by its policy) and start again at the head of the list."""
-        session = self.window.session
-        if session is None:
-            return
-        self._run(session.reset_style)  # an error is told in a dialog; the list shows what stands
-        if self.window.gap_model is not None:
-            self.window.gap_model.reload()
-        self.note_style()
-        queue = sum(gap.pending for gap in session.queue())
-        self.window.statusBar().showMessage(
-            f"House style reset: the gaps not yet decided are read as the model reads them; {queue} gaps"
-            " left to you",
-            8000,
-        )
-        self.window.current_id = None
-        self.next_suggestion()
 
     def toggle_order(self) -> None:
         self.lowest_first = not self.lowest_first

@@ -202,3 +202,14 @@ def steps_between(before: tuple[Step, ...], after: tuple[Step, ...]) -> list[Ste
     of the two histories and not in the other."""
     then, now = {id(step) for step in before}, {id(step) for step in after}
     return [step for step in after if id(step) not in then] + [step for step in before if id(step) not in now]
+
+
+def style_told(now: tuple[list[str], str] | None, decided: int) -> str:
+    """What Review ▸ What the house style has learnt says: the style's summary, every lesson, and
+    the gaps of this file decided by you (``now``: its lessons and summary; None where the file's
+    decisions teach none)."""
+    if now is None:
+        return "This file's decisions do not teach a house style (or the project's cannot be read)."
+    learnt, summary = now
+    lines = [summary[:1].upper() + summary[1:] + ".", *(f"• {lesson}" for lesson in learnt)]
+    return "\n".join([*lines, f"In this file, {gaps(decided)} decided by you."])

@@ -1064,6 +1064,23 @@ def test_the_settled_list_goes_least_sure_first_says_why_and_x_keeps_the_place(
     assert model.row_of(window.current_id) == 3 and window.current_id != here
 
 
+def test_s_with_nothing_settled_says_why_and_what_would_settle(
+    qtbot, window: MainWindow, sample: Path
+) -> None:
+    """S said "Settled by triage: 0 gaps" with no word of why."""
+    (sample / "reference.txt").unlink()
+    window.settings.setValue("model/audio", "text")
+    window.settings.setValue("triage/model_threshold", "none")  # the model settles nothing alone
+    window.files.open_captions(sample / "sample.srt", None, None)
+    wait_for_suggestions(qtbot, window)
+    assert window.session is not None and not window.session.settled_by_rule()
+    press(qtbot, window, Qt.Key.Key_S)
+    assert window.list_heading.text() == (
+        "Settled by triage: no gap, as the policy lets the model settle nothing alone; where a"
+        " reference transcript agrees with the model it settles too (File ▸ Open reference)."
+    )
+
+
 def _free_for_message(window: MainWindow) -> int:
     """The width the status bar paints its message in: up to its first permanent widget shown
     (as QStatusBar lays it out: 6 pixels from the left, 2 before that widget)."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from app.core.history import Decider, Step, SuggestionEdit
 from app.core.model import Source, Suggestion
-from app.core.triage import AGREEMENT_PRECISION, ReviewRow, about_wrong, gaps_of, gaps_settled
+from app.core.triage import AGREEMENT_PRECISION, ReviewRow, TriagePolicy, about_wrong, gaps_of, gaps_settled
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QLabel
@@ -37,6 +37,8 @@ class GapCounts:
     settled: int  # by the triage rule, still standing
     may_be_wrong: float  # about how many of the settled ones
     decided: int  # by a person
+    #: Where nothing stands settled: why, and what it would take.
+    why_none: str = ""
 
     @property
     def wrong(self) -> str:
@@ -51,12 +53,42 @@ def gap_counts(session: ReviewSession, settled: set[int] | None = None) -> GapCo
     suggestions = session.document.suggestions
     standing = session.settled_by_rule() if settled is None else settled
     rows = gaps_of(suggestions)
+    count = gaps_settled(suggestions, standing)
     return GapCounts(
         sum(gap.pending for gap in rows),
-        gaps_settled(suggestions, standing),
+        count,
         about_wrong(suggestions, standing),
         session.decided_by_you(),
+        "" if count else why_none_settled(session),
     )
+
+
+def why_none_settled(session: ReviewSession) -> str:
+    """Why the rule settled nothing in the file, and what would let it."""
+    policy = session.policy or TriagePolicy()
+    told = []
+    if policy.precision_target is None:
+        told.append("the policy lets the model settle nothing alone")
+    else:
+        surest = max(
+            (
+                s.confidence
+                for s in session.document.suggestions
+                if s.source is Source.MODEL and s.casing is None
+            ),
+            default=None,
+        )
+        told.append(
+            f"the model settles alone only what it expects {policy.precision_target:.0%} right"
+            + (f", and its surest mark here is {surest:.2f}" if surest is not None else "")
+        )
+    if policy.agreement:
+        told.append(
+            "where a reference transcript agrees with the model it settles too (File ▸ Open reference)"
+            if not session.has_reference
+            else "the reference and the model agree on no gap left"
+        )
+    return "; ".join(told)
 
 
 def counts_text(counts: GapCounts) -> str:
@@ -76,6 +108,8 @@ def triage_text(counts: GapCounts) -> str:
 
 
 def settled_heading(counts: GapCounts) -> str:
+    if not counts.settled and counts.why_none:
+        return f"Settled by triage: no gap, as {counts.why_none}."
     return (
         f"Settled by triage: {gaps(counts.settled)}, about {counts.wrong} of them may be wrong; the"
         " least sure first. X takes a wrong one back."

@@ -958,10 +958,14 @@ def test_the_header_the_style_and_status_count_the_same_decisions(
 
     (sample / "reference.txt").unlink()  # the model alone: every decision teaches
     window.settings.setValue("model/audio", "text")
+    messages: list[str] = []
+    window.statusBar().messageChanged.connect(messages.append)
     window.files.open_captions(sample / "sample.srt", None, None)
     wait_for_suggestions(qtbot, window)
     session = window.session
     assert session is not None
+    # The suggestions arrive counted in gaps, as the header counts (it said "26 suggestions").
+    assert any(m.startswith(f"Suggestions for {len(session.gaps())} gaps in ") for m in messages), messages
     keys = [Qt.Key.Key_X, Qt.Key.Key_A, Qt.Key.Key_Period, Qt.Key.Key_X, Qt.Key.Key_Comma, Qt.Key.Key_A]
     keys += [Qt.Key.Key_Backspace, Qt.Key.Key_X]
     for key in keys:

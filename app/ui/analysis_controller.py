@@ -14,6 +14,7 @@ from app.services.suggestions import TextReading
 from app.services.waveform import Waveform
 from app.ui import startup_log
 from app.ui.shortcuts import saved_audio_use
+from app.ui.triage_view import gaps
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QProgressDialog
@@ -89,7 +90,8 @@ class AnalysisController:
             session.store_analysis(analysis)
             self.window.refresh_views()
             seconds = time.monotonic() - started
-            message = f"{len(analysis.suggestions)} suggestions in {seconds:.1f} s"
+            # In gaps, as the header counts them (a mark and the capital after it are one gap).
+            message = f"Suggestions for {gaps(len(session.gaps()))} in {seconds:.1f} s"
             if listening:
                 message += (
                     ", refined by listening" if analysis.report.evidence == Evidence.HEARD else ", not heard"

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from app.core.history import History, SuggestionEdit, WordEdit
 from app.core.model import Document, Suggestion, Word
 from app.store.checkpoints import Checkpoint
-from app.store.project import Project
+from app.store.errors import DatabaseError
+from app.store.project import Project, ProjectError
 
 #: A person's decisions a file opened again can still undo one by one: the checkpoint is taken
 #: behind them, and they are replayed on opening (about 8 ms each, with the re-reading after each,
@@ -103,7 +104,11 @@ def save_checkpoint(
     is a newer one to take; whether one was taken."""
     if project.read_only:
         return False
-    safe, steps = _safe_rows(project.decision_outline(file_id))
+    try:
+        outline = project.decision_outline(file_id)
+    except (ProjectError, DatabaseError):  # a cache: the decisions are what counts, and they are kept
+        return False
+    safe, steps = _safe_rows(outline)
     if len(steps) <= kept:
         return False
     behind = steps[-kept - 1]

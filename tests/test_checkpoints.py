@@ -105,3 +105,37 @@ def test_a_damaged_or_outdated_checkpoint_is_passed_over(sample: Path) -> None:
         assert again.project.checkpoint(file_id) is None
     finally:
         again.close()
+
+
+def test_a_new_analysis_carries_the_same_decisions_from_a_checkpoint_as_from_every_decision(
+    sample: Path, tmp_path: Path
+) -> None:
+    """Decisions taken before a file's checkpoint are carried to a new analysis (the heard pass, a
+    re-analysis) to the same gaps, by the same deciders, in the same order, as when every decision
+    is replayed."""
+    import shutil
+
+    from app.services.analysis import AudioUse, analyse
+    from app.services.model import Punctuator
+
+    session = analysed(sample / "sample.srt")
+    analysis = analyse(session.analysis_request(AudioUse.TEXT), Punctuator())
+    _review(session, DECISIONS)
+    project = session.project.path
+    session.close()
+    replayed = tmp_path / "replayed.punctum"
+    shutil.copy(project, replayed)
+    with Project(replayed) as copy:
+        copy.db.execute("DELETE FROM checkpoints")
+    outcomes = []
+    for path in (project, replayed):
+        again = ReviewSession.open_project(path)
+        try:
+            assert (again.history.begins_after > 0) == (path == project)
+            again.store_analysis(analysis)
+            assert again.carried is not None and again.carried.kept > 0
+            steps = [(step.description, step.by) for step in again.history.done]
+            outcomes.append((again.document.state(), steps, again.decided_by_you()))
+        finally:
+            again.close()
+    assert outcomes[0] == outcomes[1]

@@ -233,9 +233,14 @@ def _carry_over(
         for edit in step.edits
         if isinstance(edit, WordEdit)
     }
+    # A capital accepted before the file's checkpoint has no step in the history: its casing
+    # suggestion's last decision says when it was taken.
+    capitals = {
+        s.gap: _row_of(last[s.id]) for s in decided.suggestions if s.casing is not None and s.id in last
+    }
     for index, (before, after) in enumerate(zip(original.words(), decided.words(), strict=True)):
         if before.text != after.text:
-            carry(index, {"text": after.text}, edited.get(index, -1))
+            carry(index, {"text": after.text}, edited.get(index, capitals.get(index, -1)))
     # In the order they were taken, so that undo takes back the last first, as it did.
     return [outcome for _, outcome in sorted(outcomes, key=lambda pair: pair[0])], dropped
 

@@ -165,8 +165,8 @@ def project_status(project: Project) -> ProjectStatus:
         warnings = None
         if entry.state == DONE:
             loaded = load_document(project, entry.id)
-            counts, may_be_wrong = status_counts(*loaded)
-            taught = decided(*loaded)
+            taught = decided(*loaded)  # read once for the counts and the style's examples
+            counts, may_be_wrong = status_counts(*loaded, taught.settled)
             counts["decided_by_you"] = len(taught.taught_at)
             examples += file_examples(project, entry.id, *loaded, state=taught)
             warnings = report_warnings(project.report(entry.id)) or None

@@ -390,12 +390,15 @@ def _name(project: Project, file_id: int) -> str:
     return repr(project.file(file_id).stem)
 
 
-def status_counts(document: Document, history: History) -> tuple[dict[str, int], float]:
+def status_counts(
+    document: Document, history: History, standing: set[int] | None = None
+) -> tuple[dict[str, int], float]:
     """Suggestions of a file (its ``load_document``) by status, as the decisions leave them, and the
     gaps still to review (``"gaps"``: a gap's candidates, from the reference and the model, count
-    once) and those the triage rule settled that still stand (``"settled"``); with about how many
-    of these may be wrong."""
-    standing = settled_by_rule(document, history)
+    once) and those the triage rule settled that still stand (``"settled"``; ``standing``: their
+    suggestions, when the caller has them); with about how many of these may be wrong."""
+    if standing is None:
+        standing = settled_by_rule(document, history)
     counts = {
         **document.status_counts(),
         "gaps": gaps_to_review(document.suggestions),

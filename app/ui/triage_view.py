@@ -202,7 +202,7 @@ def rereading_told(done: Sequence[Step], session: ReviewSession, current: int | 
         if step.by is not Decider.RULE or not step.joins_previous:
             continue  # the re-reading joins the person's answer it follows
         for edit in step.edits:
-            if not isinstance(edit, SuggestionEdit) or (edit.after or edit.before) is None:
+            if not isinstance(edit, SuggestionEdit):
                 continue
             if edit.before is None:
                 added += 1

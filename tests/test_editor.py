@@ -8,7 +8,9 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -379,12 +381,34 @@ def test_dropped_files_open_together_and_are_remembered(qtbot, window: MainWindo
     wait_for_suggestions(qtbot, window)
 
 
-def test_cancel_stops_the_analysis_and_it_can_be_run_again(qtbot, window: MainWindow, sample: Path) -> None:
+def test_cancel_stops_the_analysis_and_it_can_be_run_again(
+    qtbot, window: MainWindow, sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (sample / "sample.mp4").unlink()  # text only, so the model is the slow part
+    # The analysis is held at its first progress report until the click has landed, so a fast
+    # machine cannot finish it before the person's cancel.
+    reached, released = threading.Event(), threading.Event()
+
+    def hold(_text: str, _fraction: float) -> None:
+        if not reached.is_set():
+            reached.set()
+            released.wait(30)
+
+    submit = window.worker.submit
+
+    def submit_held(name: str, *args: Any, **kwargs: Any) -> Any:
+        task = submit(name, *args, **kwargs)
+        if name == "suggest":
+            task.signals.progress.connect(hold, Qt.ConnectionType.DirectConnection)
+        return task
+
+    monkeypatch.setattr(window.worker, "submit", submit_held)
     window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_open(qtbot, window)
-    assert window.cancel_button.isVisible()  # the analysis has started
+    qtbot.waitUntil(reached.is_set, timeout=30_000)
+    qtbot.waitUntil(window.cancel_button.isVisible, timeout=10_000)  # the analysis has started
     qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+    released.set()
     qtbot.waitUntil(lambda: not window.worker.busy, timeout=10_000)
     assert window.session is not None and not window.session.analysed
     assert not window.cancel_button.isVisible()

@@ -168,3 +168,21 @@ def test_words_of_a_script_written_without_spaces_are_joined_without_one() -> No
     chinese = parse_document(_srt("我们没\n有人知道"), "srt")
     assert rebreak_document(chinese, dataclasses.replace(STYLE_GUIDE_LIMITS, max_lines=1)) == 1
     assert chinese.cues[0].text() == "我们没有人知道"
+
+
+def test_subtitles_that_part_phrases_with_a_space_are_joined_with_one() -> None:
+    """Chinese subtitles often set phrases a space apart inside a cue ("他能徒手抓住子弹  拦住疾速的
+    火车"): a re-cut joining two such cues parts them the same way rather than running the phrases
+    together, and a line break taken out of such a cue becomes a space."""
+    import dataclasses
+
+    from app.core.checks import STYLE_GUIDE_LIMITS
+    from app.core.recut_cues import CueCut, built_cues
+
+    spaced = parse_document(_srt("他能徒手抓住子弹  拦住疾速的火车", "轻轻一跳就能飞跃高楼"), "srt")
+    (joined,) = built_cues(spaced.cues, [CueCut(3, 1000, 2900, (3,))])
+    assert joined.text() == "他能徒手抓住子弹 拦住疾速的火车 轻轻一跳就能飞跃高楼"
+
+    broken = parse_document(_srt("宇宙守护神  保护我们\n远离邪恶"), "srt")
+    assert rebreak_document(broken, dataclasses.replace(STYLE_GUIDE_LIMITS, max_lines=1)) == 1
+    assert broken.cues[0].text() == "宇宙守护神  保护我们 远离邪恶"

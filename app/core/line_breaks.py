@@ -22,7 +22,7 @@ from app.core.cue_segmentation import line_words
 from app.core.marks import REPLACEABLE
 from app.core.model import Cue, Document, LayoutPiece, Slot, Word
 from app.core.orthography import is_abbreviation
-from app.core.recut_cues import written_unspaced
+from app.core.recut_cues import spaces_unspaced_words, written_unspaced
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,13 @@ def rebreak_cue(cue: Cue, rules: CaptionLimits = STYLE_GUIDE_LIMITS, language: s
         return False
     after = {total - 1 for total in itertools.accumulate(counts[:-1])}  # a break after these words
     layout: list[LayoutPiece] = list(cue.layout)
+    spaced = spaces_unspaced_words([cue])
     for word, (index, text) in enumerate(zip(gaps, between, strict=True)):
         if word in after:
             layout[index] = newline
         elif "\n" in text:  # the break taken out: a space, or none in a script written without
-            layout[index] = "" if written_unspaced(cue.words[word], cue.words[word + 1]) else " "
+            unspaced = not spaced and written_unspaced(cue.words[word], cue.words[word + 1])
+            layout[index] = "" if unspaced else " "
     if layout == cue.layout:
         return False
     cue.layout = layout

@@ -100,8 +100,9 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
     # the word each cue of the run ended with -> what the file had after the cue
     endings = {first + len(cue.words): cue.after_text for first, cue in firsts}
     # Where a cue of the run began: the words on either side were never written side by side, and
-    # in a script written without spaces (Chinese, Japanese) none goes between them.
-    cue_starts = {first for first, _ in firsts}
+    # in a script written without spaces (Chinese, Japanese) none goes between them, unless the
+    # run's own cues set such words a space apart (subtitles often part phrases so).
+    cue_starts = {first for first, _ in firsts} if not spaces_unspaced_words(run) else set()
     cues: list[Cue] = []
     taken = first_word
     for cut in cuts:
@@ -165,6 +166,26 @@ def written_unspaced(before: Word, after: Word) -> bool:
     end = (before.text + before.mark).rstrip()[-1:]
     start = (after.prefix + after.text).lstrip()[:1]
     return bool(end and start) and _unspaced_script(end) and _unspaced_script(start)
+
+
+def spaces_unspaced_words(cues: Sequence[Cue]) -> bool:
+    """Whether any of ``cues`` sets two words of a script written without spaces apart with
+    whitespace other than a line break (as Chinese subtitles part phrases): then a join of such
+    words does too."""
+    for cue in cues:
+        between: list[str] = []
+        last: int | None = None
+        for piece in cue.layout:
+            if isinstance(piece, str):
+                between.append(piece)
+            elif piece[0] is Slot.MARK:
+                last, between = piece[1], []
+            elif last is not None and piece[1] == last + 1:
+                before, after = cue.words[last], cue.words[piece[1]]
+                gap = "".join(between)
+                if gap.isspace() and "\n" not in gap and written_unspaced(before, after):
+                    return True
+    return False
 
 
 def number_cues(before: Sequence[Cue], after: list[Cue], file_format: str) -> None:

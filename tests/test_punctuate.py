@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -325,6 +326,31 @@ def test_captions_and_suggestions_are_written_together_or_not_at_all(
     assert code != 0 and "No space left on device" in error and len(error.strip().splitlines()) == 1
     assert report.read_text() == '{"older": true}\n' and not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["suggestions.json", "talk.srt"]
+
+
+def test_sigterm_while_the_output_is_written_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM in the middle of writing the output left ``.out.srt.*.tmp`` beside it (Ctrl+C
+    cleaned up): it is taken as Ctrl+C there, so one line, and nothing but the input is left."""
+    import signal
+
+    import app.formats.atomic as atomic
+    from app.cli import main
+
+    captions = tmp_path / "talk.srt"
+    captions.write_text((SAMPLE / "sample.srt").read_text(encoding="utf-8"), encoding="utf-8")
+    fsync = atomic.os.fsync
+
+    def terminated_while_writing(descriptor: int) -> None:
+        fsync(descriptor)
+        os.kill(os.getpid(), signal.SIGTERM)  # as `kill` from another terminal would, mid-write
+
+    monkeypatch.setattr(atomic.os, "fsync", terminated_while_writing)
+    code = main(["punctuate", str(captions), "--no-audio", "-o", str(tmp_path / "out.srt")])
+    assert code != 0 and capsys.readouterr().err.strip().endswith("terminated")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["talk.srt"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # nothing left set for what follows
 
 
 def test_media_given_as_a_url_is_refused_as_not_a_local_file() -> None:

@@ -8,11 +8,19 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from app.core.interrupts import terminate_as_interrupt
+
 
 def write_together(files: Sequence[tuple[Path, bytes]]) -> None:
     """Write several files so that they land together or not at all (captions and their word
     times): each is written in full beside its target first, and only then are they renamed into
-    place. A rename that fails takes back the files already placed that were new."""
+    place. A rename that fails takes back the files already placed that were new, and SIGTERM
+    during the write is taken as Ctrl+C so nothing staged is left behind."""
+    with terminate_as_interrupt():
+        _write_together(files)
+
+
+def _write_together(files: Sequence[tuple[Path, bytes]]) -> None:
     staged: list[tuple[Path, Path]] = []
     placed: list[Path] = []
     try:

@@ -283,6 +283,23 @@ def test_plan_cues_for_transcription_is_unchanged_by_the_new_limits() -> None:
     assert ends_sentence("here.", "Yes.") and not ends_sentence("e.g.", "apples")
 
 
+def test_a_gap_wider_than_the_pauses_never_cuts_a_cue_to_nothing() -> None:
+    """``--min-gap 5000`` on the sample wrote cues of 1 ms holding two lines, each pushed 5 s on
+    from the one before: a gap is kept only where the speech leaves room, and a cue still lasts
+    until its last word is (nearly) said and starts when its first word is."""
+    import dataclasses
+
+    from app.core.checks import STYLE_GUIDE_LIMITS
+
+    words = [TimedWord(f"w{n}{'.' if n % 6 == 5 else ''}", n * 400, n * 400 + 350) for n in range(30)]
+    wide = dataclasses.replace(STYLE_GUIDE_LIMITS, min_gap_ms=5000)
+    cues = plan_cues(words, wide)
+    assert [word for cue in cues for word in cue.words] == words
+    for cue in cues:
+        assert cue.start <= cue.words[0].start + 120 and cue.end >= cue.words[-1].end - 120, cue
+    assert all(later.start >= cue.end for cue, later in itertools.pairwise(cues))
+
+
 _VOCABULARY = ["we", "went", "Home", "e.g.", "the", "NASA", "river", "«oui»", "it's", "U.S."]
 _MARKS = ["", "", "", ",", ".", "?", "!", "…"]
 

@@ -64,6 +64,10 @@ class PlannedCue:
 
 #: Silence between two words (ms) that makes a natural place to end a cue.
 PAUSE_MS = 500
+#: The most a gap between cues takes from the speech before it: a recogniser's word ends run over
+#: by about that much, so a cue may end so early; a wider gap (``--min-gap 5000``) is kept only
+#: where the speech leaves room for it, rather than cutting cues to a millisecond.
+GAP_TAKES_AT_MOST_MS = 120
 
 #: Cues planned from a transcript's words: each follows the speech as said, with no reading speed,
 #: gap or lingering asked of it.
@@ -163,9 +167,11 @@ def plan_cues(
         group = words[first:stop]
         # Recognisers may let a word overlap the next: a cue starts no earlier than the one before
         # it ends (nor before 0, which a caption file cannot write).
-        start = max(group[0].start, previous_end + rules.min_gap_ms, 0)
+        start = max(group[0].start, previous_end + min(rules.min_gap_ms, GAP_TAKES_AT_MOST_MS), 0)
         end = max(start, *(word.end for word in group))
         limit = words[stop].start - rules.min_gap_ms if stop < count else until
+        if stop < count:
+            limit = max(limit, min(end, words[stop].start) - GAP_TAKES_AT_MOST_MS)
         wanted = max(rules.min_ms, _reading_ms(sum(lengths[first:stop]) + stop - first - 1, rules))
         target = max(start + min(wanted, rules.max_ms), min(end + rules.linger_ms, start + rules.max_ms))
         if limit is not None:

@@ -211,3 +211,30 @@ def test_captions_changed_on_disk_say_what_became_of_the_recut(tmp_path: Path, t
     again = run_punctum_here("batch", str(folder), "--project", str(project), *model)
     assert again.returncode == 0, again.stderr
     assert "the cues' re-cut not kept (their words changed)" in again.stdout + again.stderr
+
+
+def test_a_re_cut_an_earlier_version_stored_without_its_cues_is_said_wherever_it_is_read(
+    sample: Path, tmp_path: Path
+) -> None:
+    """A project of schema 8 recorded only that the cues were cut again: opened today, today's
+    rules cut them (a cue end moved 30.940 -> 31.440 on export, without a word). The editor,
+    status and export say so."""
+    session = ReviewSession.open(sample / "sample.srt")
+    assert not session.recut_unrecorded
+    from app.services.analysis import AudioUse, analyse
+    from app.services.model import Punctuator
+
+    session.store_analysis(analyse(session.analysis_request(AudioUse.TEXT), Punctuator()))
+    session.project.record(session.file_id, "recut", {"times": []})  # as schema 8 stored it
+    project = session.project.path
+    session.close()
+    again = ReviewSession.open(sample / "sample.srt")
+    try:
+        assert again.recut_unrecorded and again.restored_decisions >= 1
+    finally:
+        again.close()
+    status = run_punctum_here("status", str(project))
+    assert status.returncode == 0 and "cut again by today's rules" in status.stdout + status.stderr
+    exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"))
+    assert exported.returncode == 0
+    assert "sample: note: re-cut by an earlier Punctum" in exported.stderr

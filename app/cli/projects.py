@@ -119,7 +119,13 @@ def _style(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from app.services.batch import export_project, not_exported, open_project
+    from app.services.batch import (
+        export_project,
+        not_exported,
+        open_project,
+        recut_unrecorded,
+    )
+    from app.services.projects import UNRECORDED_RECUT_WARNING
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -127,7 +133,10 @@ def _export(args: argparse.Namespace) -> int:
     with open_project(Path(args.project), read_only=True) as project:
         exported = export_project(project, out, args.format, args.rebreak, args.recut)
         left_out = not_exported(project)
+        recut_again = recut_unrecorded(project)
     print(f"{len(exported.written)} files written to {args.out}")
+    for stem in recut_again:
+        tell(f"{stem}: note: {UNRECORDED_RECUT_WARNING}")
     for stem, why in left_out.items():
         tell(f"{stem}: not exported ({why})")
     for line in exported.summaries():

@@ -169,9 +169,10 @@ def plan_cues(
         # it ends (nor before 0, which a caption file cannot write).
         start = max(group[0].start, previous_end + min(rules.min_gap_ms, GAP_TAKES_AT_MOST_MS), 0)
         end = max(start, *(word.end for word in group))
-        limit = words[stop].start - rules.min_gap_ms if stop < count else until
+        limit = until
         if stop < count:
-            limit = max(limit, min(end, words[stop].start) - GAP_TAKES_AT_MOST_MS)
+            following = words[stop].start
+            limit = max(following - rules.min_gap_ms, min(end, following) - GAP_TAKES_AT_MOST_MS)
         wanted = max(rules.min_ms, _reading_ms(sum(lengths[first:stop]) + stop - first - 1, rules))
         target = max(start + min(wanted, rules.max_ms), min(end + rules.linger_ms, start + rules.max_ms))
         if limit is not None:

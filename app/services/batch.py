@@ -28,7 +28,13 @@ from app.services.batch_scheduler import BatchSettings, BatchSummary, report_war
 from app.services.captions_export import ExportOptions, ExportSteps, RecutReport
 from app.services.folder_pairing import Pairing, pair_folder
 from app.services.local_pool import start_local_pool
-from app.services.projects import add_caption_file, load_document, reimport_caption_file, status_counts
+from app.services.projects import (
+    UNRECORDED_RECUT_WARNING,
+    add_caption_file,
+    load_document,
+    reimport_caption_file,
+    status_counts,
+)
 from app.services.style_files import StyleStatus
 from app.store.project import DONE, FAILED, INTERRUPTED, RUNNING, Project
 
@@ -146,6 +152,11 @@ NO_READINGS_WARNING = (
 )
 
 
+def recut_unrecorded(project: Project) -> list[str]:
+    """The processed files an earlier Punctum re-cut without recording the cues, by name."""
+    return [e.stem for e in project.files() if e.state == DONE and project.has_unrecorded_recut(e.id)]
+
+
 def project_status(project: Project) -> ProjectStatus:
     """Each file's state (files left running by a process that died are "interrupted"; captions
     changed on disk since they were imported are "stale"), its suggestions by status and the
@@ -172,6 +183,8 @@ def project_status(project: Project) -> ProjectStatus:
             warnings = report_warnings(project.report(entry.id)) or None
             if not project.has_gap_readings(entry.id):
                 warnings = [*(warnings or []), NO_READINGS_WARNING]
+            if project.has_unrecorded_recut(entry.id):
+                warnings = [*(warnings or []), UNRECORDED_RECUT_WARNING]
         elif entry.state == FAILED:
             reason = entry.reason
         if project.captions_changed(entry.id):

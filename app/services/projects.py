@@ -318,6 +318,14 @@ def carried_decisions(
     return decisions, list(document.suggestions)
 
 
+#: What ``status``, ``export`` and the editor say of a file an earlier Punctum re-cut without
+#: recording the cues (``Project.has_unrecorded_recut``).
+UNRECORDED_RECUT_WARNING = (
+    "re-cut by an earlier Punctum, which did not record the cues: they are cut again by today's"
+    " rules and may differ from the ones approved; check them before exporting"
+)
+
+
 def load_document(project: Project, file_id: int) -> tuple[Document, History]:
     """The file's document as it stands: the captions as added, their suggestions, and the
     decisions replayed through the editor's own commands (so undo works as it did), from the

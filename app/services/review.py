@@ -105,6 +105,8 @@ class ReviewSession(SessionStyle):
         else:
             self.document, self.history = load_document(project, file_id)
             self.restored_decisions = project.decision_count(file_id)
+        #: An earlier Punctum re-cut the file without recording the cues: today's rules cut them.
+        self.recut_unrecorded = fresh is None and project.has_unrecorded_recut(file_id)
 
     @classmethod
     def open(

@@ -106,6 +106,17 @@ class DecisionLog:
         query = f"SELECT COUNT(*) FROM decisions WHERE file_id = ?{current}"
         return int(self.db.execute(query, [file_id, *parameters]).fetchone()[0])
 
+    def has_unrecorded_recut(self, file_id: int) -> bool:
+        """Whether the file's current version holds a re-cut an earlier Punctum stored without its
+        cues (schema 8 recorded only that the cues were cut again): opening it cuts them again by
+        today's rules, which may cut them otherwise."""
+        current, parameters = self._current(file_id)
+        query = (
+            f"SELECT 1 FROM decisions WHERE file_id = ?{current} AND action = 'recut'"
+            " AND json_type(arguments, '$.cut') IS NULL LIMIT 1"
+        )
+        return self.db.execute(query, [file_id, *parameters]).fetchone() is not None
+
     def decision_outline(self, file_id: int) -> list[tuple[int, str, bool]]:
         """Each decision's row and action, and whether it is undone with the one before it (a
         re-reading after a person's decision), without reading what it decided."""

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.core.audio_use import AudioUse
 from app.core.triage import ReviewRow, TriagePolicy
 from app.services.about import about
+from app.services.projects import UNRECORDED_RECUT_WARNING
 from app.services.review import ReviewSession
 from app.services.worker_process import WorkerProcess
 from app.ui.about import about_html
@@ -219,7 +220,10 @@ class MainWindow(QMainWindow):
         entry = session.entry
         self.setWindowTitle(f"{entry.captions_path.name} — Punctum")
         if session.restored_decisions:
-            self.statusBar().showMessage(f"Restored {session.restored_decisions} decisions", 8000)
+            restored = f"Restored {session.restored_decisions} decisions"
+            if session.recut_unrecorded:  # said where the person looks, before any export
+                restored += f"; this file was {UNRECORDED_RECUT_WARNING}"
+            self.statusBar().showMessage(restored, 20000 if session.recut_unrecorded else 8000)
         if session.analysed and session.policy is None:
             # Reopened after its analysis: the re-reading after each decision settles by the policy
             # of Settings, as the analysis did, rather than take back what triage settled.

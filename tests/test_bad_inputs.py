@@ -346,3 +346,14 @@ def test_a_device_a_pipe_or_a_symlink_loop_named_as_a_file_is_one_line(
         status, said = _said_here(argv, capsys)
         assert status in (2, 3) and "symlink loop" in said, (argv, said)
     assert not Path(out).exists()
+
+
+def test_a_model_that_is_neither_a_folder_nor_on_the_hub_is_refused_in_one_line(tmp_path: Path) -> None:
+    """The hub's refusal (no network here) ran over two lines."""
+    result = run_punctum_here(
+        "punctuate", str(SAMPLE / "sample.srt"), "--no-audio", "--model", "no-such-model",
+        "-o", str(tmp_path / "out.srt"),
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert _one_line(result).startswith("punctum: model 'no-such-model': not a folder here")
+    assert not (tmp_path / "out.srt").exists()

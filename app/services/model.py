@@ -221,6 +221,5 @@ def _find_model(location: Path | str | None) -> Path:
 
         return Path(snapshot_download(str(location), allow_patterns=["*.json", "*.safetensors", "*.txt"]))
     except Exception as error:  # hub errors come in many types; the user needs one line
-        raise ModelNotFoundError(
-            f"model {location!r}: not a folder here, and the hub gave: {error}"
-        ) from None
+        said = " ".join(str(error).split())  # the hub's message runs over several lines
+        raise ModelNotFoundError(f"model {location!r}: not a folder here, and the hub gave: {said}") from None

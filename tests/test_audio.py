@@ -100,6 +100,29 @@ def test_cut_and_empty_wav_files_are_refused(tmp_path: Path) -> None:
 
 
 @requires_ffmpeg
+def test_an_mp3_damaged_in_the_middle_is_called_damaged_not_truncated(tmp_path: Path) -> None:
+    """20 kB of garbage a third of the way in were reported as "the file is truncated"."""
+    clean = tmp_path / "clean.mp3"
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(VIDEO), "-vn", "-c:a", "libmp3lame", "-b:a", "64k", str(clean)],
+        check=True,
+    )  # fmt: skip
+    data = bytearray(clean.read_bytes())
+    middle = len(data) // 3
+    data[middle : middle + 20_000] = (
+        np.random.default_rng(1).integers(0, 256, 20_000, dtype=np.uint8).tobytes()
+    )
+    damaged = tmp_path / "damaged.mp3"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(AudioError, match=r"damaged inside: \d+ packets could not be decoded from 2\d\.\d s"):
+        decode_audio(damaged)
+    cut = tmp_path / "cut.mp3"
+    cut.write_bytes(clean.read_bytes()[: len(data) // 2])
+    with pytest.raises(AudioError, match="truncated"):
+        decode_audio(cut)
+
+
+@requires_ffmpeg
 def test_mp3_without_a_length_index_is_not_called_truncated(tmp_path: Path) -> None:
     # Without a Xing header ffprobe guesses the length from the first frame's bitrate: a silent
     # first second and loud noise after it make the guess more than twice too long.

@@ -9,6 +9,7 @@ fixed-size chunks.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -246,7 +247,16 @@ class _Downmix:
         return [_uncancelled(whole, np.concatenate(apart, axis=1))]
 
 
-def _decoded_samples(info: MediaInfo) -> Iterator[np.ndarray]:
+@dataclasses.dataclass
+class _Damage:
+    """Packets of the track that could not be decoded, and where the first was (s): audio
+    missing there is damage inside the file, not a truncated end."""
+
+    packets: int = 0
+    at_seconds: float | None = None
+
+
+def _decoded_samples(info: MediaInfo, damage: _Damage | None = None) -> Iterator[np.ndarray]:
     """The audio track's samples (``info.audio_track``) as FFmpeg decodes and resamples them (16 kHz mono int16,
     as its command line's ``-ac 1 -ar 16000`` gives), damaged packets skipped and counted."""
     import av
@@ -276,6 +286,10 @@ def _decoded_samples(info: MediaInfo) -> Iterator[np.ndarray]:
             except (av.FFmpegError, ValueError) as error:
                 damaged += 1
                 last_error = error
+                if damage is not None:
+                    damage.packets += 1
+                    if damage.at_seconds is None and packet.pts is not None and packet.time_base:
+                        damage.at_seconds = float(packet.pts * packet.time_base)
         try:
             yield from resampler.resample(None)
         except (av.FFmpegError, ValueError) as error:
@@ -295,7 +309,8 @@ def _stream_ffmpeg(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray
     chunk = int(chunk_seconds * SAMPLE_RATE)
     pending: list[np.ndarray] = []
     held = decoded = 0
-    for samples in _decoded_samples(info):
+    damage = _Damage()
+    for samples in _decoded_samples(info, damage):
         pending.append(samples)
         held += samples.size
         decoded += samples.size
@@ -315,6 +330,13 @@ def _stream_ffmpeg(info: MediaInfo, chunk_seconds: float) -> Iterator[np.ndarray
         and not info.duration_estimated
         and seconds < info.duration - max(1.0, 0.02 * info.duration)
     ):
+        if damage.packets:
+            place = f" from {damage.at_seconds:.1f} s" if damage.at_seconds is not None else ""
+            raise AudioError(
+                info.path,
+                f"the audio is damaged inside: {damage.packets} packets could not be decoded{place},"
+                f" {seconds:.1f} s of {info.duration:.1f} s decoded",
+            )
         raise AudioError(
             info.path,
             f"the file is truncated: {seconds:.1f} s of audio decoded, {info.duration:.1f} s announced",

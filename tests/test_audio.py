@@ -354,3 +354,29 @@ def test_stereo_with_one_channel_phase_inverted_is_heard_not_cancelled(tmp_path:
         _audio_tracks(both, [np.stack([speech, 0.5 * speech])], default=0, layout="stereo")
     mixed = decode_audio(both)
     assert abs(float(np.sqrt(np.mean(mixed**2))) / float(np.sqrt(np.mean(speech**2))) - 0.75) < 0.05
+
+
+@requires_ffmpeg
+def test_media_far_longer_than_its_captions_is_heard_only_as_far_as_they_go(tmp_path: Path) -> None:
+    """3 h of media behind 61 s of captions ran 195 s at 1.66 GB without a word: the media is
+    decoded as far as the captions go (and a little more), and the person is told."""
+    from tests.conftest import run_punctum_here
+
+    long = tmp_path / "long.m4a"  # the sample's speech, then 20 minutes of silence
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-i", str(VIDEO), "-f", "lavfi", "-t", "1200", "-i",
+         "anullsrc=r=16000:cl=mono", "-filter_complex",
+         "[0:a]aresample=16000,aformat=channel_layouts=mono[a];[a][1:a]concat=n=2:v=0:a=1",
+         "-c:a", "aac", "-b:a", "24k", str(long)],
+        check=True,
+    )  # fmt: skip
+    assert probe(long).duration > 1200
+    assert analyse_media(long, until=90.0).duration == pytest.approx(90.0)
+    result = run_punctum_here(
+        "punctuate", str(SAMPLE / "sample.srt"), "--media", str(long), "-o", str(tmp_path / "out.srt")
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        "long.m4a runs 21:02 and the captions end at 1:01: only its first 1:31 is listened to"
+        in result.stderr
+    )

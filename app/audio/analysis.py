@@ -89,19 +89,25 @@ def analyse_media(
     path: Path,
     progress: Callable[[float], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    until: float | None = None,
 ) -> AudioTrack:
-    """Decode ``path`` once and measure it; ``progress`` gets the fraction done, when the length is known."""
+    """Decode ``path`` once and measure it (its first ``until`` seconds, where given: the part
+    captions cover); ``progress`` gets the fraction done, when the length is known."""
 
     info = probe(path)
+    length = min(info.duration, until) if info.duration and until is not None else info.duration
     detector = SpeechDetector()
     energies: list[np.ndarray] = []
     pitches: list[np.ndarray] = []
     tail = np.zeros(0, dtype=np.float32)
     decoded = 0
     kept: list[np.ndarray] = []
-    for chunk in stream_audio(path):
+    for whole in stream_audio(path):
         if cancelled is not None and cancelled():
             raise InterruptedError("audio analysis cancelled")
+        chunk = whole if until is None else whole[: max(0, round(until * SAMPLE_RATE) - decoded)]
+        if not chunk.size:
+            break
         detector.feed(chunk)
         decoded += chunk.size
         kept.append(chunk.astype(np.float16))
@@ -115,8 +121,8 @@ def analyse_media(
         energies.append((20 * np.log10(np.maximum(rms, 1e-5))).astype(np.float32))
         pitches.append(pitch_track(samples[: (count - 1) * HOP + PITCH_WINDOW], count))
         tail = samples[count * HOP :]
-        if progress is not None and info.duration:
-            progress(min(1.0, decoded / SAMPLE_RATE / info.duration))
+        if progress is not None and length:
+            progress(min(1.0, decoded / SAMPLE_RATE / length))
     speech = detector.finish()
     energy = np.concatenate(energies) if energies else np.zeros(0, dtype=np.float32)
     f0 = np.concatenate(pitches) if pitches else np.zeros(0, dtype=np.float32)

@@ -248,10 +248,31 @@ def _media_to_hear(
         media = track = None
     if media is not None and track is None:
         from app.audio.analysis import analyse_media
+        from app.audio.decode import probe
 
+        # Media far longer than its captions (3 h behind a minute of captions) is heard only as
+        # far as the captions go, and the person is told: decoding the rest cost minutes and GBs.
+        until = max((cue.end for cue in document.cues), default=0) / 1000 + MEDIA_BEYOND_CAPTIONS_S
+        length = probe(media).duration
+        if length and length > until + MEDIA_BEYOND_CAPTIONS_S:  # more than a short ending left out
+            report.warnings.append(
+                f"{media.name} runs {_clock(length)} and the captions end at {_clock(until - MEDIA_BEYOND_CAPTIONS_S)}:"
+                f" only its first {_clock(until)} is listened to"
+            )
         stage("Listening to the audio", 0.0)
-        track = analyse_media(media, lambda f: stage("Listening to the audio", f), stage.cancelled)
+        track = analyse_media(media, lambda f: stage("Listening to the audio", f), stage.cancelled, until)
     return media, track
+
+
+#: Seconds of media heard after the captions' last cue ends (a cue's words may run on past it).
+MEDIA_BEYOND_CAPTIONS_S = 30.0
+
+
+def _clock(seconds: float) -> str:
+    """``seconds`` as h:mm:ss, or m:ss under an hour."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 def _listen_along(

@@ -819,9 +819,14 @@ def test_cues_recut_are_previewed_applied_as_one_step_undone_and_kept(
     assert "\nHello" in recut.toPlainText() and "\nhello" not in recut.toPlainText()
     assert re.search(r"\(\d+\.\d\d s, \d+\.\d cps\)", recut.toPlainText())
     over = now.toPlainText().count("⚠")
-    assert over >= 1 and f"Now: 24 cues, {over} over a limit" in [
-        label.text() for label in dialog.findChildren(QLabel)
-    ]
+    labels = [label.text() for label in dialog.findChildren(QLabel)]
+    assert over >= 1 and f"Now: 24 cues, {over} over a limit" in labels
+    # The summary above counts as the preview does (it said 21 -> 4 beside "13 over a limit").
+    recut_over = recut.toPlainText().count("⚠")
+    assert f"over a caption limit {over} -> {recut_over}" in labels[0], labels
+    assert any(
+        label.startswith("Re-cut: ") and label.endswith(f" {recut_over} over a limit") for label in labels
+    )
     assert [(c.start, c.end) for c in session.document.cues] == cuts  # a preview changes nothing
     current = window.current_id
     assert current is not None

@@ -70,7 +70,16 @@ def visible_lines(cue: Cue) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def check_cue(cue: Cue, limits: CaptionLimits) -> CueCheck:
+def longest_breakable(lines: list[str]) -> int:
+    """The longest of ``lines`` that holds more than one word (0 for none): one word longer than a
+    line may go over the limit alone, as nothing could break it."""
+    return max((len(line) for line in lines if len(line.split()) > 1), default=0)
+
+
+def check_cue(cue: Cue, limits: CaptionLimits, following: Cue | None = None) -> CueCheck:
+    """What a viewer would find over ``limits`` in ``cue``: its reading speed, time on screen,
+    lines and, given the ``following`` cue, the gap before it (a re-cut sets the gaps; the
+    editor's own checks leave them to the file's timings, which Punctum never moves)."""
     lines = visible_lines(cue)
     characters = sum(len(line) for line in lines)
     seconds = cue.duration / 1000
@@ -91,8 +100,15 @@ def check_cue(cue: Cue, limits: CaptionLimits) -> CueCheck:
             else f"at most {limits.max_ms / 1000:g}"
         )
         problems.append(f"on screen {seconds:.2f} s ({bound} s)")
-    if longest > limits.max_line_chars:
-        problems.append(f"a line of {longest} characters (limit {limits.max_line_chars})")
+    if (too_long := longest_breakable(lines)) > limits.max_line_chars:
+        problems.append(f"a line of {too_long} characters (limit {limits.max_line_chars})")
     if len(lines) > limits.max_lines:
         problems.append(f"{len(lines)} lines (limit {limits.max_lines})")
+    if following is not None and following.start - cue.end < limits.min_gap_ms:
+        gap = following.start - cue.end
+        problems.append(
+            f"overlaps the next cue by {-gap} ms"
+            if gap < 0
+            else f"{gap} ms before the next cue (at least {limits.min_gap_ms})"
+        )
     return CueCheck(round(cps, 1) if cps != float("inf") else cps, longest, len(lines), tuple(problems))

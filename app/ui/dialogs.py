@@ -255,10 +255,10 @@ def _input_dialog(parent: QWidget, title: str, label: str) -> QInputDialog:
     return dialog
 
 
-def _previewed(cue: Cue, limits: CaptionLimits) -> str:
+def _previewed(cue: Cue, limits: CaptionLimits, following: Cue | None) -> str:
     """A cue as the re-cut preview shows it: its times, how long it is up and how fast it reads,
-    what it is over (marked ⚠), and its text."""
-    check = check_cue(cue, limits)
+    what it is over (marked ⚠, the gap before the ``following`` cue too), and its text."""
+    check = check_cue(cue, limits, following)
     speed = f"{check.cps:.1f} cps" if check.cps != float("inf") else "no time"
     head = f"{timestamp(cue.start)} - {timestamp(cue.end)}  ({cue.duration / 1000:.2f} s, {speed})"
     if check.problems:
@@ -286,12 +286,13 @@ class RecutPreviewDialog(QDialog):
         layout.addWidget(told)
         sides = QHBoxLayout()
         for title, cues in ((f"Now: {len(now)} cues", now), (f"Re-cut: {len(recut)} cues", recut)):
-            over = sum(not check_cue(cue, limits).ok for cue in cues)
+            followed = list(zip(cues, [*cues[1:], None], strict=True))
+            over = sum(not check_cue(cue, limits, following).ok for cue, following in followed if cue.words)
             column = QVBoxLayout()
             column.addWidget(QLabel(f"{title}, {over} over a limit", self))
             text = QPlainTextEdit(self)
             text.setReadOnly(True)
-            text.setPlainText("\n\n".join(_previewed(cue, limits) for cue in cues))
+            text.setPlainText("\n\n".join(_previewed(cue, limits, following) for cue, following in followed))
             column.addWidget(text)
             sides.addLayout(column)
         layout.addLayout(sides)

@@ -732,6 +732,15 @@ def test_the_evidence_panel_shows_what_is_known_about_a_gap(qtbot, window: MainW
     if change is not None and 1 <= abs(change) <= 12:
         direction = "rising" if change > 0 else "falling"
         assert f"{direction} {abs(round(change, 1)):.1f} semitones over the word" in text
+    # However little room the pane has, every line of the evidence can be reached: it was cut
+    # off at the window's default size, its last lines (the readers' disagreement) out of sight.
+    splitter = window.editor_page.evidence_scroll.parentWidget()
+    sizes = splitter.sizes()
+    splitter.setSizes([sizes[0], sum(sizes[1:]) - 40, 40])
+    qtbot.waitUntil(lambda: window.editor_page.evidence_scroll.height() <= 70, timeout=5_000)
+    panel, scroll = window.evidence, window.editor_page.evidence_scroll
+    qtbot.waitUntil(lambda: panel.height() >= panel.heightForWidth(panel.width()), timeout=5_000)
+    assert panel.width() <= scroll.viewport().width() and scroll.verticalScrollBar().maximum() > 0
     # The gap is marked on the waveform, and P plays the three seconds around it.
     assert window.waveform.gap == end_ms
     press(qtbot, window, Qt.Key.Key_P)

@@ -286,7 +286,7 @@ class RecutPreviewDialog(QDialog):
         layout.addWidget(told)
         sides = QHBoxLayout()
         for title, cues in ((f"Now: {len(now)} cues", now), (f"Re-cut: {len(recut)} cues", recut)):
-            followed = list(zip(cues, [*cues[1:], None], strict=True))
+            followed = [(cue, cues[n + 1] if n + 1 < len(cues) else None) for n, cue in enumerate(cues)]
             over = sum(not check_cue(cue, limits, following).ok for cue, following in followed if cue.words)
             column = QVBoxLayout()
             column.addWidget(QLabel(f"{title}, {over} over a limit", self))

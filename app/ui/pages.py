@@ -8,11 +8,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QListWidget,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -98,7 +100,17 @@ class EditorPage(QWidget):
         left = QSplitter(Qt.Orientation.Vertical, self)
         left.addWidget(self.media)
         left.addWidget(review_list)
-        left.addWidget(self.evidence)
+        # In a scroll area: a gap with much to say (a pitch the tracker lost, the readers'
+        # disagreement) was cut off at the window's default size, its last lines out of reach.
+        self.evidence_scroll = QScrollArea(self)
+        self.evidence_scroll.setWidget(self.evidence)
+        self.evidence_scroll.setWidgetResizable(True)
+        self.evidence_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.evidence_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left.addWidget(self.evidence_scroll)
+        # Room for the evidence of a gap with much to say (six lines or so); the list takes the rest.
+        left.setSizes([180, 420, 170])
+        left.setStretchFactor(1, 1)
         self.top = top = QSplitter(Qt.Orientation.Horizontal, self)
         top.addWidget(left)
         top.addWidget(self.transcript)

@@ -220,7 +220,8 @@ class MainWindow(QMainWindow):
         entry = session.entry
         self.setWindowTitle(f"{entry.captions_path.name} — Punctum")
         if session.restored_decisions:
-            restored = f"Restored {session.restored_decisions} decisions"
+            count = session.restored_decisions
+            restored = f"Restored {count} decision{'' if count == 1 else 's'}"
             if session.recut_unrecorded:  # said where the person looks, before any export
                 restored += f"; this file was {UNRECORDED_RECUT_WARNING}"
             self.statusBar().showMessage(restored, 20000 if session.recut_unrecorded else 8000)

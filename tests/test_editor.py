@@ -745,6 +745,11 @@ def test_the_evidence_panel_shows_what_is_known_about_a_gap(qtbot, window: MainW
     assert window.waveform.gap == end_ms
     press(qtbot, window, Qt.Key.Key_P)
     assert window.media._stop_at == max(0, end_ms - 1500) + 3000
+    # Without a sound device P played in silence and said nothing: now it says why.
+    from PySide6.QtMultimedia import QMediaDevices
+
+    silent = "No sound device: the media plays in silence (the waveform shows where)"
+    assert (window.statusBar().currentMessage() == silent) == (not QMediaDevices.audioOutputs())
 
 
 def test_gui_without_a_display_says_so_in_one_line() -> None:

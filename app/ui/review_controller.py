@@ -347,7 +347,12 @@ class ReviewController(StyleActions):
             )
             return
         start = max(0, measure.end_ms - PLAY_AROUND_GAP_MS // 2)
+        self._say_if_unheard()
         self.window.media.play_range(start, start + PLAY_AROUND_GAP_MS)
+
+    def _say_if_unheard(self) -> None:
+        if (why := self.window.media.unheard()) is not None:
+            self.window.statusBar().showMessage(why, 6000)
 
     def play_current_cue(self) -> None:
         if self.window.session is None:
@@ -360,6 +365,7 @@ class ReviewController(StyleActions):
             )
         if row >= 0:
             cue = self.window.session.document.cues[row]
+            self._say_if_unheard()
             self.window.media.play_range(cue.start, cue.end)
 
     def gap_clicked(self, index: Any) -> None:

@@ -253,6 +253,17 @@ class MediaPanel(QWidget):
             self._stop_at = None
             self.player.setPosition(millis)
 
+    def unheard(self) -> str | None:
+        """Why playing would be heard by nobody, or None: no media, or no sound device (a
+        machine without one played in silence, and P seemed to do nothing)."""
+        if self.player is None or self.path is None:
+            return "No media to play; File ▸ Open media points at it"
+        from PySide6.QtMultimedia import QMediaDevices
+
+        if not QMediaDevices.audioOutputs():
+            return "No sound device: the media plays in silence (the waveform shows where)"
+        return None
+
     def play_range(self, start: int, end: int) -> None:
         if self.player is None or self.path is None:
             return

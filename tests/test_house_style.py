@@ -709,3 +709,46 @@ def test_a_style_file_s_odd_numbers_and_depth_are_one_line(tmp_path: Path) -> No
         read_style(path)
     path.write_text(json.dumps(written))
     assert read_style(path).mark_bias == -0.5  # the file as written still reads
+
+
+def test_a_name_capitalised_once_is_proposed_with_its_capital_at_every_later_mention(tmp_path: Path) -> None:
+    """On the sample "Last week, Rose arrived" was proposed, but "After an hour, rose wrote" got no
+    capital: capitals were not learnt at all. Capitalising the name once proposes it at its other
+    mention, with a confidence one answer earns (asked, not settled), and in the project's next
+    file at both mentions."""
+    from app.core.model import Casing
+    from app.services.learnt_capitals import CAPITALISED_KEY
+
+    for name in ("a.srt", "b.srt"):
+        shutil.copy(SAMPLE / "sample.srt", tmp_path / name)
+    session = analysed(tmp_path / "a.srt")
+    words = list(session.document.words())
+    first, later = [i for i, w in enumerate(words) if w.text == "rose"]
+
+    def capital_at(gap: int) -> Suggestion | None:
+        return next((s for s in session.document.suggestions if s.gap == gap and s.casing is not None), None)
+
+    proposed = capital_at(first)
+    assert proposed is not None and capital_at(later) is None  # the model's capital, at one mention
+    session.accept(proposed.id)
+    learnt = capital_at(later)
+    assert learnt is not None and learnt.status is Status.PENDING and learnt.casing is Casing.CAPITALISED
+    assert learnt.confidence == 0.75 and learnt.probabilities[CAPITALISED_KEY] == 1
+    assert learnt.id in {row.lead.id for row in session.queue()}  # asked, in the queue
+    session.undo()  # the capital taken back: what it taught goes with it
+    assert capital_at(later) is None
+    session.redo()
+    assert capital_at(later) is not None
+    project = session.project.path
+    session.close()
+
+    # Reopened, the project keeps what was proposed; its next file proposes the name at both mentions.
+    again = ReviewSession.open(tmp_path / "a.srt", project_path=project)
+    assert any(s.gap == later and s.casing is Casing.CAPITALISED for s in again.document.suggestions)
+    again.close()
+    other = ReviewSession.open(tmp_path / "b.srt", project_path=project)
+    other.store_analysis(analyse(other.analysis_request(AudioUse.TEXT), Punctuator()))
+    other.settle(TriagePolicy())
+    capitals = {s.gap: s for s in other.document.suggestions if s.casing is Casing.CAPITALISED}
+    assert first in capitals and later in capitals and capitals[later].confidence == 0.75
+    other.close()

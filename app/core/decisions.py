@@ -17,7 +17,7 @@ from typing import Any
 from app.core import commands
 from app.core.errors import PunctumError
 from app.core.history import Decider, History, Step
-from app.core.model import Document, Source, Suggestion
+from app.core.model import Casing, Document, Source, Suggestion
 from app.core.recut_cues import CueCut
 
 
@@ -161,7 +161,9 @@ _SUGGESTION_FIELDS = ("id", "gap", "mark", "confidence", "probabilities", "evide
 
 def _suggestion_json(suggestion: Suggestion) -> dict[str, Any]:
     fields = {name: getattr(suggestion, name) for name in _SUGGESTION_FIELDS}
-    return fields | {"readings": {k: list(v) for k, v in suggestion.readings.items()}}
+    # A capital the person's answers propose (``services.learnt_capitals``) says which.
+    casing = {"casing": suggestion.casing.value} if suggestion.casing is not None else {}
+    return fields | {"readings": {k: list(v) for k, v in suggestion.readings.items()}} | casing
 
 
 def _confidence(value: object) -> float:
@@ -172,7 +174,7 @@ def _confidence(value: object) -> float:
 
 
 def _suggestion_of(data: dict[str, Any]) -> Suggestion:
-    """A model mark suggestion as ``_suggestion_json`` wrote it."""
+    """A model suggestion (a mark, or a capital) as ``_suggestion_json`` wrote it."""
     confidence = _confidence(data["confidence"])
     return Suggestion(
         int(data["id"]),
@@ -183,6 +185,7 @@ def _suggestion_of(data: dict[str, Any]) -> Suggestion:
         {str(k): float(v) for k, v in dict(data["probabilities"]).items()},
         evidence=str(data["evidence"]),
         readings={str(k): (str(v[0]), float(v[1])) for k, v in dict(data["readings"]).items()},
+        casing=Casing(data["casing"]) if data.get("casing") is not None else None,
     )
 
 

@@ -26,18 +26,17 @@ from app.core.triage import TriagePolicy, settled_by_rule, triage
 from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample
 from app.ml.style_file import style_json, style_of_json
 from app.ml.style_fit import PRIORS, Priors, fit_style
+from app.services.learnt_capitals import CapitalCount, recased_again, respelt, taught_capitals
 from app.services.suggestions import model_word, open_gap, reader_choice
 from app.services.typography import render_mark
 from app.store.errors import ProjectError
 from app.store.project import DONE, Project
 
 #: A confidence moved by less than this is not worth a change in the review list: at 0.005 every
-#: decision recalibrated nearly every pending gap (and the project kept each number), for a change
-#: no one reads.
+#: decision recalibrated nearly every pending gap (each number kept), for a change no one reads.
 _CONFIDENCE_STEP = 0.02
 #: A proposal waiting for a person takes another mark only where the style makes that mark this
-#: much likelier than the one shown: a gap whose two marks are close would otherwise change with
-#: every answer, and back.
+#: much likelier than the one shown: a gap whose two marks are close would flip with every answer.
 FLIP_MARGIN = 0.15
 
 
@@ -51,6 +50,10 @@ class Decided:
     settled: set[int]
     #: Per gap a person decided, the project's row of their decision there (None: not recorded).
     taught_at: dict[int, int | None]
+    #: What the person's answers say of words' capitals (this file's; a session adds its other
+    #: files'), and the words whose letters a step changed (``services.learnt_capitals``).
+    capitals: dict[str, CapitalCount] = dataclasses.field(default_factory=dict)
+    respelt: set[int] = dataclasses.field(default_factory=set)
 
     @property
     def by_person(self) -> set[int]:
@@ -122,7 +125,10 @@ def decided(document: Document, history: History) -> Decided:
         ):
             rows = [r for r in (taught_at.get(s.gap), step.row if step else None) if r is not None]
             taught_at[s.gap] = max(rows, default=None)
-    return Decided(original, settled_by_rule(document, history, by_rule), taught_at)
+    settled = settled_by_rule(document, history, by_rule)
+    return Decided(
+        original, settled, taught_at, taught_capitals(document, history), respelt(document, history)
+    )
 
 
 def _next_word(words: Sequence[Word], index: int) -> str:
@@ -216,6 +222,14 @@ def restyle(
     slots, reopen = reopening(document.suggestions, settled)
     reopened = set(reopen)
     put, drop, recalibrate = _read_again(document, state, readings, style, kept, reopened)
+    capitals, recapitalised = recased_again(
+        document,
+        state.respelt,
+        state.capitals,
+        max([document.next_suggestion_id(), *(s.id + 1 for s in put)]),
+    )
+    put += capitals
+    recalibrate += recapitalised
     accept: list[int] = []
     if policy is not None:
         changed = {s.id: s for s in put}

@@ -62,6 +62,7 @@ from app.services.autosave import autosave_path, free_stem, matching_file
 from app.services.captions_export import Exported, RecutReport, as_exported, heard_times, recut_captions
 from app.services.checkpoints import CHECKPOINT_EVERY, UNDO_KEPT, collect_less, save_checkpoint
 from app.services.folder_pairing import FileGroup
+from app.services.learnt_capitals import CapitalCount
 from app.services.projects import Reimport, add_caption_file, load_document, store_again
 from app.services.restyle import pending_again, reopening
 from app.services.review_style import SessionStyle
@@ -94,6 +95,7 @@ class ReviewSession(SessionStyle):
         self.carried: Reimport | None = None
         self._readings: list[GapReading] | None = None
         self._other_examples: list[StyleExample] | None = None
+        self._other_capitals: dict[str, CapitalCount] = {}
         self._fitted: tuple[Step | None, HouseStyle] | None = None
         #: How many of a person's last decisions the file opened again can undo one by one.
         self.undo_kept = UNDO_KEPT
@@ -220,7 +222,7 @@ class ReviewSession(SessionStyle):
         back to pending (unless a person has decided it since), then the gaps ``policy`` settles
         are accepted. Everything else waits in the queue."""
         self.policy = policy
-        if self.learns and not (style := self.style()).neutral:
+        if self.learns and (not (style := self.style()).neutral or self._other_files()[1]):  # or capitals
             return self._reread(alone=commands.SETTLE_NAME, style=style)  # re-settles as it re-reads
         _, reopen = reopening(self.document.suggestions, self.settled_by_rule())
         trial = pending_again(self.document.suggestions, set(reopen))

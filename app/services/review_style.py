@@ -3,6 +3,7 @@ and the rest of the file read again with it after each of them. Part of ``Review
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from app.core.gap_readings import GapReading
@@ -11,20 +12,39 @@ from app.core.model import Document
 from app.core.triage import TriagePolicy
 from app.ml.house_style import HouseStyle, StyleExample
 from app.ml.style_fit import Priors
+from app.services.learnt_capitals import CapitalCount, merged
 from app.services.restyle import (
     Decided,
     decided,
     file_examples,
     give_style,
-    project_examples,
     project_style,
     reset_style,
     restyle,
 )
-from app.store.project import Project
+from app.store.project import DONE, Project
 
 if TYPE_CHECKING:
     from app.core.decisions import Decision
+
+
+def project_teaching(
+    project: Project, without: int | None = None
+) -> tuple[list[StyleExample], dict[str, CapitalCount]]:
+    """What every processed file of a project (but file ``without``) teaches, each replayed once:
+    its examples for the house style, and the capitals its answers gave or kept from words."""
+    from app.services.projects import load_document
+
+    examples: list[StyleExample] = []
+    capitals: list[dict[str, CapitalCount]] = []
+    for entry in project.files():
+        if entry.id == without or entry.state != DONE or not project.decided_by_person(entry.id):
+            continue
+        document, history = load_document(project, entry.id)
+        state = decided(document, history)
+        examples += file_examples(project, entry.id, document, history, None, state)
+        capitals.append(state.capitals)
+    return examples, merged(*capitals)
 
 
 #: What the re-reading after a reset or a style given is called (in the Edit menu's Undo): it takes
@@ -49,6 +69,8 @@ class SessionStyle:
     priors: Priors
     _readings: list[GapReading] | None
     _other_examples: list[StyleExample] | None
+    #: What the project's other files' answers say of words' capitals (read with their examples).
+    _other_capitals: dict[str, CapitalCount]
     #: The style last fitted, with the last step not the rule's when it was: the rule's re-reading
     #: decides nothing a style learns from, so the editor asking again after it costs no new fit.
     _fitted: tuple[Step | None, HouseStyle] | None
@@ -77,12 +99,17 @@ class SessionStyle:
         last = next((step for step in reversed(self.history.done) if step.by is not Decider.RULE), None)
         if self._fitted is not None and self._fitted[0] is last:
             return self._fitted[1]
-        if self._other_examples is None:
-            self._other_examples = project_examples(self.project, without=self.file_id)
+        others, _ = self._other_files()
         mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings(), state)
-        style = project_style(self.project, [*self._other_examples, *mine], self.priors)
+        style = project_style(self.project, [*others, *mine], self.priors)
         self._fitted = (last, style)
         return style
+
+    def _other_files(self) -> tuple[list[StyleExample], dict[str, CapitalCount]]:
+        """What the project's other files teach (read once a session, and after a reset)."""
+        if self._other_examples is None:
+            self._other_examples, self._other_capitals = project_teaching(self.project, without=self.file_id)
+        return self._other_examples, self._other_capitals
 
     def _style_changed(self, named: str) -> Step | None:
         """What was read of the project's style forgotten (read again when next asked), and the
@@ -110,5 +137,7 @@ class SessionStyle:
             return None
         state = decided(self.document, self.history)  # read once for the style and the re-reading
         style = style or self.style(state)
+        # A name capitalised in another file of the project is proposed so here too.
+        state = dataclasses.replace(state, capitals=merged(self._other_files()[1], state.capitals))
         change = restyle(self.document, state, self.readings(), style, self.policy, self.has_reference, alone)
         return self._do(change, by=Decider.RULE) if change is not None else None

@@ -735,6 +735,14 @@ def test_a_name_capitalised_once_is_proposed_with_its_capital_at_every_later_men
     assert learnt is not None and learnt.status is Status.PENDING and learnt.casing is Casing.CAPITALISED
     assert learnt.confidence == 0.75 and learnt.probabilities[CAPITALISED_KEY] == 1
     assert learnt.id in {row.lead.id for row in session.queue()}  # asked, in the queue
+    # Why, in the evidence beside it and in the style's line.
+    from app.ui.evidence import evidence_html
+
+    row = next(row for row in session.queue() if row.lead.id == learnt.id)
+    assert "in this project you gave “rose” a capital 1 time, kept it lowercase 0 times" in evidence_html(
+        session, row
+    )
+    assert session.capitals_line() == "capitalises Rose (1 of 1)"
     session.undo()  # the capital taken back: what it taught goes with it
     assert capital_at(later) is None
     session.redo()
@@ -752,3 +760,5 @@ def test_a_name_capitalised_once_is_proposed_with_its_capital_at_every_later_men
     capitals = {s.gap: s for s in other.document.suggestions if s.casing is Casing.CAPITALISED}
     assert first in capitals and later in capitals and capitals[later].confidence == 0.75
     other.close()
+    status = run_punctum_here("status", str(project))
+    assert "capitalises Rose (1 of 1)" in status.stdout, status.stdout

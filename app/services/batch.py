@@ -162,10 +162,12 @@ def project_status(project: Project) -> ProjectStatus:
     changed on disk since they were imported are "stale"), its suggestions by status and the
     review time they need; and the house style the decisions on all of them have taught (each
     file read once, for both)."""
+    from app.services.learnt_capitals import CapitalCount, learnt_line, merged
     from app.services.restyle import decided, file_examples, project_style
 
     rows = []
     examples = []
+    capitals: list[dict[str, CapitalCount]] = []
     writing = project.writer() is not None
     for entry in project.files():
         state, reason = entry.state, None
@@ -180,6 +182,7 @@ def project_status(project: Project) -> ProjectStatus:
             counts, may_be_wrong = status_counts(*loaded, taught.settled)
             counts["decided_by_you"] = len(taught.taught_at)
             examples += file_examples(project, entry.id, *loaded, state=taught)
+            capitals.append(taught.capitals)
             warnings = report_warnings(project.report(entry.id)) or None
             if not project.has_gap_readings(entry.id):
                 warnings = [*(warnings or []), NO_READINGS_WARNING]
@@ -208,7 +211,9 @@ def project_status(project: Project) -> ProjectStatus:
                 warnings=warnings,
             )
         )
-    return ProjectStatus(rows, StyleStatus.of(project_style(project, examples)))
+    return ProjectStatus(
+        rows, StyleStatus.of(project_style(project, examples), learnt_line(merged(*capitals)))
+    )
 
 
 class StaleCaptionsError(PunctumError):

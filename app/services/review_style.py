@@ -12,7 +12,7 @@ from app.core.model import Document
 from app.core.triage import TriagePolicy
 from app.ml.house_style import HouseStyle, StyleExample
 from app.ml.style_fit import Priors
-from app.services.learnt_capitals import CapitalCount, merged
+from app.services.learnt_capitals import CapitalCount, learnt_line, merged, taught_capitals
 from app.services.restyle import (
     Decided,
     decided,
@@ -104,6 +104,10 @@ class SessionStyle:
         style = project_style(self.project, [*others, *mine], self.priors)
         self._fitted = (last, style)
         return style
+
+    def capitals_line(self) -> str:
+        """What the answers in this project taught of capitals, for the style's line ("" for none)."""
+        return learnt_line(merged(self._other_files()[1], taught_capitals(self.document, self.history)))
 
     def _other_files(self) -> tuple[list[StyleExample], dict[str, CapitalCount]]:
         """What the project's other files teach (read once a session, and after a reset)."""

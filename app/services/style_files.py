@@ -42,8 +42,12 @@ class StyleStatus:
     summary: str  # both in one line
 
     @classmethod
-    def of(cls, style: HouseStyle) -> StyleStatus:
-        return cls(style.decisions + style.inherited, style.describe(), style.summary())
+    def of(cls, style: HouseStyle, capitals: str = "") -> StyleStatus:
+        """``style``'s status, with the line saying what capitals the answers taught, if any."""
+        learnt, summary = style.describe(), style.summary()
+        if capitals:
+            learnt, summary = [*learnt, capitals], f"{summary}; {capitals}"
+        return cls(style.decisions + style.inherited, learnt, summary)
 
     def as_json(self) -> dict[str, object]:
         return {"decisions": self.decisions, "learnt": list(self.learnt)}

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from app.core.gap_features import GapMeasure
 from app.core.model import Source
 from app.core.triage import ReviewRow
+from app.services.learnt_capitals import CAPITALISED_KEY, LOWERED_KEY
 from app.services.model import READERS_DISAGREE_CAP
 from app.services.review import ReviewSession
 from app.ui.models import proposal_text
@@ -75,6 +76,22 @@ def heard_and_read(gap: ReviewRow) -> str:
     return f"{each}; combined: {_shown(model.mark)} {model.confidence:.2f} ({how})"
 
 
+def taught_text(gap: ReviewRow, word: str) -> str:
+    """Why a capital is proposed where the person's answers taught it ("" where they did not)."""
+    model = gap.by(Source.MODEL, pending=False)
+    if model is None or CAPITALISED_KEY not in model.probabilities:
+        return ""
+    given = int(model.probabilities[CAPITALISED_KEY])
+    kept = int(model.probabilities.get(LOWERED_KEY, 0))
+
+    def times(count: int) -> str:
+        return f"{count} time{'' if count == 1 else 's'}"
+
+    return (
+        f"in this project you gave “{word.lower()}” a capital {times(given)}, kept it lowercase {times(kept)}"
+    )
+
+
 def evidence_html(session: ReviewSession, gap: ReviewRow) -> str:
     document = session.document
     capital_row = not gap.marks
@@ -98,6 +115,8 @@ def evidence_html(session: ReviewSession, gap: ReviewRow) -> str:
     readings = heard_and_read(gap)
     if readings:
         rows.append(("Readers", html.escape(readings)))
+    if capital_row and (taught := taught_text(gap, document.word(gap.index).text)):
+        rows.append(("Your answers", html.escape(taught)))
     if not capital_row:
         word = html.escape(document.word(gap.index).text)
         rows += [("Pause", pause_text(measure)), (f"Pitch over “{word}”", pitch_text(measure))]

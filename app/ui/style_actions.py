@@ -40,7 +40,10 @@ class StyleActions:
             style = session.style()
         except PunctumError:  # a damaged style in the project: the review goes on without a word
             return None
-        return style.describe(), style.summary()
+        learnt, summary = style.describe(), style.summary()
+        if capitals := session.capitals_line():  # "capitalises Rose (1 of 1)"
+            learnt, summary = [*learnt, capitals], f"{summary}; {capitals}"
+        return learnt, summary
 
     def note_style(self) -> None:
         """Remember what the style has learnt as it stands (a file just opened), saying nothing."""

@@ -784,6 +784,8 @@ def test_pitch_is_told_in_semitones_over_the_word_and_a_short_track_says_so() ->
 def test_each_queue_row_reads_as_the_words_around_its_gap_with_the_proposal_in_place(
     qtbot, window: MainWindow, sample: Path
 ) -> None:
+    from app.services.captions_export import exported_spelling
+
     window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     model, document = window.gap_model, window.session.document
@@ -794,7 +796,9 @@ def test_each_queue_row_reads_as_the_words_around_its_gap_with_the_proposal_in_p
         word = document.word(gap.index)
         if gap.marks:  # "…fix them together[.] nobody pays…": the mark accept would write, in place
             mark = gap.lead.mark.strip() or "no mark"
-            assert f"{word.prefix}{word.text}[{mark}]" in shown
+            # Spelt as export writes it: the transcript showed "hello" where export writes "Hello".
+            spelt = exported_spelling(document, gap.index, window.session.language)
+            assert f"{word.prefix}{spelt}[{mark}]" in shown
         else:  # a capital: the word as it would be written
             assert f"[{word.prefix}{word.text[:1].upper()}" in shown
         assert 4 <= len(shown.replace("…", "").split()) <= 9
@@ -820,6 +824,28 @@ def test_cues_recut_are_previewed_applied_as_one_step_undone_and_kept(
     assert session is not None
     window.review.accept_above(0.0)  # every gap's surest mark in: the reference's sentences
     cuts = [(c.start, c.end) for c in session.document.cues]
+    # What the transcript shows is what export writes: it showed "here's", "i", "saturday" where
+    # the preview and the export wrote "Here's", "I", "Saturday".
+    from PySide6.QtGui import QTextDocument
+
+    from app.services.captions_export import as_exported
+
+    exported = as_exported(session.document, session.language)
+    model = window.cue_model
+    assert model is not None
+    checked = 0
+    for row, cue in enumerate(exported.cues):
+        if any(
+            s.status is Status.PENDING
+            for s in session.document.suggestions
+            if s.gap in range(model.first_word(row), model.first_word(row) + len(cue.words))
+        ):
+            continue  # a proposal still shown in place
+        shown = QTextDocument()
+        shown.setHtml(model.cue_html(row, session.document.cues[row]))
+        assert shown.toPlainText() == cue.text().replace("\n", "\u2029"), row
+        checked += 1
+    assert checked >= 12  # of 24 cues: the rest hold a proposal still
     words = [w.rendered() for w in session.document.words()]
     press(
         qtbot, window, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier

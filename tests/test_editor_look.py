@@ -160,7 +160,21 @@ def test_the_queue_shows_each_rows_state_and_done_rows_look_done(
     done_look = _look(model, row)
     assert done_look["state"] == "✓" and pending_look["state"] != "✓"
     assert done_look["foreground"] != pending_look["foreground"]
-    assert model.data(model.index(row, GapModel.STATE), Qt.ItemDataRole.ToolTipRole) == "Decided by you"
+    assert model.data(model.index(row, GapModel.STATE), Qt.ItemDataRole.ToolTipRole) == "Accepted by you"
+    # A row turned down no longer looks like one accepted, and shows what stands at its gap, not
+    # the proposal turned down ("really? yes[,] you can" after "." had been put there).
+    turned = window.current_id
+    assert turned is not None and turned != first
+    qtbot.keyClick(window, Qt.Key.Key_X)
+    row = model.row_of(turned)
+    assert row is not None and _look(model, row)["state"] == "✗"
+    assert model.data(model.index(row, GapModel.STATE), Qt.ItemDataRole.ToolTipRole) == "Turned down by you"
+    gap = model.gap(row)
+    word = window.session.document.word(gap.index)
+    if gap.marks:
+        assert f"[{word.mark.strip() or 'no mark'}]" in model.data(model.index(row, GapModel.CONTEXT))
+    row = model.row_of(first)
+    assert row is not None
     # The model column shows the model's own confidence, not the surest source's.
     text = model.data(model.index(row, GapModel.MODEL))
     ours = [s for s in model.gap(row).suggestions if s.source.value == "model"]

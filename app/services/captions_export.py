@@ -34,6 +34,21 @@ def sentence_casing(document: Document, language: str | None = None) -> Step:
     return Step("Capitalise sentence starts", edits)
 
 
+def exported_spelling(
+    document: Document, index: int, language: str | None, mark_before: str | None = None
+) -> str:
+    """Word ``index`` as export writes it (``sentence_casing``), from the word before it alone
+    (with ``mark_before`` in place of its mark, where given: a proposal shown accepted): the
+    editor shows each cue so ("Here's", "I", "Saturday"), a cue at a time."""
+    word = document.word(index)
+    previous = document.word(index - 1) if index else None
+    if previous is not None and mark_before is not None:
+        previous = replace(previous, mark=mark_before)
+    before = [previous, word] if previous is not None else [word]
+    capital = written_capital(word, None, starts_sentence(before, len(before) - 1), language)
+    return word.text if capital is None else apply_casing(word.text, capital)
+
+
 def capitalise_sentences(document: Document, language: str | None) -> None:
     """Give ``document``, in place, the capitals export gives (``sentence_casing``)."""
     History(document).do(sentence_casing(document, language))

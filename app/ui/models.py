@@ -18,6 +18,7 @@ from app.core.checks import CaptionLimits, CueCheck, check_cue
 from app.core.history import CueEdit, Step, SuggestionEdit, WordEdit
 from app.core.model import Casing, Cue, Document, Slot, Source, Status, Suggestion, apply_casing, first_words
 from app.core.triage import ReviewRow
+from app.services.captions_export import exported_spelling
 from app.services.documents import format_duration
 from app.services.review import ReviewSession
 from app.ui.triage_view import settled_reason, settled_sureness
@@ -40,7 +41,9 @@ class RowState(NamedTuple):
 GAP_STATES: dict[str, RowState] = {
     "to review": RowState("•", "To review", None),
     "disagree": RowState("≠", "The reference and the model disagree", QColor("#f4c7c3")),
-    "decided": RowState("✓", "Decided by you", QColor("#cfe8d4")),
+    "accepted": RowState("✓", "Accepted by you", QColor("#cfe8d4")),
+    "changed": RowState("✎", "Another mark put in by you", QColor("#e6dcf2")),
+    "turned down": RowState("✗", "Turned down by you", QColor("#eeeeee")),
     "settled by rule": RowState("✓", "Settled by the triage rule", QColor("#dde9f5")),
 }
 #: Done rows step back, so the pending ones stand out.
@@ -94,6 +97,7 @@ class CueModel(_Table):
         document = self.session.document
         self._cue_of_word = [n for n, cue in enumerate(document.cues) for _ in cue.words]
         self._first_words = first_words(document.cues)
+        self._language = self.session.language  # read once: each cue shown spells by it
         self._index_suggestions()
         self._html.clear()
         self._checks.clear()
@@ -133,6 +137,8 @@ class CueModel(_Table):
         words = [edit.index for edit in step.edits if isinstance(edit, WordEdit)]
         touched = (edit.after or edit.before for edit in step.edits if isinstance(edit, SuggestionEdit))
         words += [suggestion.gap for suggestion in touched if suggestion is not None]
+        # A mark at a cue's end decides the capital of the next cue's first word.
+        words += [word + 1 for word in words if word + 1 < len(self._cue_of_word)]
         self._refresh_rows({self._cue_of_word[word] for word in words})
 
     def _refresh_rows(self, rows: Any) -> None:
@@ -201,7 +207,9 @@ class CueModel(_Table):
             pending = [s for s in self._by_gap.get(gap, ()) if s.status is Status.PENDING]
             if slot is Slot.WORD:
                 casing = next((s for s in pending if s.casing is not None), None)
-                text = html.escape(word.prefix + word.text)
+                # As export will write it: a capital it gives (a sentence start, "I") shows here.
+                spelt = word.text if casing else exported_spelling(self.session.document, gap, self._language)
+                text = html.escape(word.prefix + spelt)
                 parts.append(self._highlight(text, casing) if casing else text)
             else:
                 parts.append(self._mark_html(gap, word.mark, [s for s in pending if s.casing is None]))
@@ -271,6 +279,7 @@ class GapModel(_Table):
 
     def reload(self) -> None:
         self.beginResetModel()
+        self._language = self.session.language  # read once: each row spells by it
         self._rows = self._gaps()
         self._index()
         self.endResetModel()
@@ -324,13 +333,13 @@ class GapModel(_Table):
             if column == self.CUE:
                 return self._cue_of_word(gap.index) + 1
             if column == self.CONTEXT:
-                return gap_context(self.session.document, gap)
+                return gap_context(self.session.document, gap, language=self._language)
             if column == self.WHY:
                 return settled_reason(gap, self.settled)[0]
             return proposal_text(gap, Source.REFERENCE if column == self.REFERENCE else Source.MODEL)
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == self.CONTEXT:
-                return gap_context(self.session.document, gap, CONTEXT_WORDS * 3)
+                return gap_context(self.session.document, gap, CONTEXT_WORDS * 3, self._language)
             if column == self.WHY:
                 return settled_reason(gap, self.settled)[1]
             return GAP_STATES[self.status(gap)].meaning
@@ -347,36 +356,52 @@ class GapModel(_Table):
         return None
 
     def status(self, gap: ReviewRow) -> str:
-        """ "to review", "disagree", "decided" or "settled by rule"."""
+        """ "to review", "disagree", "settled by rule", or what the person did: "accepted" a
+        proposal, "changed" it for a mark of their own, or "turned down" every one."""
         if gap.pending:
             return "disagree" if gap.disagreement else "to review"
         if any(s.id in self.settled for s in gap.suggestions):
             return "settled by rule"
-        return "decided"
+        accepted = [s for s in gap.suggestions if s.status is Status.ACCEPTED]
+        if not accepted:
+            return "turned down"
+        return "changed" if any(s.source is Source.EDITOR for s in accepted) else "accepted"
 
 
 #: Words shown on each side of a gap in the review list.
 CONTEXT_WORDS = 4
 
 
-def gap_context(document: Document, gap: ReviewRow, each_side: int = CONTEXT_WORDS) -> str:
-    """The words around a gap as they read with its proposal in place, the proposal in brackets:
-    "…try to fix them together[.] nobody pays nobody rushes…" (a capital: "…arrived with [Rosa] a…").
-    The words after come last, so that a narrow column cuts them first and keeps the gap."""
+def gap_context(
+    document: Document, gap: ReviewRow, each_side: int = CONTEXT_WORDS, language: str | None = None
+) -> str:
+    """The words around a gap, spelt as export writes them, with its proposal in place (once
+    decided, what was decided), in brackets: "…try to fix them together[.] nobody pays…" (a
+    capital: "…arrived with [Rosa] a…"). The words after come last, so that a narrow column cuts
+    them first and keeps the gap."""
     lead = gap.lead
     capital_row = not gap.marks
     last = gap.index - 1 if capital_row else gap.index
     first = max(0, last - each_side + 1)
-    before = [document.word(i).rendered() for i in range(first, last + 1)]
+
+    def shown(index: int) -> str:
+        word = document.word(index)
+        # The word after a proposed mark as it would be written with the mark in.
+        proposed = lead.mark if gap.pending and not capital_row and index == gap.index + 1 else None
+        return f"{word.prefix}{exported_spelling(document, index, language, proposed)}{word.mark}"
+
+    before = [shown(i) for i in range(first, last + 1)]
     word = document.word(gap.index)
     if capital_row:
-        before.append(
-            f"[{word.prefix}{apply_casing(word.text, lead.casing or Casing.CAPITALISED)}]{word.mark}"
-        )
+        spelt = apply_casing(word.text, lead.casing or Casing.CAPITALISED) if gap.pending else word.text
+        before.append(f"[{word.prefix}{spelt}]{word.mark}")
     else:
-        before[-1] = f"{word.prefix}{word.text}[{lead.mark.strip() or 'no mark'}]"
+        mark = lead.mark if gap.pending else word.mark
+        before[-1] = (
+            f"{word.prefix}{exported_spelling(document, gap.index, language)}[{mark.strip() or 'no mark'}]"
+        )
     stop = min(document.word_count, gap.index + 1 + each_side)
-    after = [document.word(i).rendered() for i in range(gap.index + 1, stop)]
+    after = [shown(i) for i in range(gap.index + 1, stop)]
     opening = "…" if first > 0 else ""
     closing = "…" if stop < document.word_count else ""
     return opening + " ".join(before + after) + closing

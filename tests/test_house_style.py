@@ -762,3 +762,15 @@ def test_a_name_capitalised_once_is_proposed_with_its_capital_at_every_later_men
     other.close()
     status = run_punctum_here("status", str(project))
     assert "capitalises Rose (1 of 1)" in status.stdout, status.stdout
+    # A file batch adds later starts with the name's capital proposed too.
+    later_files = tmp_path / "later"
+    later_files.mkdir()
+    shutil.copy(SAMPLE / "sample.srt", later_files / "c.srt")
+    batch = run_punctum_here("batch", str(later_files), "--project", str(project), "--no-audio")
+    assert batch.returncode == 0, batch.stderr
+    added = ReviewSession.open(later_files / "c.srt", project_path=project)
+    try:
+        capitals = {s.gap: s for s in added.document.suggestions if s.casing is Casing.CAPITALISED}
+        assert first in capitals and capitals[later].confidence == 0.75
+    finally:
+        added.close()

@@ -10,7 +10,7 @@ together. It touches no project file: its caller owns the project and writes the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from app.services.suggestions import TextReading, drop_capitals_export_gives, su
 
 if TYPE_CHECKING:
     from app.ml.house_style import HouseStyle
+    from app.services.learnt_capitals import CapitalCount
     from app.services.listening import Readings
     from app.services.model import Punctuator
     from app.store.project import FileResults, Project
@@ -115,14 +116,21 @@ class Analysis:
     #: Per word: what the readers said at its gap, kept for the house style (``services.restyle``).
     readings: list[GapReading] | None = None
 
-    def with_style(self, style: HouseStyle | None) -> Analysis:
-        """This analysis with the model's suggestions read with the house style ``style`` first
-        (``restyle.styled``), as batch and ``punctuate --style`` start a file; itself when None."""
-        if style is None:
+    def with_style(
+        self, style: HouseStyle | None, capitals: Mapping[str, CapitalCount] | None = None
+    ) -> Analysis:
+        """This analysis with the model's suggestions read with the house style ``style`` and the
+        ``capitals`` the project's answers taught first (``restyle.styled``), as batch and
+        ``punctuate --style`` start a file; itself when neither is given."""
+        if style is None and not capitals:
             return self
+        from app.ml.house_style import HouseStyle as NeutralStyle
         from app.services.restyle import styled
 
-        return replace(self, suggestions=styled(self.document, self.suggestions, self.readings, style))
+        suggestions = styled(
+            self.document, self.suggestions, self.readings, style or NeutralStyle(), capitals
+        )
+        return replace(self, suggestions=suggestions)
 
     def results(self) -> FileResults:
         """What the analysis leaves in a project: its suggestions, report, measures and readings."""

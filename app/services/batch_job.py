@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from app.core.errors import file_failure
 from app.ml.house_style import HouseStyle
 from app.services.analysis import AnalysisRequest
+from app.services.learnt_capitals import CapitalCount
 from app.services.model import Punctuator
 from app.store.project import FileResults
 
@@ -23,6 +24,8 @@ class BatchJob:
     request: AnalysisRequest
     #: The project's house style, which a new file's gaps are read with (None: the model's own).
     style: HouseStyle | None = None
+    #: What the project's answers taught of words' capitals (``services.learnt_capitals``).
+    capitals: dict[str, CapitalCount] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -46,4 +49,4 @@ def process_job(job: BatchJob, punctuator: Callable[[], Punctuator]) -> FileOutc
         if reason is None:
             raise  # a bug: the worker reports it as one (``bug_report``)
         return FileOutcome(error=reason)
-    return FileOutcome(analysis.with_style(job.style).results())
+    return FileOutcome(analysis.with_style(job.style, job.capitals).results())

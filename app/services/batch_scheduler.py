@@ -112,8 +112,10 @@ def run_pending(
     # New files are read with the house style the project's decisions taught (and the style it was
     # given): a batch's own decisions are the rule's, so the style stays the same all run.
     from app.services.restyle import project_style
+    from app.services.review_style import project_teaching
 
-    style = project_style(project)
+    examples, capitals = project_teaching(project)  # and the capitals the answers taught
+    style = project_style(project, examples)
     with start_workers(len(queue)) as workers:
         try:
             while queue or running:
@@ -121,7 +123,8 @@ def run_pending(
                     entry = queue.pop(0)
                     running[entry.id] = (project.start_job(entry.id, again=entry.id in again), entry)
                     request = AnalysisRequest.from_project(project, entry.id, settings.audio)
-                    workers.submit(BatchJob(entry.id, request, None if style.neutral else style), entry.stem)
+                    given = BatchJob(entry.id, request, None if style.neutral else style, capitals)
+                    workers.submit(given, entry.stem)
                     if on_progress:  # a file done before starts again: its count as done is taken back
                         on_progress(entry.stem, "started again" if entry.id in again else "started")
                 file_id, outcome = workers.next_finished()

@@ -14,7 +14,7 @@ import copy
 import dataclasses
 import json
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from app.core.decisions import Restyle
@@ -327,21 +327,21 @@ def styled(
     suggestions: list[Suggestion],
     readings: Sequence[GapReading] | None,
     style: HouseStyle,
+    capitals: Mapping[str, CapitalCount] | None = None,
 ) -> list[Suggestion]:
-    """A fresh analysis's ``suggestions`` of ``document`` (which holds none of the model's yet) as
-    ``style`` reads its gaps: what batch and ``punctuate --style`` start a file with."""
-    if style.neutral or not readings:
+    """A fresh analysis's ``suggestions`` of ``document`` (holding none of the model's yet) as
+    ``style`` and the ``capitals`` taught read its gaps: what batch and ``--style`` start a file with."""
+    if (style.neutral and not capitals) or not readings:
         return suggestions
     trial = Document(copy.deepcopy(document.cues), document.format, language=document.language)
     trial.add_suggestions(list(suggestions))
     history = History(trial)
-    change = restyle(trial, decided(trial, history), readings, style, None, False, alone="")
-    if change is None:
+    state = dataclasses.replace(decided(trial, history), capitals=dict(capitals or {}))
+    if (change := restyle(trial, state, readings, style, None, False, alone="")) is None:
         return suggestions
     from app.core.decisions import step_of
 
-    step = step_of(trial, change)
-    if step is not None:
+    if (step := step_of(trial, change)) is not None:
         history.do(step)
     return list(trial.suggestions)
 

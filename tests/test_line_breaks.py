@@ -186,3 +186,26 @@ def test_subtitles_that_part_phrases_with_a_space_are_joined_with_one() -> None:
     broken = parse_document(_srt("宇宙守护神  保护我们\n远离邪恶"), "srt")
     assert rebreak_document(broken, dataclasses.replace(STYLE_GUIDE_LIMITS, max_lines=1)) == 1
     assert broken.cues[0].text() == "宇宙守护神  保护我们 远离邪恶"
+
+
+def test_a_line_is_not_broken_after_a_possessive_a_number_or_an_adjective_before_its_noun() -> None:
+    """The re-cut broke "a good / printer", "more than seven / hundred photos", "on your /
+    computer, but": each is read with the word after it, and another break within the limits
+    exists."""
+    from app.core.checks import STYLE_GUIDE_LIMITS
+    from app.core.cue_segmentation import line_words
+
+    def lines(text: str) -> list[str]:
+        words, out = text.split(), []
+        for count in line_words(words, STYLE_GUIDE_LIMITS, language="en"):
+            out.append(" ".join(words[:count]))
+            words = words[count:]
+        return out
+
+    assert lines("Yes, you can even buy a good printer and print them at home") == [
+        "Yes, you can even buy a good printer",
+        "and print them at home",
+    ]
+    assert lines("we took more than seven hundred photos on the trip last summer")[0].endswith("photos")
+    assert lines("you can keep them on your computer, but it is nice to hold one")[0].endswith("computer,")
+    assert not lines("it stood there for 12 years and nobody came to look at it")[0].endswith("12")

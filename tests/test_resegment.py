@@ -427,3 +427,42 @@ def test_the_summary_counts_the_words_whose_times_were_estimated() -> None:
     assert (nothing_heard.estimated_words, nothing_heard.cut_words) == (8, 8)
     none = RecutReport(cut_checks(document), cut_checks(nothing_heard.document), 8, 8, 0)
     assert none.summary().endswith("; times estimated from the cues (no media heard the words)")
+
+
+def test_an_answer_is_kept_apart_from_the_question_it_answers() -> None:
+    """A dialogue's re-cut made "Many shops will print them for you. / Really?" and "Great. /
+    Maybe I should get a digital camera too.": an answer joined to what it answers. After a
+    question (or a sentence and a long pause) another speaker may start: a new cue where the
+    limits allow, else a line of its own."""
+    from app.core.checks import STYLE_GUIDE_LIMITS
+    from app.core.cue_segmentation import line_words
+    from app.core.weak_words import weak_words
+
+    said = [
+        "Do",
+        "you",
+        "print",
+        "them",
+        "yourself?",
+        "Yes,",
+        "at",
+        "home.",
+        "And",
+        "the",
+        "ink?",
+        "It",
+        "lasts",
+        "for",
+        "months.",
+    ]
+    words, clock = [], 0
+    for text in said:
+        words.append(TimedWord(text, clock, clock + 300))
+        clock += 330 + (400 if text.endswith((".", "?")) else 0)
+    cues = plan_cues(words, STYLE_GUIDE_LIMITS, weak=weak_words("en"))
+    for cue in cues:
+        inside = [w.text for w in cue.words[:-1]]
+        assert not any(text.endswith("?") for text in inside), [w.text for w in cue.words]
+    # Where one cue must hold both, each starts its own line, though one line would hold them.
+    assert line_words(["Really?", "Yes,", "you", "can."], STYLE_GUIDE_LIMITS, turns={0}) == [1, 3]
+    assert line_words(["Really?", "Yes,", "you", "can."], STYLE_GUIDE_LIMITS) == [4]

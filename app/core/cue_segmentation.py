@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from app.core.checks import CaptionLimits
 from app.core.orthography import is_abbreviation
-from app.core.weak_words import weak_words
+from app.core.weak_words import is_number, weak_words
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ GAP_TAKES_AT_MOST_MS = 120
 #: gap or lingering asked of it.
 TRANSCRIPT_LIMITS = CaptionLimits(max_cps=None, min_ms=1000, min_gap_ms=0, linger_ms=0)
 
-_NONE, _CLAUSE, _SENTENCE, _WEAK = 0, 1, 2, 3
+_NONE, _CLAUSE, _SENTENCE, _WEAK, _TURN = 0, 1, 2, 3, 4
 
 _SENTENCE_ENDS = frozenset(".?!…。？！‼⁇⁈⁉")
 _CLAUSE_MARKS = frozenset(",;:，、；：—–")
@@ -85,6 +85,7 @@ _CLAUSE_BREAK = 30.0  # ending a cue after , ; : rather than at a sentence end
 _PLAIN_BREAK = 80.0  # ending a cue mid-clause
 _WEAK_END = 40.0  # ending a cue on an article or a preposition, read with the word after it
 _INNER_SENTENCE = 40.0  # a sentence end inside a cue: a new sentence reads best from a new cue
+_INNER_TURN = 100.0  # a turn inside a cue (``turn_after``): the answer joined to its question
 _INNER_PAUSE = 20.0  # per pause_ms of silence inside a cue: its text shows before it is said
 _SHORT_TEXT = 40.0  # a cue with a scrap of text flashes by (scaled by the missing part of a line)
 _SHORT_TIME = 100.0  # a cue with less than min_ms before the next one flashes by, unread
@@ -95,7 +96,7 @@ _FAST_TEXT = 100.0  # per share of max_cps a cue is over: its text goes before i
 _LINE_CLAUSE_BREAK = 2.0
 _LINE_PLAIN_BREAK = 8.0
 #: Re-breaking a cue whose marks are now in: punctuation counts for more than balance.
-_REBREAK_COSTS = {_SENTENCE: 0.0, _CLAUSE: 3.0, _NONE: 40.0, _WEAK: 60.0}
+_REBREAK_COSTS = {_SENTENCE: 0.0, _CLAUSE: 3.0, _NONE: 40.0, _WEAK: 60.0, _TURN: -30.0}
 #: Re-breaking: a break where the captions have none costs this much (in characters of imbalance),
 #: so a break that reads as well stays where it is rather than moving for a little balance.
 _MOVED_BREAK = 10.0
@@ -120,6 +121,26 @@ def _break_kind(word: TimedWord, following: TimedWord) -> int:
     if last in _CLAUSE_MARKS:
         return _CLAUSE
     return _NONE
+
+
+#: A sentence end followed by this much silence is taken for a turn to another speaker.
+TURN_PAUSE_MS = 700
+
+
+def turn_after(word: TimedWord, following: TimedWord) -> bool:
+    """Whether another speaker may start after ``word``: a question ends there, or a sentence and
+    a long pause (captions do not say who speaks; style guides keep speakers apart)."""
+    if _break_kind(word, following) != _SENTENCE:
+        return False
+    asked = as_shown(word.text).rstrip(_CLOSERS)[-1:] in "?？"
+    return asked or following.start - word.end >= TURN_PAUSE_MS
+
+
+def _read_with_next(word: TimedWord, following: TimedWord, weak: Collection[str]) -> bool:
+    """Whether a viewer reads ``word`` with the one after it: a ``weak`` word, a number in digits,
+    or a part of a name."""
+    shown = as_shown(word.text)
+    return shown.lower() in weak or is_number(shown) or _inside_a_name(word, following)
 
 
 def _inside_a_name(word: TimedWord, following: TimedWord) -> bool:
@@ -201,12 +222,12 @@ def _boundary_costs(
             end_costs.append(0.0)
         else:
             base = _CLAUSE_BREAK if kind == _CLAUSE else _PLAIN_BREAK
-            if kind == _NONE and (
-                as_shown(words[b].text).lower() in weak or _inside_a_name(words[b], words[b + 1])
-            ):
+            if kind == _NONE and _read_with_next(words[b], words[b + 1], weak):
                 base += _WEAK_END
             end_costs.append(base * (1 - gap / pause))
         inner = _INNER_SENTENCE if kind == _SENTENCE else 0.0
+        if kind == _SENTENCE and turn_after(words[b], words[b + 1]):
+            inner += _INNER_TURN
         if is_pause:
             inner += _INNER_PAUSE * gap / pause
         inner_costs.append(inner)
@@ -300,21 +321,27 @@ def line_words(
     at_least: int = 1,
     language: str | None = None,
     breaks: Collection[int] | None = None,
+    turns: Collection[int] = (),
 ) -> list[int]:
     """How many of a cue's words (as written, marks included) go on each line, laid out as
     ``plan_cues`` lays out a cue: as few lines as they need (but ``at_least``), balanced, broken
     after punctuation, not after an article or a preposition of ``language``
     (``core.weak_words``) nor inside a name, without a one-word line where avoidable. ``breaks``: the words the
-    cue's lines now end after, kept unless another break reads better by more than a little."""
+    cue's lines now end after, kept unless another break reads better by more than a little.
+    ``turns``: the words after which another speaker may start (``turn_after``), each then
+    starting a line of its own where the lines allow."""
     words = [TimedWord(text, 0, 0) for text in texts]
     lengths = [len(as_shown(text)) for text in texts]
     weak = weak_words(language)
     kinds = [
         _WEAK
-        if as_shown(word.text).lower() in weak or _inside_a_name(word, following)
+        if _break_kind(word, following) == _NONE and _read_with_next(word, following, weak)
         else _break_kind(word, following)
         for word, following in itertools.pairwise(words)
     ]
+    kinds = [_TURN if b in turns else kind for b, kind in enumerate(kinds)]
+    if turns:
+        at_least = max(at_least, min(rules.max_lines, len(words), len(set(turns)) + 1))
     moved = None if breaks is None else [0.0 if b in breaks else _MOVED_BREAK for b in range(len(kinds))]
     return [len(line) for line in _layout(words, lengths, kinds, rules, at_least, _REBREAK_COSTS, moved)]
 

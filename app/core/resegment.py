@@ -31,7 +31,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits
-from app.core.cue_segmentation import PlannedCue, TimedWord, ends_sentence, line_words, plan_cues
+from app.core.cue_segmentation import PlannedCue, TimedWord, ends_sentence, line_words, plan_cues, turn_after
 from app.core.cut_checks import as_planned, sentence_starts
 
 # Re-breaking's own tests of which cues can be rewritten, so the two features never disagree.
@@ -258,10 +258,17 @@ def _layouts(planned: Sequence[PlannedCue], rules: CaptionLimits, language: str 
             len(plan.words),
             plan.start,
             plan.end,
-            tuple(line_words([w.text for w in plan.words], rules, language=language)),
+            tuple(
+                line_words([w.text for w in plan.words], rules, language=language, turns=_turns(plan.words))
+            ),
         )
         for plan in planned
     ]
+
+
+def _turns(words: Sequence[TimedWord]) -> set[int]:
+    """Where another speaker may start inside a cue's words (``turn_after``): each starts a line."""
+    return {k for k in range(len(words) - 1) if turn_after(words[k], words[k + 1])}
 
 
 def _within_estimates(

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import math
 import pickle
@@ -47,10 +48,12 @@ import soundfile
 
 from app.core.audio_format import SAMPLE_RATE
 from app.core.checks import STYLE_GUIDE_LIMITS
+from app.core.cue_segmentation import ends_sentence
 from app.core.cut_checks import CutChecks, cut_checks
 from app.core.marks import SENTENCE_END_CLASSES
 from app.core.model import Cue, Document
 from app.core.sentences import starts_sentence
+from app.core.weak_words import is_number, weak_words
 from app.formats import parse_document, write_document
 from app.services.analysis import AnalysisRequest, AudioUse
 from app.services.captions_export import recut_captions
@@ -100,6 +103,26 @@ def _checks(checks: CutChecks) -> dict[str, Any]:
     }
 
 
+def phrase_breaks(document: Document, language: str | None) -> dict[str, int]:
+    """The cues' line breaks, those after a word read with the next (``core.weak_words``: an
+    article, a possessive, a number...), and questions with another sentence after them on the
+    same line (an answer joined to its question)."""
+    weak = weak_words(language)
+    breaks = after_weak = joined = 0
+    for cue in document.cues:
+        lines = [line.split() for line in cue.text().splitlines() if line.strip()]
+        for line in lines[:-1]:
+            breaks += 1
+            last = line[-1]
+            after_weak += last.lower() in weak or is_number(last)
+        for line in lines:
+            joined += sum(
+                word.rstrip("\"'”’»)").endswith("?") and ends_sentence(word, after)
+                for word, after in itertools.pairwise(line)
+            )
+    return {"line_breaks": breaks, "after_a_word_read_with_the_next": after_weak, "questions_joined": joined}
+
+
 def ceiling(document: Document) -> tuple[int, int]:
     """(sentences, cues they need): every sentence in as few cues as its characters need."""
     words = list(document.words())
@@ -139,6 +162,8 @@ def recut_figures(outcome: PunctuateOutcome, gold: list[int] | None) -> dict[str
         "words": plain.word_count,
         "before": _checks(told.before),
         "after": _checks(told.after),
+        "phrases_before": phrase_breaks(plain, outcome.report.language),
+        "phrases_after": phrase_breaks(again, outcome.report.language),
         "new_cues": len(made),
         "new_cues_over_limits": _checks(cut_checks(again, among=made)),
         "ceiling_at_sentence_end": round(100 * sentences / max(1, needed), 1),
@@ -296,6 +321,8 @@ def main() -> int:
             "recut_seconds": round(sum(r["recut_seconds"] for r in rows), 3),
             "punctuate_seconds": round(sum(r["punctuate_seconds"] for r in rows), 2),
         }
+        for side in ("phrases_before", "phrases_after"):
+            summary[group][side] = {key: sum(r[side][key] for r in rows) for key in rows[0][side]}
         if group == "with_media":
             without_times = sum(r["punctuate_seconds_without_word_times"] for r in rows)
             summary[group]["punctuate_seconds_without_word_times"] = round(without_times, 2)

@@ -21,7 +21,8 @@ Figures per set and pooled, with and without the style (shares as fractions):
 - ``settled_share``: of the mark gaps settled (by the rule or by the person), the rule's share;
   ``settled_precision``: of those the rule settled, the share right;
 - ``f1``: micro F1 of the reviewed captions' marks against the reference (comma, full stop,
-  question mark, exclamation mark, colon);
+  question mark, exclamation mark, colon); ``names_f1``: F1 of their capitals inside sentences
+  (names, "I"), as export writes them;
 - ``curve``: decisions per tenth of each file (by word position), summed: the learning curve.
 Each reviewed file's captions are written to ``--out DIR/with_style/NAME.srt`` and
 ``DIR/without_style/NAME.srt`` (a temporary folder unless given).
@@ -46,13 +47,15 @@ import soundfile
 
 from app.align.alignment import align
 from app.core.audio_format import SAMPLE_RATE
-from app.core.marks import MODEL_MARKS, model_class
+from app.core.marks import MODEL_MARKS, SENTENCE_END_CLASSES, model_class
 from app.core.model import Status
+from app.core.sentences import starts_sentence
 from app.core.triage import PRECISION_TARGET, ReviewRow, TriagePolicy
 from app.formats import parse_document, write_document
 from app.ml import house_style
 from app.ml.style_fit import PRIORS
 from app.services.analysis import Analysis, AudioUse, analyse
+from app.services.captions_export import as_exported
 from app.services.model import Punctuator
 from app.services.review import ReviewSession
 from app.services.typography import render_mark
@@ -78,12 +81,15 @@ class Tally:
     right_marks: int = 0  # F1 counts
     found_marks: int = 0
     gold_marks: int = 0
+    right_names: int = 0  # capitals inside sentences ("names"), F1 counts
+    found_names: int = 0
+    gold_names: int = 0
     curve: list[int] = field(default_factory=lambda: [0] * 10)
 
     def add(self, other: Tally) -> None:
         for name in ("minutes", "decisions", "mark_decisions", "wrong", "settled", "settled_right"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("right_marks", "found_marks", "gold_marks"):
+        for name in ("right_marks", "found_marks", "gold_marks", "right_names", "found_names", "gold_names"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.curve = [a + b for a, b in zip(self.curve, other.curve, strict=True)]
 
@@ -101,8 +107,31 @@ class Tally:
             "decisions": self.decisions,
             "wrong": self.wrong,
             "f1": round(200 * precision * recall / (precision + recall), 2) if precision + recall else 0.0,
+            "names_f1": _f1(self.right_names, self.found_names, self.gold_names),
             "curve": self.curve,
         }
+
+
+def _f1(right: int, found: int, gold: int) -> float:
+    precision, recall = right / found if found else 0.0, right / gold if gold else 0.0
+    return round(200 * precision * recall / (precision + recall), 2) if precision + recall else 0.0
+
+
+def name_counts(session: ReviewSession, gold: list[int], capitals: list[int]) -> tuple[int, int, int]:
+    """Capitals inside sentences (names, "I") in the reviewed captions as export writes them,
+    against the reference's: (right, found, in the reference), over the words the reference has
+    and that start a sentence in neither."""
+    exported = list(as_exported(session.document, session.language).words())
+    right = found = wanted = 0
+    for index, word in enumerate(exported):
+        starts = index == 0 or gold[index - 1] in SENTENCE_END_CLASSES or starts_sentence(exported, index)
+        if capitals[index] < 0 or starts:
+            continue
+        has = word.text[:1].isupper()
+        right += has and capitals[index] == 1
+        found += has
+        wanted += capitals[index] == 1
+    return right, found, wanted
 
 
 @dataclass
@@ -278,6 +307,7 @@ def review(session: ReviewSession, gold: list[int], capitals: list[int], minutes
     tally.right_marks = sum(f == g and g != 0 for f, g in zip(final, gold, strict=True))
     tally.found_marks = sum(f != 0 for f in final)
     tally.gold_marks = sum(g != 0 for g in gold)
+    tally.right_names, tally.found_names, tally.gold_names = name_counts(session, gold, capitals)
     return tally
 
 

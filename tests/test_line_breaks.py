@@ -158,34 +158,28 @@ def test_words_of_a_script_written_without_spaces_are_joined_without_one() -> No
     from app.core.checks import STYLE_GUIDE_LIMITS
     from app.core.recut_cues import CueCut, built_cues
 
-    japanese = parse_document(_srt("こんにちは", "世界"), "srt")
-    (joined,) = built_cues(japanese.cues, [CueCut(2, 1000, 2900, (2,))])
-    assert joined.text() == "こんにちは世界"
-    latin = parse_document(_srt("hello", "world"), "srt")
-    (kept,) = built_cues(latin.cues, [CueCut(2, 1000, 2900, (2,))])
-    assert kept.text() == "hello world"
-
-    chinese = parse_document(_srt("我们没\n有人知道"), "srt")
-    assert rebreak_document(chinese, dataclasses.replace(STYLE_GUIDE_LIMITS, max_lines=1)) == 1
-    assert chinese.cues[0].text() == "我们没有人知道"
-
-
-def test_subtitles_that_part_phrases_with_a_space_are_joined_with_one() -> None:
-    """Chinese subtitles often set phrases a space apart inside a cue ("他能徒手抓住子弹  拦住疾速的
-    火车"): a re-cut joining two such cues parts them the same way rather than running the phrases
-    together, and a line break taken out of such a cue becomes a space."""
-    import dataclasses
-
-    from app.core.checks import STYLE_GUIDE_LIMITS
-    from app.core.recut_cues import CueCut, built_cues
-
-    spaced = parse_document(_srt("他能徒手抓住子弹  拦住疾速的火车", "轻轻一跳就能飞跃高楼"), "srt")
-    (joined,) = built_cues(spaced.cues, [CueCut(3, 1000, 2900, (3,))])
-    assert joined.text() == "他能徒手抓住子弹 拦住疾速的火车 轻轻一跳就能飞跃高楼"
-
-    broken = parse_document(_srt("宇宙守护神  保护我们\n远离邪恶"), "srt")
-    assert rebreak_document(broken, dataclasses.replace(STYLE_GUIDE_LIMITS, max_lines=1)) == 1
-    assert broken.cues[0].text() == "宇宙守护神  保护我们 远离邪恶"
+    # Chinese subtitles often set phrases a space apart inside a cue ("他能徒手抓住子弹  拦住疾速的火车"):
+    # a re-cut joining such cues parts them the same way rather than running the phrases together.
+    joins = [
+        (("こんにちは", "世界"), 2, "こんにちは世界"),
+        (("hello", "world"), 2, "hello world"),
+        (
+            ("他能徒手抓住子弹  拦住疾速的火车", "轻轻一跳就能飞跃高楼"),
+            3,
+            "他能徒手抓住子弹 拦住疾速的火车 轻轻一跳就能飞跃高楼",
+        ),
+    ]
+    for cues, words, wanted in joins:
+        (joined,) = built_cues(parse_document(_srt(*cues), "srt").cues, [CueCut(words, 1000, 2900, (words,))])
+        assert joined.text() == wanted
+    # A line break taken out: none in a word, a space where the cue parts its phrases with one.
+    for text, wanted in (
+        ("我们没\n有人知道", "我们没有人知道"),
+        ("宇宙守护神  保护我们\n远离邪恶", "宇宙守护神  保护我们 远离邪恶"),
+    ):
+        document = parse_document(_srt(text), "srt")
+        assert rebreak_document(document, dataclasses.replace(STYLE_GUIDE_LIMITS, max_lines=1)) == 1
+        assert document.cues[0].text() == wanted
 
 
 def test_a_line_is_not_broken_after_a_possessive_a_number_or_an_adjective_before_its_noun() -> None:

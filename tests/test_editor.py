@@ -1307,3 +1307,23 @@ def test_the_export_dialog_opens_where_the_user_exports_not_in_the_bundled_sampl
     window.files.open_captions(sample / "sample.srt", None, sample / "reference.txt")
     wait_for_suggestions(qtbot, window)
     assert _export_dialog_folder(qtbot, window) == sample.resolve()
+
+
+def test_opening_shows_the_editor_at_once_and_a_failure_goes_back_to_the_recent_files(
+    qtbot, window: MainWindow, sample: Path, tmp_path: Path
+) -> None:
+    """Reopening showed the welcome page for some seconds before the project, as if nothing were
+    being opened."""
+    damaged = tmp_path / "damaged.punctum"
+    damaged.write_bytes(b"not a project")
+    assert window.pages.currentIndex() == 0
+    window.files.open_project(damaged)
+    assert (
+        window.pages.currentIndex() == 1 and window.statusBar().currentMessage() == "Opening damaged.punctum…"
+    )
+    wait_for_error(qtbot, window)
+    assert window.pages.currentIndex() == 0  # nothing was opened
+    window.files.open_captions(sample / "sample.srt", None, None)
+    assert window.pages.currentIndex() == 1
+    wait_for_open(qtbot, window)
+    assert window.pages.currentIndex() == 1

@@ -194,6 +194,11 @@ class FileController:
     def _open(self, failure: str, opening: Any, remembered: Path) -> bool:
         self.window.worker.cancel_all()  # whatever ran for the previous file gives way
         self.window.statusBar().showMessage(f"Opening {remembered.name}…")
+        # The editor's page at once, empty until the file is read: reopening showed the welcome
+        # page for some seconds first, as if nothing were being opened.
+        first = self.window.session is None
+        if first:
+            self.window.pages.setCurrentIndex(1)
 
         def done(session: ReviewSession) -> None:
             self.window.statusBar().clearMessage()
@@ -202,6 +207,8 @@ class FileController:
 
         def failed(reason: str) -> None:
             self.window.statusBar().clearMessage()
+            if first and self.window.session is None:
+                self.window.pages.setCurrentIndex(0)  # nothing opened: back to the recent files
             self.window.show_error(failure, reason)
 
         self.window.worker.submit("open", lambda progress, cancelled: opening(), done, failed)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         QMenu,
         QProgressBar,
         QPushButton,
+        QStackedWidget,
         QStatusBar,
         QTableView,
         QWidget,
@@ -53,6 +54,7 @@ class EditorWindow(Protocol):
     cancel_button: QPushButton
     recent_list: QListWidget
     recent_menu: QMenu
+    pages: QStackedWidget  # the welcome page (0), the editor's (1)
 
     def dialog_parent(self) -> QWidget:
         """The widget a dialog opens over (the window itself)."""

@@ -361,3 +361,20 @@ def test_media_given_as_a_url_is_refused_as_not_a_local_file() -> None:
         result.stderr.strip()
         == f"punctum: --media {url}: a URL; media must be a local file (download it first)"
     )
+
+
+def test_an_output_named_by_a_link_is_written_through_it(tmp_path: Path) -> None:
+    """``--write y.json`` with y.json a link to a missing file replaced the link with a file, and a
+    link into a missing folder was refused naming "the folder ." instead of the link's."""
+    captions = tmp_path / "talk.srt"
+    captions.write_text((SAMPLE / "sample.srt").read_text(encoding="utf-8"), encoding="utf-8")
+    link = tmp_path / "out.srt"
+    link.symlink_to("written.srt")
+    result = punctum("punctuate", str(captions), "--no-audio", "-o", str(link))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and (tmp_path / "written.srt").read_text(encoding="utf-8").startswith("1\n")
+    astray = tmp_path / "astray.srt"
+    astray.symlink_to("nowhere/astray.srt")
+    refused = punctum("punctuate", str(captions), "--no-audio", "-o", str(astray))
+    assert refused.returncode != 0
+    assert refused.stderr.strip().endswith(f"the folder {tmp_path / 'nowhere'} does not exist")

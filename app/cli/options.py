@@ -265,10 +265,12 @@ def check_outputs(
             kinds = " or ".join(filter(None, [", ".join(extensions[:-1]), extensions[-1]]))
             found = f"not {path.suffix}" if path.suffix else "and this name has no extension"
             raise UsageError(f"{output}: {option} writes {kinds} files, {found}")
+        # Through a link, the folder is its target's ("x.json -> nowhere/x.json": not ".").
+        folder = resolved.parent if path.is_symlink() else path.parent
         if not resolved.parent.is_dir():
-            raise UsageError(f"{output}: the folder {path.parent} does not exist")
+            raise UsageError(f"{output}: the folder {folder} does not exist")
         if not os.access(resolved.parent, os.W_OK | os.X_OK) or not _can_create_in(str(resolved.parent)):
-            raise UsageError(f"{output}: the folder {path.parent} is not writable")
+            raise UsageError(f"{output}: the folder {folder} is not writable")
         taken.add(resolved)
 
 

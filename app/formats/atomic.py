@@ -21,6 +21,9 @@ def write_together(files: Sequence[tuple[Path, bytes]]) -> None:
 
 
 def _write_together(files: Sequence[tuple[Path, bytes]]) -> None:
+    # A link is written through, as editors do: the file it names is written, the link stays a
+    # link (the temporary file renamed over it replaced the link with a file).
+    files = [(path.resolve() if path.is_symlink() else path, data) for path, data in files]
     staged: list[tuple[Path, Path]] = []
     placed: list[Path] = []
     try:

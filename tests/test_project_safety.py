@@ -415,3 +415,21 @@ def test_a_damaged_row_is_one_line_naming_the_project_and_the_file(
     stderr = _one_line_error(result, 3)
     assert stderr.startswith(f"punctum: {project}: ") and "'talk'" in stderr and said in stderr, stderr
     assert not out.exists()  # nothing half exported
+
+
+def test_a_lock_file_deleted_by_hand_still_keeps_a_second_writer_out(tmp_path: Path) -> None:
+    """Deleting ``P.punctum-lock`` while the editor held the project let ``style --reset`` in: the
+    holder's lock is found under its second name, and once the holder has gone, the next writer
+    takes the project over as before."""
+    project = _processed_project(tmp_path)
+    holder = _holder(project, "the Punctum editor")
+    try:
+        (project.parent / f"{project.name}-lock").unlink()
+        refused = _run([sys.executable, "-m", "app", "style", str(project), "--reset"])
+        assert f"in use by the Punctum editor (pid {holder.pid} on " in _one_line_error(refused, 3)
+    finally:
+        holder.kill()
+        holder.wait()
+    taken = _run([sys.executable, "-m", "app", "style", str(project), "--reset"])
+    assert taken.returncode == 0, taken.stderr
+    assert sorted(p.name for p in project.parent.iterdir() if "lock" in p.name) == []

@@ -97,6 +97,12 @@ def lock_path(project: Path) -> Path:
     return project.with_name(project.name + "-lock")
 
 
+def _shadow_path(project: Path) -> Path:
+    """A second name of the held sidecar (a hard link, hidden): a sidecar deleted by hand while its
+    holder lives left the project open to a second writer; the holder's lock is still found here."""
+    return project.with_name(f".{project.name}-lock")
+
+
 @dataclass
 class _Held:
     fd: int
@@ -130,8 +136,10 @@ def release(project: Path) -> None:
             return
         del _held[project]
         # Removed while still locked: a writer waiting on this file finds it gone and starts over.
-        with contextlib.suppress(OSError):
-            lock_path(project).unlink(missing_ok=True)
+        for name in (lock_path(project), _shadow_path(project)):
+            with contextlib.suppress(OSError):
+                if os.path.samestat(os.fstat(held.fd), name.stat()):
+                    name.unlink()
         os.close(held.fd)
 
 
@@ -141,8 +149,17 @@ def holder(project: Path) -> Holder | None:
     with _guard:
         if project in _held:
             return _held[project].holder
+    for name in (lock_path(project), _shadow_path(project)):
+        found = _live_holder(name)
+        if found is not None:
+            return found
+    return None
+
+
+def _live_holder(name: Path) -> Holder | None:
+    """The holder of the sidecar at ``name`` if a live process holds it, else None."""
     try:
-        fd = os.open(lock_path(project), os.O_RDONLY)
+        fd = os.open(name, os.O_RDONLY)
     except OSError:
         return None
     try:
@@ -175,10 +192,34 @@ def _take(project: Path, holder: Holder, wait: float) -> int:
         if not same:  # the holder released it and removed the file between our open and lock
             os.close(fd)
             continue
+        shadowed = None if _is_file(mine, _shadow_path(project)) else _live_holder(_shadow_path(project))
+        if shadowed is not None:  # its sidecar was deleted by hand: the holder still writes
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise ProjectLockedError(project, shadowed)
+            time.sleep(0.1)
+            continue
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, json.dumps(dataclasses.asdict(holder)).encode())
+        _shadow(path, _shadow_path(project))
         return fd
+
+
+def _is_file(mine: os.stat_result, name: Path) -> bool:
+    """Whether ``name`` is the file ``mine`` describes (a dead holder's second name of the sidecar
+    just taken over: its lock is ours now)."""
+    try:
+        return os.path.samestat(mine, name.stat())
+    except OSError:
+        return False
+
+
+def _shadow(path: Path, shadow: Path) -> None:
+    """``shadow`` made a second name of the sidecar ``path`` (where links can be made)."""
+    with contextlib.suppress(OSError):
+        shadow.unlink(missing_ok=True)
+        os.link(path, shadow)
 
 
 def _read_holder(fd: int) -> Holder | None:

@@ -9,6 +9,10 @@ the holder. A holder that crashes (``kill -9``, a power cut) leaves the sidecar 
 ``flock`` goes with the process, so the next writer simply takes the lock over; nothing needs
 cleaning up by hand and a live holder is never mistaken for a dead one.
 
+The holder also gives the sidecar a second, hidden name (``.P.punctum-lock``, a hard link): a
+sidecar deleted by hand while its holder lives would otherwise let a second writer make a new one
+and take it; the holder's lock is still found under the second name.
+
 The lock is held per process, with a count: the editor's analysis thread opens a second
 connection on the project its session holds, and that is the same writer.
 """

@@ -760,8 +760,9 @@ def test_a_name_capitalised_once_is_proposed_with_its_capital_at_every_later_men
     capitals = {s.gap: s for s in other.document.suggestions if s.casing is Casing.CAPITALISED}
     assert first in capitals and later in capitals and capitals[later].confidence == 0.75
     other.close()
-    status = run_punctum_here("status", str(project))
-    assert "capitalises Rose (1 of 1)" in status.stdout, status.stdout
+    for command in ("status", "style"):
+        said = run_punctum_here(command, str(project))
+        assert "capitalises Rose (1 of 1)" in said.stdout, said.stdout
     # A file batch adds later starts with the name's capital proposed too.
     later_files = tmp_path / "later"
     later_files.mkdir()
@@ -774,3 +775,6 @@ def test_a_name_capitalised_once_is_proposed_with_its_capital_at_every_later_men
         assert first in capitals and capitals[later].confidence == 0.75
     finally:
         added.close()
+    # A reset forgets what the answers taught of capitals too.
+    assert run_punctum_here("style", str(project), "--reset").returncode == 0
+    assert "capitalises" not in run_punctum_here("status", str(project)).stdout

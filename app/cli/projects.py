@@ -86,8 +86,10 @@ def _status(args: argparse.Namespace) -> int:
 
 def _style(args: argparse.Namespace) -> int:
     from app.services.batch import open_project
+    from app.services.learnt_capitals import learnt_line
     from app.services.restyle import project_style, reset_style
-    from app.services.style_files import write_style_file
+    from app.services.review_style import project_teaching
+    from app.services.style_files import StyleStatus, write_style_file
 
     # Before the project is opened: a style file never replaces the project (nor anything but JSON).
     check_outputs([args.project], [("--write", args.write, JSON)])
@@ -98,7 +100,8 @@ def _style(args: argparse.Namespace) -> int:
         project = open_project(path, read_only=True)
     with project:
         try:
-            style = project_style(project)
+            examples, capitals = project_teaching(project)
+            style = project_style(project, examples)
         except PunctumError as damaged:
             if not args.reset or args.write is not None:
                 raise
@@ -106,7 +109,7 @@ def _style(args: argparse.Namespace) -> int:
         else:
             if args.write is not None:
                 write_style_file(style, Path(args.write))  # before a word is said of it: it may fail
-            print(style.summary())
+            print(StyleStatus.of(style, learnt_line(capitals)).summary)  # the capitals too
             if args.write is not None:
                 print(f"{args.write}: written")
         if args.reset:

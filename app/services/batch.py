@@ -162,12 +162,13 @@ def project_status(project: Project) -> ProjectStatus:
     changed on disk since they were imported are "stale"), its suggestions by status and the
     review time they need; and the house style the decisions on all of them have taught (each
     file read once, for both)."""
-    from app.services.learnt_capitals import CapitalCount, learnt_line, merged
-    from app.services.restyle import decided, file_examples, project_style
+    from app.services.learnt_capitals import CapitalCount, learnt_line, merged, taught_capitals
+    from app.services.restyle import decided, file_examples, project_style, reset_at
 
     rows = []
     examples = []
     capitals: list[dict[str, CapitalCount]] = []
+    reset = reset_at(project)
     writing = project.writer() is not None
     for entry in project.files():
         state, reason = entry.state, None
@@ -182,7 +183,7 @@ def project_status(project: Project) -> ProjectStatus:
             counts, may_be_wrong = status_counts(*loaded, taught.settled)
             counts["decided_by_you"] = len(taught.taught_at)
             examples += file_examples(project, entry.id, *loaded, state=taught)
-            capitals.append(taught.capitals)
+            capitals.append(taught_capitals(*loaded, reset))
             warnings = report_warnings(project.report(entry.id)) or None
             if not project.has_gap_readings(entry.id):
                 warnings = [*(warnings or []), NO_READINGS_WARNING]

@@ -57,9 +57,10 @@ def respelt(document: Document, history: History) -> set[int]:
     }
 
 
-def taught_capitals(document: Document, history: History) -> dict[str, CapitalCount]:
+def taught_capitals(document: Document, history: History, after: int = 0) -> dict[str, CapitalCount]:
     """What a person's decisions in effect say of each word's capital: casing suggestions they
-    accepted or turned down, and words they spelt again with a capital."""
+    accepted or turned down, and words they spelt again with a capital; those recorded at or before
+    row ``after`` (a reset of the house style) are forgotten."""
     words = list(document.words())
     last = history.last_changes()
     given, kept = Counter[str](), Counter[str]()
@@ -69,7 +70,7 @@ def taught_capitals(document: Document, history: History) -> dict[str, CapitalCo
             continue
         answered.add(s.gap)
         step = last.get(s.id)
-        if step is None or step.by is not Decider.PERSON:
+        if step is None or step.by is not Decider.PERSON or (step.row is not None and step.row <= after):
             continue
         if s.status is Status.ACCEPTED and s.casing in (Casing.CAPITALISED, Casing.UPPER):
             given[word_key(words[s.gap])] += 1

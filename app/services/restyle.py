@@ -26,7 +26,7 @@ from app.core.triage import TriagePolicy, settled_by_rule, triage
 from app.ml.house_style import HouseStyle, Proposal, StyleError, StyleExample
 from app.ml.style_file import style_json, style_of_json
 from app.ml.style_fit import PRIORS, Priors, fit_style
-from app.services.learnt_capitals import CapitalCount, recased_again, respelt, taught_capitals
+from app.services.learnt_capitals import CapitalCount, recased_again, respelt
 from app.services.suggestions import model_word, open_gap, reader_choice
 from app.services.typography import render_mark
 from app.store.errors import ProjectError
@@ -50,8 +50,8 @@ class Decided:
     settled: set[int]
     #: Per gap a person decided, the project's row of their decision there (None: not recorded).
     taught_at: dict[int, int | None]
-    #: What the person's answers say of words' capitals (this file's; a session adds its other
-    #: files'), and the words whose letters a step changed (``services.learnt_capitals``).
+    #: What the person's answers say of words' capitals (given by the caller, who knows the
+    #: project), and the words whose letters a step changed (``services.learnt_capitals``).
     capitals: dict[str, CapitalCount] = dataclasses.field(default_factory=dict)
     respelt: set[int] = dataclasses.field(default_factory=set)
 
@@ -126,9 +126,7 @@ def decided(document: Document, history: History) -> Decided:
             rows = [r for r in (taught_at.get(s.gap), step.row if step else None) if r is not None]
             taught_at[s.gap] = max(rows, default=None)
     settled = settled_by_rule(document, history, by_rule)
-    return Decided(
-        original, settled, taught_at, taught_capitals(document, history), respelt(document, history)
-    )
+    return Decided(original, settled, taught_at, respelt=respelt(document, history))
 
 
 def _next_word(words: Sequence[Word], index: int) -> str:

@@ -19,6 +19,7 @@ from app.services.restyle import (
     file_examples,
     give_style,
     project_style,
+    reset_at,
     reset_style,
     restyle,
 )
@@ -43,7 +44,7 @@ def project_teaching(
         document, history = load_document(project, entry.id)
         state = decided(document, history)
         examples += file_examples(project, entry.id, document, history, None, state)
-        capitals.append(state.capitals)
+        capitals.append(taught_capitals(document, history, reset_at(project)))
     return examples, merged(*capitals)
 
 
@@ -107,7 +108,12 @@ class SessionStyle:
 
     def capitals_line(self) -> str:
         """What the answers in this project taught of capitals, for the style's line ("" for none)."""
-        return learnt_line(merged(self._other_files()[1], taught_capitals(self.document, self.history)))
+        return learnt_line(self._capitals())
+
+    def _capitals(self) -> dict[str, CapitalCount]:
+        """What the answers in this project (since any reset) taught of words' capitals."""
+        mine = taught_capitals(self.document, self.history, reset_at(self.project))
+        return merged(self._other_files()[1], mine)
 
     def _other_files(self) -> tuple[list[StyleExample], dict[str, CapitalCount]]:
         """What the project's other files teach (read once a session, and after a reset)."""
@@ -142,6 +148,6 @@ class SessionStyle:
         state = decided(self.document, self.history)  # read once for the style and the re-reading
         style = style or self.style(state)
         # A name capitalised in another file of the project is proposed so here too.
-        state = dataclasses.replace(state, capitals=merged(self._other_files()[1], state.capitals))
+        state = dataclasses.replace(state, capitals=self._capitals())
         change = restyle(self.document, state, self.readings(), style, self.policy, self.has_reference, alone)
         return self._do(change, by=Decider.RULE) if change is not None else None

@@ -459,7 +459,7 @@ def test_an_answer_is_kept_apart_from_the_question_it_answers() -> None:
     for text in said:
         words.append(TimedWord(text, clock, clock + 300))
         clock += 330 + (400 if text.endswith((".", "?")) else 0)
-    cues = plan_cues(words, STYLE_GUIDE_LIMITS, weak=weak_words("en"))
+    cues = plan_cues(words, STYLE_GUIDE_LIMITS, weak=weak_words("en"), turns=True)
     for cue in cues:
         inside = [w.text for w in cue.words[:-1]]
         assert not any(text.endswith("?") for text in inside), [w.text for w in cue.words]

@@ -162,6 +162,7 @@ def plan_cues(
     until: int | None = None,
     runs_on: bool = False,
     weak: Collection[str] = (),
+    turns: bool = False,
 ) -> list[PlannedCue]:
     """The words laid out in cues and lines by the rules above; [] for no words. ``until``: the
     latest the last cue may end (the next caption's start), which else only its words decide.
@@ -172,14 +173,15 @@ def plan_cues(
     and kept to where its text can be read in the time before the next cue (a cost, as the words'
     own pace may not allow it); with ``rules.min_gap_ms`` a cue ends that long before the next.
     ``weak``: words a cue should not end on either (``core.weak_words``: "by / a similar process"),
-    nor, then, in the middle of a name ("Maple / Street").
+    nor, then, in the middle of a name ("Maple / Street"). ``turns``: a cue should not go on past
+    where another speaker may start (``turn_after``; the re-cut's, not transcription's).
     """
     count = len(words)
     if count == 0:
         return []
     lengths = [len(as_shown(word.text)) for word in words]
     kinds = [_break_kind(words[b], words[b + 1]) for b in range(count - 1)]
-    end_costs, inner_costs = _boundary_costs(words, kinds, rules, weak)
+    end_costs, inner_costs = _boundary_costs(words, kinds, rules, weak, turns)
     spans = _cue_spans(words, lengths, end_costs, inner_costs, rules, until, kinds if runs_on else None)
 
     cues: list[PlannedCue] = []
@@ -208,7 +210,11 @@ def plan_cues(
 
 
 def _boundary_costs(
-    words: Sequence[TimedWord], kinds: list[int], rules: CaptionLimits, weak: Collection[str] = ()
+    words: Sequence[TimedWord],
+    kinds: list[int],
+    rules: CaptionLimits,
+    weak: Collection[str] = (),
+    turns: bool = False,
 ) -> tuple[list[float], list[float]]:
     """For each gap between two words: the cost of ending a cue there, and of a cue spanning it
     (more after a ``weak`` word, which a viewer reads with the next)."""
@@ -226,7 +232,7 @@ def _boundary_costs(
                 base += _WEAK_END
             end_costs.append(base * (1 - gap / pause))
         inner = _INNER_SENTENCE if kind == _SENTENCE else 0.0
-        if kind == _SENTENCE and turn_after(words[b], words[b + 1]):
+        if turns and kind == _SENTENCE and turn_after(words[b], words[b + 1]):
             inner += _INNER_TURN
         if is_pause:
             inner += _INNER_PAUSE * gap / pause

@@ -109,7 +109,9 @@ def resegment(
         following = _first_word_after(cues, stop)
         # The run's last sentence goes on after it: words follow, and its last word ends none.
         runs_on = following is not None and not ends_sentence(cues[stop - 1].words[-1].rendered(), following)
-        planned = plan_cues([word for word, _, _ in words], rules, until, runs_on, weak_words(language))
+        planned = plan_cues(
+            [word for word, _, _ in words], rules, until, runs_on, weak_words(language), turns=True
+        )
         planned = _within_estimates(planned, words)
         texts = [planned_word.text for planned_word, _, _ in words]
         was = list(itertools.accumulate(len(cue.words) for cue in cues[number:stop]))

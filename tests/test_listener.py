@@ -316,3 +316,29 @@ def test_transcribing_and_listening_share_one_loaded_recogniser(listener) -> Non
     assert transcriber.model.model is listener._model  # one Whisper in the process, not two
     recognition = transcriber.transcribe(decode_audio(SAMPLE / "sample.mp4")[: 16_000 * 8], "en")
     assert recognition.words  # and it still transcribes
+
+
+def test_a_second_pass_that_does_not_fit_the_decoder_leaves_the_first_pass_reading(
+    listener, sample_track, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The second pass took its new gaps before checking that its text fits the decoder; when it
+    did not, the first reading was read at the second pass's rows, and the IndexError that
+    followed failed the whole file. Here every window's second text is made too long to fit."""
+    real = listener.text.window_text
+    calls: dict[int, int] = {}
+
+    def too_long_the_second_time(listening, window, written):  # type: ignore[no-untyped-def]
+        tokens, gaps, firsts = real(listening, window, written)
+        calls[window.first] = calls.get(window.first, 0) + 1
+        if calls[window.first] == 1:
+            return tokens, gaps, firsts
+        padding = listener.decoder.dimensions.positions  # rows past anything the first pass read
+        longer = tokens + tokens[:1] * padding  # more tokens than the decoder has positions
+        return longer, {i: row + padding for i, row in gaps.items()}, [(r + padding, t) for r, t in firsts]
+
+    monkeypatch.setattr(listener.text, "window_text", too_long_the_second_time)
+    document = read_document(SAMPLE / "sample.srt")
+    document.cues = document.cues[:8]
+    _, readings = _heard(document, sample_track, listener)
+    assert any(count > 1 for count in calls.values())  # a second pass was tried
+    assert not readings.warnings and all(h is not None for h in readings.heard)

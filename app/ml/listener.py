@@ -341,13 +341,18 @@ class _FileListening:
                 self.second.update(second)
                 self.written[number].set()
                 written = Overlay(listening.first_marks, self.second)
-                again, gaps, firsts = listener.text.window_text(listening, window, written)
+                again, again_gaps, again_firsts = listener.text.window_text(listening, window, written)
                 before = self.prefix(window, written)
                 fits = len(before) + len(again) <= listener.decoder.dimensions.positions
+                # The second pass's text, rows and reading are taken together or not at all: its
+                # rows read in the first pass's reading broke the whole file (an IndexError).
                 if fits and (again, before) != (forced, prefix):  # else the first pass's reading stands
-                    forced, reading = again, listener.forced_pass(memory, before, again, extra, [])
+                    reading = listener.forced_pass(memory, before, again, extra, [])
+                    forced, gaps, firsts = again, again_gaps, again_firsts
                 marks = listener.gap_marks(reading, gaps, go_on)
-        except (RuntimeError, ValueError) as error:  # CTranslate2's and ONNX Runtime's own failures
+        # CTranslate2's and ONNX Runtime's own failures, and any slip of one window's rows: that
+        # window keeps the text's reading, with a warning, never the file.
+        except (RuntimeError, ValueError, IndexError) as error:
             return _Heard(failure=error_line(error))
         spans = [(row, gaps[window.first + n]) for n, (row, _) in enumerate(firsts)]
         return _Heard(marks, times=self.times_heard(reading, window, len(forced), spans))

@@ -58,6 +58,9 @@ class CueCheck:
     longest_line: int
     lines: int
     problems: tuple[str, ...]
+    #: Which limits the problems are of, by ``CutChecks``' names: "over_speed", "over_duration",
+    #: "over_lines", "short_gaps" (the re-cut's summary counts them so).
+    over: frozenset[str] = frozenset()
 
     @property
     def ok(self) -> bool:
@@ -85,30 +88,35 @@ def check_cue(cue: Cue, limits: CaptionLimits, following: Cue | None = None) -> 
     seconds = cue.duration / 1000
     cps = characters / seconds if seconds > 0 else float("inf") if characters else 0.0
     longest = max((len(line) for line in lines), default=0)
-    problems = []
+    problems: list[tuple[str, str]] = []  # (the limit, what a viewer finds)
     if seconds <= 0 and characters:
         # No reading time at all: say so rather than print an infinite rate.
-        problems.append(
-            f"{characters} characters shown for {'no time' if seconds == 0 else 'a negative time'}"
-        )
+        shown_for = "no time" if seconds == 0 else "a negative time"
+        problems.append(("over_speed", f"{characters} characters shown for {shown_for}"))
     elif limits.max_cps is not None and cps > limits.max_cps:
-        problems.append(f"{cps:.1f} characters per second (limit {limits.max_cps:g})")
+        problems.append(("over_speed", f"{cps:.1f} characters per second (limit {limits.max_cps:g})"))
     if characters and seconds > 0 and not limits.min_ms <= cue.duration <= limits.max_ms:
         bound = (
             f"at least {limits.min_ms / 1000:g}"
             if cue.duration < limits.min_ms
             else f"at most {limits.max_ms / 1000:g}"
         )
-        problems.append(f"on screen {seconds:.2f} s ({bound} s)")
+        problems.append(("over_duration", f"on screen {seconds:.2f} s ({bound} s)"))
     if (too_long := longest_breakable(lines)) > limits.max_line_chars:
-        problems.append(f"a line of {too_long} characters (limit {limits.max_line_chars})")
+        problems.append(("over_lines", f"a line of {too_long} characters (limit {limits.max_line_chars})"))
     if len(lines) > limits.max_lines:
-        problems.append(f"{len(lines)} lines (limit {limits.max_lines})")
+        problems.append(("over_lines", f"{len(lines)} lines (limit {limits.max_lines})"))
     if following is not None and following.start - cue.end < limits.min_gap_ms:
         gap = following.start - cue.end
         problems.append(
-            f"overlaps the next cue by {-gap} ms"
-            if gap < 0
-            else f"{gap} ms before the next cue (at least {limits.min_gap_ms})"
+            (
+                "short_gaps",
+                f"overlaps the next cue by {-gap} ms"
+                if gap < 0
+                else f"{gap} ms before the next cue (at least {limits.min_gap_ms})",
+            )
         )
-    return CueCheck(round(cps, 1) if cps != float("inf") else cps, longest, len(lines), tuple(problems))
+    rate = round(cps, 1) if cps != float("inf") else cps
+    return CueCheck(
+        rate, longest, len(lines), tuple(text for _, text in problems), frozenset(k for k, _ in problems)
+    )

@@ -339,13 +339,15 @@ def line_words(
     words = [TimedWord(text, 0, 0) for text in texts]
     lengths = [len(as_shown(text)) for text in texts]
     weak = weak_words(language)
+    kinds = [_break_kind(word, following) for word, following in itertools.pairwise(words)]
     kinds = [
-        _WEAK
-        if _break_kind(word, following) == _NONE and _read_with_next(word, following, weak)
-        else _break_kind(word, following)
-        for word, following in itertools.pairwise(words)
+        _TURN
+        if b in turns
+        else _WEAK
+        if kind == _NONE and _read_with_next(words[b], words[b + 1], weak)
+        else kind
+        for b, kind in enumerate(kinds)
     ]
-    kinds = [_TURN if b in turns else kind for b, kind in enumerate(kinds)]
     if turns:
         at_least = max(at_least, min(rules.max_lines, len(words), len(set(turns)) + 1))
     moved = None if breaks is None else [0.0 if b in breaks else _MOVED_BREAK for b in range(len(kinds))]

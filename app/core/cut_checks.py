@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, check_cue, longest_breakable, visible_lines
+from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, check_cue
 from app.core.cue_segmentation import ends_sentence
 from app.core.model import Casing, Document, Word, apply_casing, casing_of, first_words
 from app.core.sentences import starts_sentence
@@ -84,20 +84,7 @@ def cut_checks(
             continue
         # Counted as ``check_cue`` finds them, so the re-cut's summary and its preview agree.
         check = check_cue(cue, limits, later)
-        characters = sum(len(line) for line in visible_lines(cue))
-        shown = characters > 0 and cue.duration > 0
-        found = {
-            "short_gaps": later is not None and later.start - cue.end < limits.min_gap_ms,
-            "over_lines": check.lines > limits.max_lines
-            or longest_breakable(visible_lines(cue)) > limits.max_line_chars,
-            "over_duration": shown and not limits.min_ms <= cue.duration <= limits.max_ms,
-            "over_speed": characters > 0
-            and (
-                cue.duration <= 0
-                or (limits.max_cps is not None and characters / (cue.duration / 1000) > limits.max_cps)
-            ),
-        }
-        counts.update(name for name, hit in found.items() if hit)
+        counts.update(check.over)
         if not check.ok:
             counts["over_any"] += 1
             over.append(number + 1)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.core.errors import PunctumError
 from app.core.history import Step
+from app.services.style_files import StyleStatus
 from app.ui.dialogs import confirm, message_box
 from app.ui.triage_view import style_told
 
@@ -40,10 +41,8 @@ class StyleActions:
             style = session.style()
         except PunctumError:  # a damaged style in the project: the review goes on without a word
             return None
-        learnt, summary = style.describe(), style.summary()
-        if capitals := session.capitals_line():  # "capitalises Rose (1 of 1)"
-            learnt, summary = [*learnt, capitals], f"{summary}; {capitals}"
-        return learnt, summary
+        told = StyleStatus.of(style, session.capitals_line())  # as status says it, capitals too
+        return told.learnt, told.summary
 
     def note_style(self) -> None:
         """Remember what the style has learnt as it stands (a file just opened), saying nothing."""

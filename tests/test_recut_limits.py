@@ -238,3 +238,69 @@ def test_a_re_cut_an_earlier_version_stored_without_its_cues_is_said_wherever_it
     exported = run_punctum_here("export", str(project), "--out", str(tmp_path / "out"))
     assert exported.returncode == 0
     assert "sample: note: re-cut by an earlier Punctum" in exported.stderr
+
+
+#: A question and its answer too quick to part: one cue must hold both speakers.
+QUESTION_AND_ANSWER = (
+    "1\n00:00:01,000 --> 00:00:02,500\nReally? Yes, you can.\n\n"
+    "2\n00:00:02,600 --> 00:00:04,000\nGood, thank you.\n"
+)
+
+
+def test_two_speakers_sharing_a_cue_each_start_a_line_with_the_dash_the_limits_ask_for(
+    tmp_path: Path,
+) -> None:
+    """Style guides keep speakers apart, or mark each with a dash on its own line: an option of
+    the limits, off by default; a re-cut cue keeps its dashes when the project is reopened."""
+    captions = tmp_path / "talk.srt"
+    captions.write_text(QUESTION_AND_ANSWER, encoding="utf-8")
+    document = parse_document(captions.read_bytes(), "srt")
+    plain = resegment(document, None, STYLE_GUIDE_LIMITS, "en").document
+    assert plain.cues[0].text() == "Really?\nYes, you can."
+    for dash, written in (("-", "-Really?\n-Yes, you can."), ("- ", "- Really?\n- Yes, you can.")):
+        limits = dataclasses.replace(STYLE_GUIDE_LIMITS, speaker_dash=dash)
+        assert resegment(document, None, limits, "en").document.cues[0].text() == written
+    # A cue whose speakers the file marked itself is left as the file has it (no second dash).
+    dashed = parse_document(QUESTION_AND_ANSWER.replace("Really?", "-Really?").encode(), "srt")
+    limits = dataclasses.replace(STYLE_GUIDE_LIMITS, speaker_dash="-")
+    assert resegment(dashed, None, limits, "en").document.cues[0].text() == "-Really? Yes, you can."
+    session = ReviewSession.open(captions)
+    session.limits = limits
+    assert session.recut() is not None
+    session.close()
+    again = ReviewSession.open(captions)
+    try:
+        assert [cue.text() for cue in again.document.cues] == ["-Really?\n-Yes, you can.", "Good, thank you."]
+    finally:
+        again.close()
+    cut = (CueCut(4, 1000, 2500, (1, 3), "-"),)
+    assert decode(*encode(Recut(cut=cut))) == Recut(cut=cut)
+
+
+def test_the_speaker_dash_is_an_option_on_the_command_line_and_in_settings(tmp_path: Path) -> None:
+    captions = tmp_path / "talk.srt"
+    captions.write_text(QUESTION_AND_ANSWER, encoding="utf-8")
+    out = tmp_path / "out.srt"
+    done = run_punctum_here(
+        "punctuate",
+        str(captions),
+        "-o",
+        str(out),
+        "--apply",
+        "none",
+        "--resegment",
+        "--speaker-dash",
+        "hyphen",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-Really?\n-Yes, you can." in out.read_text(encoding="utf-8")
+    refused = run_punctum_here(
+        "punctuate", str(captions), "-o", str(out), "--resegment", "--speaker-dash", "*"
+    )
+    assert refused.returncode == 2 and "--speaker-dash" in refused.stderr
+    settings = QSettings(str(tmp_path / "punctum.ini"), QSettings.Format.IniFormat)
+    mine = dataclasses.replace(STYLE_GUIDE_LIMITS, speaker_dash="\u2013 ")
+    save_limits(settings, mine)
+    assert saved_limits(settings) == mine
+    settings.setValue("limits/speaker_dash", "~~")
+    assert saved_limits(settings) == STYLE_GUIDE_LIMITS

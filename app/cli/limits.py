@@ -4,12 +4,13 @@ defaulting to the style guides' value (``services.documents.STYLE_GUIDE_LIMITS``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from collections.abc import Callable
 
 from app.core.errors import UsageError
+from app.services.documents import SPEAKER_DASHES, CaptionLimits, caption_limits
 from app.services.documents import STYLE_GUIDE_LIMITS as _DEFAULTS
-from app.services.documents import CaptionLimits, caption_limits
 
 #: option -> (field, type, help)
 _OPTIONS = {
@@ -43,6 +44,13 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("caption limits")
     for option, (field, kind, told) in _OPTIONS.items():
         group.add_argument(option, dest=f"limit_{field}", type=kind, metavar="N", help=told)
+    group.add_argument(
+        "--speaker-dash",
+        dest="limit_speaker_dash",
+        choices=SPEAKER_DASHES,
+        help="what starts each line of a re-cut cue two speakers share: none (the default), "
+        "hyphen (-Really?), hyphen-space (- Really?) or en-dash",
+    )
 
 
 def limits_from(args: argparse.Namespace) -> CaptionLimits:
@@ -50,12 +58,14 @@ def limits_from(args: argparse.Namespace) -> CaptionLimits:
     are refused in one line."""
     given = {field: getattr(args, f"limit_{field}") for field, _, _ in _OPTIONS.values()}
     given = {field: value for field, value in given.items() if value is not None}
+    dash = getattr(args, "limit_speaker_dash", None)
     for option, (field, _, _) in _OPTIONS.items():
         value = given.get(field)
         holds, wanted = _BOUNDS.get(option, _AT_LEAST_0)
         if value is not None and not (math.isfinite(value) and holds(value)):
             raise UsageError(f"{option} {value}: give {wanted}")
     try:
-        return caption_limits(**given)
+        limits = caption_limits(**given)
+        return limits if dash is None else dataclasses.replace(limits, speaker_dash=SPEAKER_DASHES[dash])
     except ValueError as error:
         raise UsageError(f"caption limits: {error}") from None

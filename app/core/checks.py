@@ -36,6 +36,10 @@ class CaptionLimits:
     #: cue leaves room (12 frames at 24 fps); reading speed and the shortest duration may keep it
     #: up longer.
     linger_ms: int = 500
+    #: What starts each line of a cue two speakers share, where a re-cut cannot keep them apart
+    #: (``SPEAKER_DASHES``); "" (the default, as in styles that mark no speakers): each speaker
+    #: still starts a line of their own, with nothing before it.
+    speaker_dash: str = ""
 
     def __post_init__(self) -> None:
         if self.max_line_chars < 1 or self.max_lines < 1 or self.max_ms < 1:
@@ -46,6 +50,13 @@ class CaptionLimits:
             raise ValueError("a reading speed must be positive")
         if self.min_ms > self.max_ms:
             raise ValueError("a cue's shortest duration cannot exceed its longest")
+        if self.speaker_dash not in SPEAKER_DASHES.values():
+            raise ValueError(f"a speaker's line starts with one of {', '.join(SPEAKER_DASHES)}")
+
+
+#: The dashes style guides start a speaker's line with, by name: Netflix's English guide writes a
+#: hyphen with no space ("-Really?"); other guides write a hyphen, or an en dash, and a space.
+SPEAKER_DASHES = {"none": "", "hyphen": "-", "hyphen-space": "- ", "en-dash": "\u2013 "}
 
 
 #: The limits a cue keeps to unless a person sets others.

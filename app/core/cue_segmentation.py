@@ -335,9 +335,12 @@ def line_words(
     (``core.weak_words``) nor inside a name, without a one-word line where avoidable. ``breaks``: the words the
     cue's lines now end after, kept unless another break reads better by more than a little.
     ``turns``: the words after which another speaker may start (``turn_after``), each then
-    starting a line of its own where the lines allow."""
+    starting a line of its own where the lines allow (after the limits' speaker dash)."""
     words = [TimedWord(text, 0, 0) for text in texts]
     lengths = [len(as_shown(text)) for text in texts]
+    if turns and rules.speaker_dash:
+        for first in {0, *(b + 1 for b in turns)}:
+            lengths[first] += len(rules.speaker_dash)
     weak = weak_words(language)
     kinds = [_break_kind(word, following) for word, following in itertools.pairwise(words)]
     kinds = [

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core import commands
+from app.core.checks import SPEAKER_DASHES
 from app.core.errors import PunctumError
 from app.core.history import Decider, History, Step
 from app.core.model import Casing, Document, Source, Suggestion
@@ -226,12 +227,25 @@ def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
         } | _confidences_json(decision.recalibrate) | ({"named": decision.named} if decision.named else {})
     if isinstance(decision, Recut):
         if decision.cut:
-            return _NAMES[Recut], {"cut": [[c.words, c.start, c.end, list(c.lines)] for c in decision.cut]}
+            # A cut's speaker dash is written only where a cue has one (rows stay as they were).
+            cut = [
+                [c.words, c.start, c.end, list(c.lines), *([c.dash] if c.dash else [])] for c in decision.cut
+            ]
+            return _NAMES[Recut], {"cut": cut}
         return _NAMES[Recut], {"times": list(decision.times)}
     arguments = {
         name: list(value) if isinstance(value, tuple) else value for name, value in vars(decision).items()
     }
     return _NAMES[type(decision)], arguments
+
+
+def _dash_of(written: list[Any]) -> str:
+    """A recorded cue's speaker dash (none where the row has none); one not known is unreadable."""
+    if not written:
+        return ""
+    if len(written) > 1 or written[0] not in SPEAKER_DASHES.values():
+        raise ValueError(f"a speaker dash of {written!r}")
+    return str(written[0])
 
 
 def decode(action: str, arguments: dict[str, Any]) -> Decision:
@@ -251,8 +265,8 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
         if kind is Recut:
             if arguments.get("cut"):
                 cut = tuple(
-                    CueCut(int(n), int(a), int(b), tuple(int(k) for k in lines))
-                    for n, a, b, lines in arguments["cut"]
+                    CueCut(int(n), int(a), int(b), tuple(int(k) for k in lines), _dash_of(dash))
+                    for n, a, b, lines, *dash in arguments["cut"]
                 )
                 return Recut(cut=cut)
             return Recut(tuple(None if t is None else (int(t[0]), int(t[1])) for t in arguments["times"]))

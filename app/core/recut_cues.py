@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from app.core.checks import SPEAKER_DASHES
 from app.core.model import Cue, Document, LayoutPiece, Slot, Word, first_words
 
 
@@ -26,6 +27,9 @@ class CueCut:
     start: int
     end: int
     lines: tuple[int, ...] = ()
+    #: What starts each line: a speaker dash (``CaptionLimits.speaker_dash``) where each line is
+    #: one speaker's, else "".
+    dash: str = ""
 
 
 class RecordedCutError(ValueError):
@@ -46,8 +50,17 @@ def cut_of(before: Sequence[Cue], after: Sequence[Cue]) -> tuple[CueCut, ...]:
     cuts = []
     for first, cue in zip(first_words(after), after, strict=True):
         same = (first, cue.start, cue.end, cue.text()) in kept
-        cuts.append(CueCut(len(cue.words), cue.start, cue.end, () if same else _line_counts(cue)))
+        if same:
+            cuts.append(CueCut(len(cue.words), cue.start, cue.end))
+        else:
+            cuts.append(CueCut(len(cue.words), cue.start, cue.end, _line_counts(cue), _dash_of(cue)))
     return tuple(cuts)
+
+
+def _dash_of(cue: Cue) -> str:
+    """The speaker dash a built cue starts its lines with ("" for none)."""
+    first = cue.layout[0] if cue.layout else None
+    return first if isinstance(first, str) and first in SPEAKER_DASHES.values() else ""
 
 
 def _line_counts(cue: Cue) -> tuple[int, ...]:
@@ -120,7 +133,9 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
             end=cut.end,
             words=list(group),
             original_text="",
-            layout=plain_layout(len(group), set(itertools.accumulate(cut.lines[:-1])), unspaced),
+            layout=plain_layout(
+                len(group), set(itertools.accumulate(cut.lines[:-1])), unspaced, _dash_for(group, cut)
+            ),
             after_text=endings.get(taken),
         )
         cue.original_text = cue.text()
@@ -129,17 +144,33 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
     return cues
 
 
+#: Dashes a file's own lines may start with (a hyphen, an en dash, an em dash).
+_DASHES = ("-", "\u2013", "\u2014")
+
+
+def _dash_for(words: Sequence[Word], cut: CueCut) -> str:
+    """The cut's speaker dash, unless a line already starts with one of the file's own (a dash
+    the words carry, "-Really?"), which is not doubled."""
+    starts = itertools.accumulate(cut.lines[:-1], initial=0)
+    if not cut.dash or any(words[n].prefix.lstrip().startswith(_DASHES) for n in starts if n < len(words)):
+        return ""
+    return cut.dash
+
+
 def plain_layout(
-    count: int, line_ends: Collection[int] = (), unspaced: Collection[int] = ()
+    count: int, line_ends: Collection[int] = (), unspaced: Collection[int] = (), dash: str = ""
 ) -> list[LayoutPiece]:
     """The layout of ``count`` words, each with its mark, one space apart but for a line break
-    before each word of ``line_ends`` and nothing before each of ``unspaced``."""
+    before each word of ``line_ends`` and nothing before each of ``unspaced``; ``dash`` starts
+    each line."""
     layout: list[LayoutPiece] = []
     for position in range(count):
         if position in line_ends:
             layout.append("\n")
         elif position and position not in unspaced:
             layout.append(" ")
+        if dash and (position == 0 or position in line_ends):
+            layout.append(dash)
         layout += [(Slot.WORD, position), (Slot.MARK, position)]
     return layout
 

@@ -254,18 +254,16 @@ def _run_words(
 
 
 def _layouts(planned: Sequence[PlannedCue], rules: CaptionLimits, language: str | None) -> list[CueCut]:
-    """The planned cues as cuts: their words laid out on lines as ``line_words`` lays them out."""
-    return [
-        CueCut(
-            len(plan.words),
-            plan.start,
-            plan.end,
-            tuple(
-                line_words([w.text for w in plan.words], rules, language=language, turns=_turns(plan.words))
-            ),
-        )
-        for plan in planned
-    ]
+    """The planned cues as cuts: their words laid out on lines as ``line_words`` lays them out,
+    each line starting with the limits' speaker dash where each holds one speaker's words."""
+    cuts = []
+    for plan in planned:
+        turns = _turns(plan.words)
+        lines = line_words([w.text for w in plan.words], rules, language=language, turns=turns)
+        line_ends = {end - 1 for end in itertools.accumulate(lines[:-1])}
+        dash = rules.speaker_dash if turns and line_ends == turns else ""
+        cuts.append(CueCut(len(plan.words), plan.start, plan.end, tuple(lines), dash))
+    return cuts
 
 
 def _turns(words: Sequence[TimedWord]) -> set[int]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.checks import SPEAKER_DASHES as SPEAKER_DASHES
 from app.core.checks import STYLE_GUIDE_LIMITS as STYLE_GUIDE_LIMITS
 from app.core.checks import CaptionLimits as CaptionLimits
 from app.core.model import Document

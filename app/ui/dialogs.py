@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -29,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.checks import STYLE_GUIDE_LIMITS, CaptionLimits, check_cue
+from app.core.checks import SPEAKER_DASHES, STYLE_GUIDE_LIMITS, CaptionLimits, check_cue
 from app.core.model import Cue
 from app.core.triage import PRECISION_TARGET, TARGET_RANGE, TriagePolicy
 from app.ui.models import timestamp
@@ -138,6 +139,15 @@ class ShortcutDialog(QDialog):
         self.accept()
 
 
+#: How each speaker dash is offered (``SPEAKER_DASHES``).
+_DASH_SHOWN = {
+    "none": "nothing (a line of its own)",
+    "hyphen": "a hyphen: -Really?",
+    "hyphen-space": "a hyphen and a space: - Really?",
+    "en-dash": "an en dash and a space: \u2013 Really?",
+}
+
+
 class LimitsDialog(QDialog):
     """The caption limits the checks, re-breaking and re-cutting keep to."""
 
@@ -165,6 +175,11 @@ class LimitsDialog(QDialog):
             box.setSuffix(unit)
             box.setValue(value)
             form.addRow(label, box)
+        self.dash = QComboBox(self)
+        for name, dash in SPEAKER_DASHES.items():
+            self.dash.addItem(_DASH_SHOWN[name], dash)
+        self.dash.setCurrentIndex(max(0, self.dash.findData(limits.speaker_dash)))
+        form.addRow("Two speakers in one cue: each line starts &with", self.dash)
         self.problem = QLabel(self)
         form.addRow(self.problem)
         form.addRow(ok_cancel_buttons(self))
@@ -178,6 +193,7 @@ class LimitsDialog(QDialog):
             max_ms=round(self.longest.value() * 1000),
             min_gap_ms=self.gap.value(),
             linger_ms=self.linger.value(),
+            speaker_dash=str(self.dash.currentData()),
         )
 
     def accept(self) -> None:

@@ -92,6 +92,9 @@ LIMIT_KEYS = {
     "linger_ms": "limits/linger_ms",
 }
 
+#: The speaker dash's key (a text, not a number as the limits above).
+_DASH_KEY = "limits/speaker_dash"
+
 
 def saved_limits(settings: QSettings) -> CaptionLimits:
     """The caption limits set in Settings; a value that is not a number, or limits that contradict
@@ -106,8 +109,9 @@ def saved_limits(settings: QSettings) -> CaptionLimits:
         if not math.isfinite(value):
             return STYLE_GUIDE_LIMITS
         values[field] = value if field == "max_cps" else round(value)
+    dash = str(settings.value(_DASH_KEY, STYLE_GUIDE_LIMITS.speaker_dash))
     try:
-        return CaptionLimits(**values)  # type: ignore[arg-type]
+        return CaptionLimits(**values, speaker_dash=dash)  # type: ignore[arg-type]
     except ValueError:
         return STYLE_GUIDE_LIMITS
 
@@ -115,6 +119,7 @@ def saved_limits(settings: QSettings) -> CaptionLimits:
 def save_limits(settings: QSettings, limits: CaptionLimits) -> None:
     for field, key in LIMIT_KEYS.items():
         settings.setValue(key, getattr(limits, field))
+    settings.setValue(_DASH_KEY, limits.speaker_dash)
 
 
 def _saved_flag(settings: QSettings, key: str, default: bool = False) -> bool:

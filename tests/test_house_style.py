@@ -778,3 +778,26 @@ def test_a_name_capitalised_once_is_proposed_with_its_capital_at_every_later_men
     # A reset forgets what the answers taught of capitals too.
     assert run_punctum_here("style", str(project), "--reset").returncode == 0
     assert "capitalises" not in run_punctum_here("status", str(project)).stdout
+
+
+def test_a_capital_given_in_one_context_is_not_spread_to_an_article_or_a_word_kept_both_ways() -> None:
+    """A long call's review capitalised "A" in "Series A" twice and kept "a" once: every "a" of
+    the call was then proposed "A" (and with it hundreds of questions at each decision). An
+    article takes its capital from the context, and a word capitalised in some places and not in
+    others is not a name: neither is proposed elsewhere; a name answered one way still is."""
+    from app.formats import parse_document
+    from app.services.learnt_capitals import CapitalCount, learnt_line, recased_again
+
+    captions = b"1\n00:00:01,000 --> 00:00:04,000\nwe sold a share to rose and a bond to acme in paris.\n"
+    document = parse_document(captions, "srt")
+    document.language = "en"
+    taught = {
+        "a": CapitalCount(capitalised=2, lowered=0),
+        "paris": CapitalCount(capitalised=2, lowered=1),
+        "rose": CapitalCount(capitalised=1),
+        "acme": CapitalCount(capitalised=3, lowered=1),
+    }
+    put, _ = recased_again(document, set(), taught, 100)
+    words = [w.text for w in document.words()]
+    assert sorted(words[s.gap] for s in put) == ["acme", "rose"]
+    assert learnt_line(taught) == "capitalises Acme (3 of 4), Rose (1 of 1)"

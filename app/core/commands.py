@@ -165,11 +165,11 @@ def restyle(
     confidences = dict(recalibrate)
     for suggestion_id, confidence in confidences.items():
         before = current(suggestion_id)
-        changed.append(SuggestionEdit(suggestion_id, before, replace(before, confidence=confidence)))
+        changed.append(SuggestionEdit(suggestion_id, before, before.recalibrated(confidence)))
     accepted = _accepted_after(document, reopened, changed[: len(changed) - len(confidences)], accept)
     # A suggestion accepted after its confidence moved keeps the moved confidence.
     accepted = [
-        SuggestionEdit(e.suggestion_id, e.before, replace(e.after, confidence=confidences[e.suggestion_id]))
+        SuggestionEdit(e.suggestion_id, e.before, e.after.recalibrated(confidences[e.suggestion_id]))
         if isinstance(e, SuggestionEdit) and e.after is not None and e.suggestion_id in confidences
         else e
         for e in accepted

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from app.core.history import Decider, History
 from app.core.model import Casing, Document, Source, Status, Suggestion, Word, casing_of
+from app.core.weak_words import weak_words
 from app.services.suggestions import capitalised_on_export
 
 #: Where a suggestion says what the answers were (in its ``probabilities``, shown as evidence).
@@ -24,6 +25,11 @@ CAPITALISED_KEY = "capitalised_by_you"
 LOWERED_KEY = "lowercase_by_you"
 #: A confidence moved by less than this is left as it is (as the marks' re-reading does).
 _STEP = 0.02
+#: How one-sided the answers must be for a word's capital (or its lowercase) to be proposed at
+#: its other mentions: one answer (0.75) is, 3 of 4 (0.70) is, 2 of 3 (0.625) is not: a word
+#: the person capitalises in some places and not in others takes its capital from the context
+#: ("Series A" and "a share"), which a count by word cannot tell.
+_ONE_SIDED = 0.7
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,19 @@ def merged(*counts: Mapping[str, CapitalCount]) -> dict[str, CapitalCount]:
     return total
 
 
+def one_sided(taught: Mapping[str, CapitalCount], language: str | None) -> dict[str, CapitalCount]:
+    """The words whose answers are one-sided enough (``_ONE_SIDED``) to be proposed so at their
+    other mentions. Articles, prepositions and the like (``core.weak_words``; any language's
+    where none is given) are not: they take a capital from the context alone ("Series A", "The
+    Hague"), and a count by word would give every "a" a capital."""
+    weak = weak_words(language)
+    return {
+        key: count
+        for key, count in taught.items()
+        if key not in weak and not 1 - _ONE_SIDED < count.confidence < _ONE_SIDED
+    }
+
+
 def recased_again(
     document: Document, edited: set[int], taught: Mapping[str, CapitalCount], next_id: int
 ) -> tuple[list[Suggestion], list[tuple[int, float]]]:
@@ -108,18 +127,17 @@ def recased_again(
         return [], []
     words = list(document.words())
     language = document.language
-    decided = {s.gap for s in document.suggestions if s.casing is not None and s.status is not Status.PENDING}
-    pending = {s.gap: s for s in document.suggestions if s.casing is not None and s.status is Status.PENDING}
+    casings = [s for s in document.suggestions if s.casing is not None]
+    decided = {s.gap for s in casings if s.status is not Status.PENDING}
+    pending = {s.gap: s for s in casings if s.status is Status.PENDING}
     put: list[Suggestion] = []
     moved: list[tuple[int, float]] = []
-    for index, word in enumerate(words):
-        count = taught.get(word_key(word))
-        if (
-            count is None
-            or index in decided
-            or index in edited
-            or not _may_take_capital(words, index, language)
-        ):
+    taught = one_sided(taught, language)
+    # Every decision reads the words again: a long call's thousands are passed over by their key
+    # alone (``word_key``, written out), and only the few taught are looked at further.
+    for index in [n for n, word in enumerate(words) if word.text.lower() in taught]:
+        count = taught[word_key(words[index])]
+        if index in decided or index in edited or not _may_take_capital(words, index, language):
             continue
         existing = pending.get(index)
         sure = round(count.confidence, 4)
@@ -132,12 +150,7 @@ def recased_again(
                 next_id += 1
             elif existing.casing is Casing.CAPITALISED and sure >= existing.confidence + _STEP:
                 moved.append((existing.id, sure))
-        elif (
-            count.lowered > count.capitalised
-            and existing is not None
-            and existing.source is Source.MODEL
-            and sure <= existing.confidence - _STEP
-        ):
+        elif existing is not None and existing.source is Source.MODEL and sure <= existing.confidence - _STEP:
             moved.append((existing.id, sure))
     return put, moved
 
@@ -154,9 +167,10 @@ def _may_take_capital(words: list[Word], index: int, language: str | None) -> bo
 
 
 def learnt_line(taught: Mapping[str, CapitalCount], most: int = 5) -> str:
-    """The capitals the answers taught, for the style's line: "capitalises Rose (3 of 3), ..."."""
+    """The capitals the answers taught (``one_sided``), for the style's line: "capitalises Rose
+    (3 of 3), ..."."""
     names = sorted(
-        ((key, count) for key, count in taught.items() if count.capitalised > count.lowered),
+        ((key, count) for key, count in one_sided(taught, None).items() if count.capitalised > count.lowered),
         key=lambda item: (-item[1].capitalised, item[0]),
     )
     if not names:

@@ -233,7 +233,7 @@ def restyle(
         changed = {s.id: s for s in put}
         by_id = {s.id: s for s in document.suggestions}
         changed |= {
-            i: dataclasses.replace(by_id[i], confidence=c, status=Status.PENDING) for i, c in recalibrate
+            i: by_id[i].recalibrated(c, Status.PENDING) for i, c in recalibrate
         }
         dropped = set(drop)
         trial = [

@@ -249,7 +249,7 @@ def test_unreadable_input_names_the_line_and_reason(
 
 def test_unknown_extension_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="unsupported file type"):
-        read_document(tmp_path / "a.sbv")
+        read_document(tmp_path / "a.stl")
     with pytest.raises(FormatError, match="No such file"):
         read_document(tmp_path / "missing.srt")
     with pytest.raises(FormatError, match="folder"):

@@ -294,9 +294,7 @@ def test_the_speaker_dash_is_an_option_on_the_command_line_and_in_settings(tmp_p
     )
     assert done.returncode == 0, done.stderr
     assert "-Really?\n-Yes, you can." in out.read_text(encoding="utf-8")
-    refused = run_punctum_here(
-        "punctuate", str(captions), "-o", str(out), "--recut", "--speaker-dash", "*"
-    )
+    refused = run_punctum_here("punctuate", str(captions), "-o", str(out), "--recut", "--speaker-dash", "*")
     assert refused.returncode == 2 and "--speaker-dash" in refused.stderr
     settings = QSettings(str(tmp_path / "punctum.ini"), QSettings.Format.IniFormat)
     mine = dataclasses.replace(STYLE_GUIDE_LIMITS, speaker_dash="\u2013 ")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core.errors import PunctumError, UsageError
+from app.services.files import CAPTION_SUFFIXES
 
 if TYPE_CHECKING:
     from app.services.analysis import AudioUse
@@ -57,7 +58,7 @@ def add_layout_options(parser: argparse.ArgumentParser, kept: str | None = None)
 
 
 #: What an output option may be written as, by extension: the formats Punctum writes.
-CAPTIONS, JSON = (".srt", ".vtt", ".txt"), (".json",)
+CAPTIONS, JSON = (*sorted(CAPTION_SUFFIXES), ".txt"), (".json",)
 
 STYLE_HELP = (
     "a house style file (punctum style --write): the model's suggestions are read with it, as a"

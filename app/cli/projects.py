@@ -8,6 +8,7 @@ from pathlib import Path
 
 from app.cli.options import JSON, Commands, add_layout_options, check_outputs, tell
 from app.core.errors import EXIT_OK, PunctumError, UsageError
+from app.services.files import CAPTION_SUFFIXES
 
 
 def add_project_commands(commands: Commands) -> None:
@@ -37,7 +38,11 @@ def add_project_commands(commands: Commands) -> None:
     export.add_argument(
         "--out", required=True, metavar="DIR", help="folder to write into (made if its parent exists)"
     )
-    export.add_argument("--format", choices=["srt", "vtt"], help="default: each file's own format")
+    export.add_argument(
+        "--format",
+        choices=[suffix[1:] for suffix in sorted(CAPTION_SUFFIXES)],
+        help="default: each file's own format",
+    )
     add_layout_options(
         export, "; default: as batch --{name} kept in the project (--no-{name}: not this time)"
     )

@@ -13,13 +13,14 @@ from typing import TypedDict, Unpack
 
 from app.core.errors import PunctumError
 from app.core.model import Document
-from app.formats import srt, text, vtt
+from app.formats import ass, sbv, srt, text, vtt
 from app.formats.atomic import write_together
 from app.formats.common import timing_example
 from app.formats.encoding import decode, encode
 from app.formats.errors import FormatError
 
 __all__ = [
+    "CAPTION_SUFFIXES",
     "FORMATS",
     "FormatError",
     "WriteError",
@@ -39,7 +40,9 @@ MAX_FILE_BYTES = 5_000_000
 MAX_LINE_CHARACTERS = 10_000
 
 #: File extension -> format name.
-FORMATS = {".srt": "srt", ".vtt": "vtt", ".txt": "txt"}
+FORMATS = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".ass": "ass", ".ssa": "ssa", ".txt": "txt"}
+#: The extensions of caption files (timed cues), as ``FORMATS`` reads them.
+CAPTION_SUFFIXES = tuple(suffix for suffix, name in FORMATS.items() if name != "txt")
 LINE_ENDINGS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 
 
@@ -100,9 +103,10 @@ def parse_document(data: bytes, format: str, path: Path | None = None) -> Docume
     warnings = list(decoded.warnings)
     if decoded.mixed_line_endings:
         warnings.append("mixed line endings; all will be written as the most common one")
-    if format in ("srt", "vtt"):
+    readers = {"srt": srt.read, "vtt": vtt.read, "sbv": sbv.read, "ass": ass.read, "ssa": ass.read}
+    if format in readers:
         _check_line_lengths(decoded.text, path)
-        cues, preamble, found = (srt if format == "srt" else vtt).read(decoded.text, path)
+        cues, preamble, found = readers[format](decoded.text, path)
         warnings += found
     elif format == "txt":
         cues, preamble = text.read(decoded.text)
@@ -126,7 +130,14 @@ def render_document(document: Document, format: str | None = None) -> str:
     format = format or document.format
     if format != document.format and document.format == "txt":
         raise WriteError(f"plain text has no timings, so it cannot be written as {format.upper()}")
-    writer = {"srt": srt.write, "vtt": vtt.write, "txt": text.write}.get(format)
+    writer = {
+        "srt": srt.write,
+        "vtt": vtt.write,
+        "sbv": sbv.write,
+        "ass": ass.write,
+        "ssa": lambda document: ass.write(document, "ssa"),
+        "txt": text.write,
+    }.get(format)
     if writer is None:
         raise WriteError(f"unknown format {format!r}")
     return writer(document)

@@ -30,8 +30,9 @@ def make_cue(
     written: AsWritten = AsWritten(),
     *,
     timed: bool = True,
+    ass_escapes: bool = False,
 ) -> Cue:
-    words, layout = tokenize(text, start, end)
+    words, layout = tokenize(text, start, end, ass_escapes)
     if timed and len(words) == 1 and words[0].start is None:
         # A one-word cue (word-level captions, or a lone "yes") times its word.
         words[0] = replace(words[0], start=start, end=end)

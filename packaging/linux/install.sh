@@ -4,7 +4,7 @@
 #   the command            ~/.local/bin/punctum
 #   the menu entry         $XDG_DATA_HOME/applications/punctum.desktop
 #   the icon               $XDG_DATA_HOME/icons/hicolor/<size>/apps/punctum.png (and scalable SVG)
-#   file types             $XDG_DATA_HOME/mime/packages/punctum.xml (.srt, .vtt, .punctum)
+#   file types             $XDG_DATA_HOME/mime/packages/punctum.xml (.srt, .vtt, .ass, .ssa, .punctum)
 # Run it from the unpacked folder. ~/.local/share/punctum/app/uninstall.sh removes all of it.
 set -eu
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)

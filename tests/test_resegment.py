@@ -466,3 +466,27 @@ def test_an_answer_is_kept_apart_from_the_question_it_answers() -> None:
     # Where one cue must hold both, each starts its own line, though one line would hold them.
     assert line_words(["Really?", "Yes,", "you", "can."], STYLE_GUIDE_LIMITS, turns={0}) == [1, 3]
     assert line_words(["Really?", "Yes,", "you", "can."], STYLE_GUIDE_LIMITS) == [4]
+
+
+def test_a_quick_sentence_shares_a_cue_rather_than_go_over_the_reading_speed() -> None:
+    """Re-cut dialogues had more cues over 17 characters a second than their own cut (1 -> 6):
+    a cue a little over cost less than any break, so a quick sentence got a cue of its own at
+    18 cps where sharing one with the slower sentence after it reads at 14."""
+    from app.core.weak_words import weak_words
+
+    def timed(sentence: str, start: int, seconds: float) -> list[TimedWord]:
+        texts = sentence.split()
+        step = seconds * 1000 / len(texts)
+        return [
+            TimedWord(text, round(start + k * step), round(start + (k + 1) * step) - 20)
+            for k, text in enumerate(texts)
+        ]
+
+    words = (
+        timed("Many shops will print them for you.", 0, 1.9)
+        + timed("That is a very good idea indeed.", 2000, 2.3)
+        + timed("So we went home.", 6500, 1.5)
+    )
+    for cue in plan_cues(words, STYLE_GUIDE_LIMITS, weak=weak_words("en")):
+        characters = len(" ".join(word.text for word in cue.words))
+        assert characters * 1000 / (cue.end - cue.start) <= 17, [w.text for w in cue.words]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.formats import parse_document, read_document
+from app.formats import parse_document, read_document, write_document
 from tests.conftest import FIXTURES, run_punctum_here, shared_data
 
 #: The formats' odd corners, written for these tests: ASS with CRLF line ends, two styles, a
@@ -39,8 +39,6 @@ def test_real_sbv_files_come_back_byte_for_byte(tmp_path: Path) -> None:
     for name in ("sample.sbv", "two_captions.sbv", "missing_caption_text.sbv"):
         document = read_document(folder / name)
         out = tmp_path / name
-        from app.formats import write_document
-
         write_document(document, out)
         assert out.read_bytes() == (folder / name).read_bytes(), name
 

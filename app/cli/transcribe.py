@@ -9,7 +9,7 @@ from pathlib import Path
 from app.cli.options import Commands, check_input_file, check_outputs, checked_language, checked_model
 from app.core.errors import PunctumError
 from app.services.transcribe import (
-    CAPTION_SUFFIXES,
+    TRANSCRIBED_SUFFIXES,
     TranscriptOptions,
     open_recogniser,
     transcribe_media,
@@ -50,7 +50,8 @@ def _transcribe(args: argparse.Namespace) -> int:
     words = words_file_for(output) if output.suffix.lower() == ".srt" else None
     check_outputs(
         [str(media)],
-        [("-o", str(output), CAPTION_SUFFIXES)] + ([("word times", str(words), (".json",))] if words else []),
+        [("-o", str(output), TRANSCRIBED_SUFFIXES)]
+        + ([("word times", str(words), (".json",))] if words else []),
     )
     # The word times go with the captions -o names: they replace those of captions being replaced,
     # never a file of that name that goes with nothing being written.

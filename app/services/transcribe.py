@@ -24,7 +24,8 @@ from app.formats.cuetext import split_token
 from app.formats.transcript import transcript_text, words_json
 from app.ml.transcriber import RecognisedWord, Transcriber
 
-CAPTION_SUFFIXES = (".vtt", ".srt")
+#: What transcription writes its captions as (it reads any caption format: ``formats.CAPTION_SUFFIXES``).
+TRANSCRIBED_SUFFIXES = (".vtt", ".srt")
 #: The word-timing file written beside SRT captions (``files.classify`` knows the suffix).
 WORDS_SUFFIX = ".words.json"
 
@@ -73,7 +74,7 @@ def transcribe_media(
 ) -> Transcript:
     """Recognise ``media`` and write its captions to ``output`` (.vtt or .srt, atomically)."""
     suffix = output.suffix.lower()
-    if suffix not in CAPTION_SUFFIXES:
+    if suffix not in TRANSCRIBED_SUFFIXES:
         raise PunctumError(f"{output}: captions are written as .vtt or .srt, not {suffix or 'no extension'}")
     language = options.language
     transcriber.check_language(language)

@@ -133,28 +133,13 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
             end=cut.end,
             words=list(group),
             original_text="",
-            layout=plain_layout(
-                len(group), set(itertools.accumulate(cut.lines[:-1])), unspaced, _dash_for(group, cut)
-            ),
+            layout=plain_layout(len(group), set(itertools.accumulate(cut.lines[:-1])), unspaced, cut.dash),
             after_text=endings.get(taken),
         )
         cue.original_text = cue.text()
         same = original is not None and original.words == cue.words and original.text() == cue.original_text
         cues.append(copied(original) if same and original is not None else cue)
     return cues
-
-
-#: Dashes a file's own lines may start with (a hyphen, an en dash, an em dash).
-_DASHES = ("-", "\u2013", "\u2014")
-
-
-def _dash_for(words: Sequence[Word], cut: CueCut) -> str:
-    """The cut's speaker dash, unless a line already starts with one of the file's own (a dash
-    the words carry, "-Really?"), which is not doubled."""
-    starts = itertools.accumulate(cut.lines[:-1], initial=0)
-    if not cut.dash or any(words[n].prefix.lstrip().startswith(_DASHES) for n in starts if n < len(words)):
-        return ""
-    return cut.dash
 
 
 def plain_layout(

@@ -801,3 +801,34 @@ def test_a_capital_given_in_one_context_is_not_spread_to_an_article_or_a_word_ke
     words = [w.text for w in document.words()]
     assert sorted(words[s.gap] for s in put) == ["acme", "rose"]
     assert learnt_line(taught) == "capitalises Acme (3 of 4), Rose (1 of 1)"
+
+
+def test_marks_the_readers_disagree_on_are_trusted_past_the_cap_only_once_answers_bear_them_out() -> None:
+    """Heard gaps whose readers disagree were capped at 0.85 whatever the person answered, so a
+    project where such marks are always right still asked about every one. Now the cap holds
+    until this project's answers, taken as cautiously as any raise, say such marks hold."""
+    from app.core.gap_readings import GapReading
+    from app.ml.confidence import READERS_DISAGREE_CAP
+    from app.ml.house_style import StyleExample
+    from app.ml.style_fit import fit_style
+
+    # The text reads a full stop, the recogniser hears a comma; combined, a full stop.
+    reading = GapReading(
+        combined=(0.02, 0.08, 0.88, 0.01, 0.005, 0.005),
+        read=(0.02, 0.05, 0.9, 0.01, 0.01, 0.01),
+        heard=(0.1, 0.8, 0.08, 0.01, 0.005, 0.005),
+        pause=0.5,
+    )
+
+    def proposed(answers: list[int]) -> tuple[int, float]:
+        style = fit_style([StyleExample(reading, "so", 0, chosen, "en") for chosen in answers])
+        proposal = style.proposals([reading], ["so"], [0], "en")[0]
+        assert proposal is not None
+        return proposal.mark, proposal.confidence
+
+    assert proposed([]) == (2, READERS_DISAGREE_CAP)
+    assert proposed([2] * 10) == (2, READERS_DISAGREE_CAP)  # ten answers are not yet enough
+    mark, sure = proposed([2] * 100)  # a hundred are
+    assert mark == 2 and sure >= 0.97
+    _, sure = proposed([1] * 40)  # such full stops turned into commas: no surer than the cap
+    assert sure < READERS_DISAGREE_CAP

@@ -221,6 +221,7 @@ class HouseStyle:
             for mark, reading in zip(best, readings, strict=True)
         ]
         sure = [once.sure for once in read]
+        raised = [False] * len(read)
         if any(self.calibration) and sure:
             inputs = np.array([once.inputs for once in read])
             shift = inputs @ np.array(self.calibration)
@@ -232,8 +233,12 @@ class HouseStyle:
                 deviation = np.sqrt(np.maximum(0.0, np.einsum("ij,jk,ik->i", inputs, spread, inputs)))
                 shift = np.where(shift > 0, np.maximum(0.0, shift - CAUTION * deviation), shift)
             sure = [sigmoid(float(x)) for x in inputs[:, -1] + shift]
+            raised = (shift > 0).tolist()
+        # Where the readers disagree the shipped calibration over-promises (``READERS_DISAGREE_CAP``),
+        # unless this project's decisions, taken as cautiously as above, say such marks hold.
         return [
-            min(p, READERS_DISAGREE_CAP) if once.disagree else p for p, once in zip(sure, read, strict=True)
+            min(p, READERS_DISAGREE_CAP) if once.disagree and not up else p
+            for p, once, up in zip(sure, read, raised, strict=True)
         ]
 
     # --- what it has learnt --------------------------------------------------------------------
@@ -314,6 +319,12 @@ def _read_once(mark: int, reading: GapReading, language: str | None, confidence:
     )
     _READ_ONCE[key] = (reading, confidence, once)
     return once
+
+
+def shipped_sure(mark: int, reading: GapReading, language: str | None, confidence: Confidence) -> float:
+    """How sure the shipped calibration is of a proposal of class ``mark`` at a gap read so,
+    before any style (and before the cap where the readers disagree)."""
+    return _read_once(mark, reading, language, confidence).sure
 
 
 def _calibrated(mark: int, reading: GapReading, language: str | None, confidence: Confidence) -> float:

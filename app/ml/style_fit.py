@@ -17,6 +17,7 @@ from app.ml.house_style import (
     StyleExample,
     calibration_inputs,
     mark_logits,
+    shipped_sure,
 )
 
 
@@ -199,12 +200,18 @@ def _fit_calibration(
     priors: Priors,
     confidence: Confidence,
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The calibration shift, fitted on whether each decided gap kept what ``proposing`` proposes,
-    and its posterior covariance (flattened)."""
+    """The calibration shift, fitted on whether each decided gap kept what the model proposes
+    there, and its posterior covariance (flattened).
+
+    Fitted on the model's proposals rather than on what ``proposing`` (the style being fitted)
+    would propose: those change with every fit, and a gap going in and out of the rows moved the
+    shift back and forth at each decision (a thousand confidences on a long call, each time)."""
+    del proposing  # the rows must not depend on the fit they feed
+    model = HouseStyle()
     proposals: list[Proposal | None] = [None] * len(examples)
     for language in {e.language for e in examples}:  # the calibration reads the language
         rows_of = [n for n, e in enumerate(examples) if e.language == language]
-        found = proposing.proposals(
+        found = model.proposals(
             [examples[n].reading for n in rows_of],
             [examples[n].next_word for n in rows_of],
             [examples[n].original for n in rows_of],
@@ -213,8 +220,13 @@ def _fit_calibration(
         )
         for n, proposal in zip(rows_of, found, strict=True):
             proposals[n] = proposal
+    # The inputs as a proposal's confidence is read (``HouseStyle._sure``): of the shipped
+    # calibration before any cap.
     rows = [
-        (calibration_inputs(p.mark, e.reading, p.confidence), float(e.chosen == p.mark))
+        (
+            calibration_inputs(p.mark, e.reading, shipped_sure(p.mark, e.reading, e.language, confidence)),
+            float(e.chosen == p.mark),
+        )
         for e, p in zip(examples, proposals, strict=True)
         if p is not None
     ]

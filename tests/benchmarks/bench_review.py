@@ -28,7 +28,8 @@ Each reviewed file's captions are written to ``--out DIR/with_style/NAME.srt`` a
 ``DIR/without_style/NAME.srt`` (a temporary folder unless given).
 
 Run: `.venv/bin/python -m tests.benchmarks.bench_review [--sets real,ljspeech,earnings_dev]
-[--kit DIR ...] [--out DIR] [--target 0.97] [--strength 1.0]`; prints JSON
+[--kit DIR ...] [--out DIR] [--target 0.97] [--strength 1.0] [--analyses DIR]` (``--analyses``
+keeps each file's analysis and reads it back on the next run); prints JSON
 ``{"pooled": R, "sets": {"<name>": R}, "cpu": ...}``, R = ``{"minutes", "without_style", "with_style"}``.
 """
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import sys
 import tempfile
 import time
@@ -327,6 +329,7 @@ def review_kits(
     target: float,
     configs: dict[str, float | None],
     punctuator: Punctuator,
+    analyses: Path | None = None,
 ) -> tuple[dict[str, dict[str, Tally]], list[dict[str, object]]]:
     """The kits' files reviewed once per configuration (label: the style's strength, None for no
     style), each as one project in order: per kit, a tally per configuration, and a row per file."""
@@ -349,10 +352,7 @@ def review_kits(
                 session.priors = PRIORS.scaled(strength or 1.0)
                 try:
                     if analysis is None:
-                        audio = AudioUse.LISTEN if file.media is not None else AudioUse.TIMINGS
-                        started = time.perf_counter()
-                        analysis = analyse(session.analysis_request(audio), punctuator)
-                        row["analysis_seconds"] = round(time.perf_counter() - started, 1)
+                        analysis = _analysis(session, file, punctuator, analyses, row)
                     session.store_analysis(analysis)
                     session.learns = strength is not None
                     session.settle(policy)
@@ -373,6 +373,31 @@ def review_kits(
             per_file.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     return tallies, per_file
+
+
+def _analysis(
+    session: ReviewSession,
+    file: KitFile,
+    punctuator: Punctuator,
+    analyses: Path | None,
+    row: dict[str, object],
+) -> Analysis:
+    """The file's analysis, as the editor makes it (heard where it has media), or as kept in
+    ``analyses`` by an earlier run (``--analyses``: a change to the review alone is measured
+    without listening again)."""
+    kept = analyses / f"{file.name}.pickle" if analyses is not None else None
+    if kept is not None and kept.exists():
+        with kept.open("rb") as stream:
+            return pickle.load(stream)  # type: ignore[no-any-return]  # written by this script
+    audio = AudioUse.LISTEN if file.media is not None else AudioUse.TIMINGS
+    started = time.perf_counter()
+    analysis = analyse(session.analysis_request(audio), punctuator)
+    row["analysis_seconds"] = round(time.perf_counter() - started, 1)
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        with kept.open("wb") as stream:
+            pickle.dump(analysis, stream)
+    return analysis
 
 
 def report(without: Tally, with_style: Tally) -> dict[str, object]:
@@ -407,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--add-at", type=float, default=house_style.ADD_AT, help="no-mark chance under which one is added"
     )
+    parser.add_argument("--analyses", type=Path, help="keep each file's analysis here, and read it back")
     parser.add_argument("--sweep", default="", help="more strengths to review with, e.g. 0.5,2 (the curve)")
     args = parser.parse_args(argv)
     house_style.CAUTION = args.caution
@@ -427,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     curve: dict[str, dict[str, object]] = {}
     files: list[dict[str, object]] = []
     for kits in groups:
-        tallies, per_file = review_kits(kits, out, work, args.target, configs, punctuator)
+        tallies, per_file = review_kits(kits, out, work, args.target, configs, punctuator, args.analyses)
         files += per_file
         for kit_name, by_label in tallies.items():
             sets[kit_name] = report(by_label["without_style"], by_label["with_style"])

@@ -200,18 +200,17 @@ def _fit_calibration(
     priors: Priors,
     confidence: Confidence,
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The calibration shift, fitted on whether each decided gap kept what the model proposes
-    there, and its posterior covariance (flattened).
+    """The calibration shift, fitted on whether each decided gap kept what ``proposing`` proposes,
+    and its posterior covariance (flattened).
 
-    Fitted on the model's proposals rather than on what ``proposing`` (the style being fitted)
-    would propose: those change with every fit, and a gap going in and out of the rows moved the
-    shift back and forth at each decision (a thousand confidences on a long call, each time)."""
-    del proposing  # the rows must not depend on the fit they feed
-    model = HouseStyle()
+    The rows change with each fit (a gap the style stops proposing leaves them), which moves a
+    long call's confidences up and back at successive decisions; fitted on the model's own
+    proposals instead, they held still, but on the Earnings-22 dev calls what the style settled
+    was less often right (97.7% -> 97.0% on one call), so they stay the style's own."""
     proposals: list[Proposal | None] = [None] * len(examples)
     for language in {e.language for e in examples}:  # the calibration reads the language
         rows_of = [n for n, e in enumerate(examples) if e.language == language]
-        found = model.proposals(
+        found = proposing.proposals(
             [examples[n].reading for n in rows_of],
             [examples[n].next_word for n in rows_of],
             [examples[n].original for n in rows_of],

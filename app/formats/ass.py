@@ -111,7 +111,7 @@ def write(document: Document, version: str = "ass") -> str:
     """ASS (or, ``version`` "ssa", SSA) text: as read, with each cue's text written back into its
     own line (a re-cut's new cue into a copy of the line before it, its times changed); a document
     of another format is written by pysubs2 with its default style."""
-    if document.format not in ("ass", "ssa") or (document.format != version):
+    if document.format != version:  # another format's, or SSA written as ASS (and back)
         subs = pysubs2.SSAFile()
         for cue in document.cues:
             subs.append(pysubs2.SSAEvent(start=cue.start, end=cue.end, text=cue_text(cue)))

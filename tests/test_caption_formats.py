@@ -183,3 +183,19 @@ def test_an_ass_recut_writes_each_new_cue_as_a_copy_of_the_dialogue_before_it(tm
     assert _as_words(" ".join(w.text for c in document.cues for w in c.words)) == _as_words(
         " ".join(line.split(",,", 1)[1] for line in lines)
     )
+
+
+def test_a_conversion_between_ass_and_subrip_turns_the_tags_into_the_other_formats(tmp_path: Path) -> None:
+    """ASS override tags shown as text by SubRip players, or SubRip's <i> by ASS renderers, would
+    reach the viewer: pysubs2 converts what the other format can hold and leaves out the rest."""
+    as_srt = tmp_path / "episode.srt"
+    done = run_punctum_here("punctuate", str(FIXTURES / "odd.ass"), "-o", str(as_srt), "--apply", "none")
+    assert done.returncode == 0, done.stderr
+    written = as_srt.read_text(encoding="utf-8")
+    assert "<i>last week</i> rose arrived\nfrom the north" in written
+    assert "{" not in written and "\\N" not in written and "translator note" not in written
+    assert len(parse_document(written.encode(), "srt").cues) == 4
+    as_ass = tmp_path / "styled.ass"
+    done = run_punctum_here("punctuate", str(FIXTURES / "styled.srt"), "-o", str(as_ass), "--apply", "none")
+    assert done.returncode == 0, done.stderr
+    assert "{\\i1}" in as_ass.read_text(encoding="utf-8") and "<i>" not in as_ass.read_text(encoding="utf-8")

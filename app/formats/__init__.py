@@ -130,6 +130,10 @@ def render_document(document: Document, format: str | None = None) -> str:
     format = format or document.format
     if format != document.format and document.format == "txt":
         raise WriteError(f"plain text has no timings, so it cannot be written as {format.upper()}")
+    if document.format in ("ass", "ssa") and format not in ("ass", "ssa", "txt"):
+        # Override tags, positions and comments have no place in SRT, VTT or SBV: pysubs2
+        # converts what they can hold, and the document is written from that.
+        document = parse_document(ass.as_subrip(document).encode(), "srt")
     writer = {
         "srt": srt.write,
         "vtt": vtt.write,

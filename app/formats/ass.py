@@ -7,7 +7,8 @@ only marks and capitals changed: the head of each ``Dialogue:`` line (layer, tim
 margins, effect) is the cue's timing line, the lines after its text up to the next dialogue
 (comments, blank lines, other sections) its spacing, and everything before the first dialogue the
 preamble. pysubs2 would write the whole file again in its own layout (its numbers, its header
-order), so it writes only a file converted from another format.
+order), so it writes only a file converted from another format, and converts an ASS/SSA file
+written in another (``as_subrip``).
 
 In the text, ``\\N`` is a line break (read as one, written back as ``\\N``); override blocks such
 as ``{\\i1}`` and ``{\\an8}`` are styling the words keep around them (``cuetext``). ``Comment:``
@@ -24,6 +25,7 @@ import pysubs2
 from pysubs2.time import TIMESTAMP, timestamp_to_ms
 
 from app.core.model import Cue, Document
+from app.formats import srt
 from app.formats.common import AsWritten, make_cue, timing_warnings
 from app.formats.errors import FormatError
 
@@ -112,10 +114,11 @@ def write(document: Document, version: str = "ass") -> str:
     own line (a re-cut's new cue into a copy of the line before it, its times changed); a document
     of another format is written by pysubs2 with its default style."""
     if document.format != version:  # another format's, or SSA written as ASS (and back)
-        subs = pysubs2.SSAFile()
-        for cue in document.cues:
-            subs.append(pysubs2.SSAEvent(start=cue.start, end=cue.end, text=cue_text(cue)))
-        return str(subs.to_string(version))
+        source = (
+            write(document, document.format) if document.format in ("ass", "ssa") else srt.write(document)
+        )
+        # pysubs2 converts what it can: SubRip's <i>, <b> and <u> become override tags.
+        return str(pysubs2.SSAFile.from_string(source).to_string(version))
     parts = [document.preamble]
     template = next((cue.timing_line for cue in document.cues if cue.timing_line is not None), None)
     for cue in document.cues:
@@ -149,6 +152,13 @@ def _with_times(head: str, start: int, end: int) -> str:
 def _clock(millis: int) -> str:
     """``millis`` as ASS writes a time, to the hundredth (rounded as pysubs2 rounds it)."""
     return str(pysubs2.formats.substation.SubstationFormat.ms_to_timestamp(millis))
+
+
+def as_subrip(document: Document) -> str:
+    """An ASS/SSA document as SubRip text, for writing in another format: pysubs2 converts what
+    SubRip can hold (italics, underline, line breaks) and leaves out what it cannot (positions,
+    colours, fades, comments)."""
+    return str(pysubs2.SSAFile.from_string(write(document, document.format)).to_string("srt"))
 
 
 def cue_text(cue: Cue) -> str:

@@ -58,7 +58,7 @@ def limits_from(args: argparse.Namespace) -> CaptionLimits:
     are refused in one line."""
     given = {field: getattr(args, f"limit_{field}") for field, _, _ in _OPTIONS.values()}
     given = {field: value for field, value in given.items() if value is not None}
-    dash = getattr(args, "limit_speaker_dash", None)
+    dash = args.limit_speaker_dash
     for option, (field, _, _) in _OPTIONS.items():
         value = given.get(field)
         holds, wanted = _BOUNDS.get(option, _AT_LEAST_0)

@@ -239,7 +239,7 @@ def encode(decision: Decision) -> tuple[str, dict[str, Any]]:
     return _NAMES[type(decision)], arguments
 
 
-def _dash_of(written: list[Any]) -> str:
+def _recorded_dash(written: list[Any]) -> str:
     """A recorded cue's speaker dash (none where the row has none); one not known is unreadable."""
     if not written:
         return ""
@@ -265,7 +265,7 @@ def decode(action: str, arguments: dict[str, Any]) -> Decision:
         if kind is Recut:
             if arguments.get("cut"):
                 cut = tuple(
-                    CueCut(int(n), int(a), int(b), tuple(int(k) for k in lines), _dash_of(dash))
+                    CueCut(int(n), int(a), int(b), tuple(int(k) for k in lines), _recorded_dash(dash))
                     for n, a, b, lines, *dash in arguments["cut"]
                 )
                 return Recut(cut=cut)

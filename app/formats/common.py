@@ -9,6 +9,18 @@ from dataclasses import asdict, dataclass, replace
 from app.core.model import Cue, Document
 from app.formats.cuetext import tokenize
 
+#: A cue block's text and the blank lines after it (SRT and SBV blocks).
+TEXT_AND_SPACING = re.compile(r"(.*?)((?:[ \t]*\n)*)", re.DOTALL)
+
+
+def clock_millis(hours: str, minutes: str, seconds: str, fraction: str | None) -> int | None:
+    """Milliseconds of a timestamp's parts as written ("1", "02", "03", "5" -> 3723500); None
+    where minutes or seconds run past 59."""
+    if int(minutes) > 59 or int(seconds) > 59:
+        return None
+    millis = int((fraction or "0").ljust(3, "0"))
+    return ((int(hours) * 60 + int(minutes)) * 60 + int(seconds)) * 1000 + millis
+
 
 @dataclass(frozen=True)
 class AsWritten:
@@ -119,11 +131,11 @@ def timing_style(document: Document) -> Callable[[int, int], str] | None:
     indent, hours, _, _, separator, _, arrow = match.groups()
     hour_digits = len(hours) if hours is not None else 0
     return lambda start, end: (
-        f"{indent}{_clock(start, hour_digits, separator)}{arrow}{_clock(end, hour_digits, separator)}\n"
+        f"{indent}{clock(start, hour_digits, separator)}{arrow}{clock(end, hour_digits, separator)}\n"
     )
 
 
-def _clock(millis: int, hour_digits: int, separator: str) -> str:
+def clock(millis: int, hour_digits: int, separator: str) -> str:
     """``millis`` as a timestamp with hours of ``hour_digits`` digits (left out at 0 when the file
     leaves them out, as WebVTT may) and ``separator`` before the milliseconds."""
     hour, rest = divmod(millis, 3_600_000)

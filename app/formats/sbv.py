@@ -17,7 +17,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.core.model import Cue, Document
-from app.formats.common import AsWritten, make_cue, render, timing_warnings
+from app.formats.common import (
+    TEXT_AND_SPACING,
+    AsWritten,
+    clock,
+    clock_millis,
+    make_cue,
+    render,
+    timing_warnings,
+)
 from app.formats.errors import FormatError
 
 _TIME = r"(\d{1,3}):(\d{1,2}):(\d{1,2})\.(\d{1,3})"
@@ -25,13 +33,6 @@ _TIMING = re.compile(rf"[ \t]*{_TIME}[ \t]*,[ \t]*{_TIME}[ \t]*")
 #: A line that means to be a timing line (digits, a colon, a comma): one that does not read as
 #: one is an error, not a caption.
 _LIKE_TIMING = re.compile(r"\s*\d+:\S*,\S*\s*")
-_TEXT_AND_SPACING = re.compile(r"(.*?)((?:[ \t]*\n)*)", re.DOTALL)
-
-
-def _millis(hours: str, minutes: str, seconds: str, fraction: str) -> int | None:
-    if int(minutes) > 59 or int(seconds) > 59:
-        return None
-    return ((int(hours) * 60 + int(minutes)) * 60 + int(seconds)) * 1000 + int(fraction.ljust(3, "0"))
 
 
 def parse_timing(line: str) -> tuple[int, int] | None:
@@ -39,51 +40,49 @@ def parse_timing(line: str) -> tuple[int, int] | None:
     match = _TIMING.fullmatch(line)
     if match is None:
         return None
-    start, end = _millis(*match.group(1, 2, 3, 4)), _millis(*match.group(5, 6, 7, 8))
+    start, end = clock_millis(*match.group(1, 2, 3, 4)), clock_millis(*match.group(5, 6, 7, 8))
     return None if start is None or end is None else (start, end)
 
 
 def format_time(millis: int) -> str:
-    hours, rest = divmod(millis, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    seconds, fraction = divmod(rest, 1000)
-    return f"{hours}:{minutes:02d}:{seconds:02d}.{fraction:03d}"
+    """A timestamp as YouTube writes one: ``0:00:01.000``."""
+    return clock(millis, 1, ".")
 
 
-def _timing_rows(lines: list[str], path: Path | None) -> list[int]:
-    """The rows of the timing lines: each block (the file's first line, and each line of text
-    after a blank one) starts with one; a block that does not is an error naming its line."""
-    rows = [row for row, line in enumerate(lines) if parse_timing(line) is not None]
-    if not rows:
-        return rows
+def _timings(lines: list[str], path: Path | None) -> dict[int, tuple[int, int]]:
+    """Each timing line's (start, end) by its row: each block (the file's first line, and each
+    line of text after a blank one) starts with one; a block that does not is an error naming its
+    line."""
+    timings = {row: timing for row, line in enumerate(lines) if (timing := parse_timing(line)) is not None}
+    if not timings:
+        return timings
     for row, line in enumerate(lines):
-        if not line.strip() or (row and lines[row - 1].strip()) or parse_timing(line) is not None:
+        if not line.strip() or (row and lines[row - 1].strip()) or row in timings:
             continue
         if _LIKE_TIMING.fullmatch(line):
             raise FormatError(path, row + 1, f"unreadable SBV timing line {line.strip()!r}")
         raise FormatError(path, row + 1, "SBV text with no timing line before it")
-    return rows
+    return timings
 
 
 def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     """Cues, the text before the first cue, and warnings, from ``\\n``-separated SBV text."""
     lines = text.split("\n")
     offsets = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
-    rows = _timing_rows(lines, path)
-    if not rows:
+    timings = _timings(lines, path)
+    if not timings:
         if text.strip():
             raise FormatError(path, 1, "no timing line ('0:00:01.000,0:00:02.000'): not SBV captions")
         return [], text, ["the file has no cues"]
+    rows = list(timings)
     cues: list[Cue] = []
     for number, row in enumerate(rows):
-        timing = parse_timing(lines[row])
-        assert timing is not None  # found so by _timing_rows
         body_end = offsets[rows[number + 1]] if number + 1 < len(rows) else len(text)
         body_start = min(offsets[row + 1], body_end)
-        match = _TEXT_AND_SPACING.fullmatch(text, body_start, body_end)
+        match = TEXT_AND_SPACING.fullmatch(text, body_start, body_end)
         assert match is not None  # the pattern matches any string
         written = AsWritten(None, "", text[offsets[row] : offsets[row + 1]], match.group(2))
-        cues.append(make_cue(None, *timing, match.group(1), written))
+        cues.append(make_cue(None, *timings[row], match.group(1), written))
     preamble = text[: offsets[rows[0]]]
     warnings = ["line 1: text before the first cue is kept but not shown"] if preamble.strip() else []
     warnings.extend(timing_warnings(cues, [row + 1 for row in rows]))

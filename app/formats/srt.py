@@ -18,19 +18,18 @@ from pathlib import Path
 from pysrt import SubRipTime
 
 from app.core.model import Cue, Document
-from app.formats.common import AsWritten, make_cue, render_timed, timing_warnings
+from app.formats.common import (
+    TEXT_AND_SPACING,
+    AsWritten,
+    clock_millis,
+    make_cue,
+    render_timed,
+    timing_warnings,
+)
 from app.formats.errors import FormatError
 
 _TIME = r"(\d{1,3}):(\d{1,2}):(\d{1,2})(?:[,.:](\d{1,3}))?"
 _TIMING = re.compile(rf"\s*{_TIME}\s*-->\s*{_TIME}((?:\s.*)?)")
-_TEXT_AND_SPACING = re.compile(r"(.*?)((?:[ \t]*\n)*)", re.DOTALL)
-
-
-def _millis(hours: str, minutes: str, seconds: str, fraction: str | None) -> int | None:
-    if int(minutes) > 59 or int(seconds) > 59:
-        return None
-    millis = int((fraction or "0").ljust(3, "0"))
-    return ((int(hours) * 60 + int(minutes)) * 60 + int(seconds)) * 1000 + millis
 
 
 def parse_timing(line: str) -> tuple[int, int, str] | None:
@@ -38,8 +37,8 @@ def parse_timing(line: str) -> tuple[int, int, str] | None:
     match = _TIMING.fullmatch(line)
     if match is None:
         return None
-    start = _millis(*match.group(1, 2, 3, 4))
-    end = _millis(*match.group(5, 6, 7, 8))
+    start = clock_millis(*match.group(1, 2, 3, 4))
+    end = clock_millis(*match.group(5, 6, 7, 8))
     if start is None or end is None:
         return None
     return start, end, match.group(9).strip()
@@ -85,7 +84,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
         _check_body(
             lines, row + 1, block_rows[number + 1] if number + 1 < len(block_rows) else len(lines), path
         )
-        match = _TEXT_AND_SPACING.fullmatch(text, body_start, body_end)
+        match = TEXT_AND_SPACING.fullmatch(text, body_start, body_end)
         assert match is not None  # the pattern matches any string
         identifier = lines[row - 1] if block_rows[number] != row else None
         cues.append(

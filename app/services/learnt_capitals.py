@@ -133,11 +133,14 @@ def recased_again(
     put: list[Suggestion] = []
     moved: list[tuple[int, float]] = []
     taught = one_sided(taught, language)
-    # Every decision reads the words again: a long call's thousands are passed over by their key
-    # alone (``word_key``, written out), and only the few taught are looked at further.
-    for index in [n for n, word in enumerate(words) if word.text.lower() in taught]:
-        count = taught[word_key(words[index])]
-        if index in decided or index in edited or not _may_take_capital(words, index, language):
+    for index, word in enumerate(words):
+        count = taught.get(word_key(word))
+        if (
+            count is None
+            or index in decided
+            or index in edited
+            or not _may_take_capital(words, index, language)
+        ):
             continue
         existing = pending.get(index)
         sure = round(count.confidence, 4)

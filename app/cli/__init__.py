@@ -136,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # whichever path argument met it first.
         looped = SYMLINK_LOOP.fullmatch(str(error))
         if looped is None:
+            if interrupted():  # faster-whisper's "VAD filter requires onnxruntime", its import cut short
+                return _say_interrupted()
             raise
         tell(f"{looped[1]}: a symlink loop; name a file")
         return EXIT_BAD_INPUT

@@ -147,7 +147,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     if args.language is not None:
         args.language = checked_language(args.language)
     style = checked_style(args.style)
-    punctuator = Punctuator(args.model, quantize=args.int8)
+    punctuator = Punctuator(args.model, quantize=args.int8, one_file=True)
     punctuator.check()  # a malformed model is refused before the input is read or analysed
     request = AnalysisRequest.from_file(
         Path(args.input),

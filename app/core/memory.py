@@ -23,4 +23,17 @@ def cap_malloc_arenas(arenas: int = 2) -> None:
         return
 
 
+def give_back_freed() -> None:
+    """Hand the pages malloc holds free back to the system, where it is glibc's: what a closed ONNX
+    Runtime session freed otherwise stays resident (155 MB of the text model's)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        return
+
+
 _M_ARENA_MAX = -8  # glibc's malloc.h

@@ -236,6 +236,24 @@ def open_export(
     return model
 
 
+def exports_open() -> int:
+    """How many exports this process holds open."""
+    return len(_OPEN_EXPORTS)
+
+
+def close_exports() -> None:
+    """Let go of every export this process holds open, and give their memory back to the system
+    (a process that still needs one loads it again, 0.7 s)."""
+    import gc
+
+    with _OPENING:
+        _OPEN_EXPORTS.clear()
+    from app.core.memory import give_back_freed
+
+    gc.collect()
+    give_back_freed()
+
+
 _OPEN_EXPORTS: dict[tuple[object, ...], OnnxModel] = {}
 _KEPT_EXPORTS = 2
 _OPENING = threading.Lock()

@@ -297,6 +297,8 @@ def _listen_along(
     # Said before the recogniser loads and hears its first window (seconds on a busy machine),
     # which the last stage's name ("Measuring pauses") would otherwise be shown through.
     stage("Listening along the words", 0.0)
+    if punctuator.one_file:
+        punctuator.release_text_model()
     return listen(
         document,
         reading,

@@ -17,7 +17,13 @@ from tests.conftest import FIXTURES, run_punctum_here, shared_data
 #: comment between dialogues, override tags before, inside and after words, a positioned sign,
 #: an effect and a hard line break; SSA v4 with its Marked field and a soft line break; SBV with
 #: two lines in a cue, a double blank line and an HTML tag.
-ODD_CORNERS = [FIXTURES / "odd.ass", FIXTURES / "odd.ssa", FIXTURES / "youtube.sbv"]
+ODD_CORNERS = [
+    FIXTURES / "odd.ass",
+    FIXTURES / "odd.ssa",
+    FIXTURES / "youtube.sbv",
+    FIXTURES / "odd.ttml",
+    FIXTURES / "plain.dfxp",
+]
 #: What Punctum may change: marks and the case of letters.
 _MARKS = re.compile(r"[,.;:!?\u2026]")
 
@@ -57,6 +63,8 @@ def test_with_every_mark_applied_only_marks_and_capitals_change(path: Path, tmp_
         if was.startswith("Dialogue:"):
             assert now.split(",", 9)[:9] == was.split(",", 9)[:9]
             assert re.findall(r"\{[^}]*\}|\\[Nnh]", now) == re.findall(r"\{[^}]*\}|\\[Nnh]", was)
+    # A TTML file keeps every tag (paragraphs' times, regions, spans, line breaks) in its place.
+    assert re.findall(r"<[^<>]*>", after) == re.findall(r"<[^<>]*>", before)
 
 
 def test_an_ass_file_reads_its_dialogues_as_cues_and_leaves_comments_and_styles_alone() -> None:
@@ -98,6 +106,26 @@ def test_an_ass_file_reads_its_dialogues_as_cues_and_leaves_comments_and_styles_
             "bad.sbv",
             "0:00:00.500,0:00:02.750\nhello\n\n0:00:0x.100,0:00:05.000\nworld\n",
             "bad.sbv:4: unreadable SBV timing line '0:00:0x.100,0:00:05.000'",
+        ),
+        (
+            "bad.ttml",
+            (FIXTURES / "odd.ttml").read_text().replace('begin="6s"', 'begin="6x"'),
+            "bad.ttml:20: unreadable time '6x' in a TTML paragraph",
+        ),
+        (
+            "unclosed.ttml",
+            (FIXTURES / "odd.ttml").read_text().replace("</tt:span> again", " again"),
+            "unclosed.ttml:18: not well-formed TTML XML (mismatched tag)",
+        ),
+        (
+            "untimed.dfxp",
+            (FIXTURES / "plain.dfxp").read_text(encoding="utf-8-sig").replace(' begin="00:00:06.200"', ""),
+            "untimed.dfxp:12: a TTML paragraph with no begin time",
+        ),
+        (
+            "other.ttml",
+            "<html><body><p>hello</p></body></html>\n",
+            "other.ttml:1: a <html> where <tt> should be: not TTML captions",
         ),
         (
             "untimed.sbv",
@@ -199,3 +227,79 @@ def test_a_conversion_between_ass_and_subrip_turns_the_tags_into_the_other_forma
     done = run_punctum_here("punctuate", str(FIXTURES / "styled.srt"), "-o", str(as_ass), "--apply", "none")
     assert done.returncode == 0, done.stderr
     assert "{\\i1}" in as_ass.read_text(encoding="utf-8") and "<i>" not in as_ass.read_text(encoding="utf-8")
+
+
+def test_a_ttml_file_reads_its_paragraphs_in_the_document_s_own_time() -> None:
+    """Frames at the document's rate, ticks, durations and a division's own begin all place a
+    paragraph; a line break is a line, the file's own indentation only spacing."""
+    document = read_document(FIXTURES / "odd.ttml")
+    assert [(cue.start, cue.end) for cue in document.cues] == [
+        (1000, 3480),  # 00:00:02:12 at 25 frames a second, inside a division that begins at 1 s
+        (3750, 6250),  # 27,500,000 ticks at 10,000,000 a second, for 25,000,000
+        (7000, 9500),
+        (10000, 12000),
+        (12200, 14000),
+        (14000, 15000),  # 350 to 375 frames
+    ]
+    first = document.cues[0].text()
+    assert first == "good evening and welcome\nto the news at six"
+    assert [w.text for w in document.cues[3].words][:3] == ["fish", "chips", "were"]
+    assert "\n" not in document.cues[3].text()  # pretty-printed, not broken into lines
+    wonderful = document.cues[2].words
+    assert [w.text for w in wonderful][3:5] == ["won", "der"] and wonderful[4].glued
+
+
+def test_a_ttml_recut_writes_each_new_cue_as_a_copy_of_the_paragraph_its_words_came_from(
+    tmp_path: Path,
+) -> None:
+    text = (FIXTURES / "plain.dfxp").read_text(encoding="utf-8-sig")
+    long = (
+        '<p begin="00:00:00.500" end="00:00:12.000" style="s1">so let us begin with the first one and then we'
+        " will see what happens next so what do you think about that one and the one after it</p>"
+    )
+    head = text.partition("<p ")[0]
+    captions = tmp_path / "long.ttml"
+    captions.write_text(head + long + "\n</div>\n</body>\n</tt>\n", encoding="utf-8")
+    out = tmp_path / "out.ttml"
+    done = run_punctum_here("punctuate", str(captions), "-o", str(out), "--apply", "all", "--recut")
+    assert done.returncode == 0, done.stderr
+    written = out.read_text(encoding="utf-8")
+    document = read_document(out)
+    assert len(document.cues) > 1
+    assert written.count('style="s1"') == len(document.cues)  # every paragraph keeps its style
+    assert written.startswith(head) and written.endswith("</p>\n</div>\n</body>\n</tt>\n")
+    assert document.cues[0].start == 500 and document.cues[-1].end <= 12000
+
+
+def test_ttml_converts_to_and_from_the_other_formats(tmp_path: Path) -> None:
+    """Spans and regions have no place in SubRip: the words, marks and line breaks go, entities
+    as characters; SubRip's italics reach TTML as a style."""
+    as_srt = tmp_path / "news.srt"
+    done = run_punctum_here("punctuate", str(FIXTURES / "odd.ttml"), "-o", str(as_srt), "--apply", "none")
+    assert done.returncode == 0, done.stderr
+    written = as_srt.read_text(encoding="utf-8")
+    assert "it was a wonderful sight\nsaid one neighbour" in written.replace("\r", "")
+    assert "fish & chips were sold on the bridge by the hour" in written and "<" not in written
+    as_ttml = tmp_path / "styled.ttml"
+    done = run_punctum_here("punctuate", str(FIXTURES / "styled.srt"), "-o", str(as_ttml), "--apply", "none")
+    assert done.returncode == 0, done.stderr
+    converted = as_ttml.read_text(encoding="utf-8")
+    assert 'tts:fontStyle="italic">so this is</span>' in converted and "<i>" not in converted
+    assert read_document(as_ttml).cues[0].text().endswith("the first\nline of captions")
+
+
+def test_a_file_of_one_long_cue_re_cut_writes_every_new_cue_in_its_style(tmp_path: Path) -> None:
+    """Every cue of such a file is new after a re-cut: the ASS writer found no dialogue line to copy
+    and stopped with a traceback; each new cue now copies the line its words came from."""
+    head = (FIXTURES / "odd.ass").read_text(encoding="utf-8").split("Dialogue:")[0]
+    line = (
+        "Dialogue: 0,0:00:01.00,0:00:12.00,Sign,Ann,0,0,0,,so let us begin with the first one and then"
+        " we will see what happens next so what do you think about that one and the one after it"
+    )
+    captions = tmp_path / "one.ass"
+    captions.write_text(head + line + "\n", encoding="utf-8")
+    out = tmp_path / "out.ass"
+    done = run_punctum_here("punctuate", str(captions), "-o", str(out), "--apply", "all", "--recut")
+    assert done.returncode == 0, done.stderr
+    dialogues = [row for row in out.read_text(encoding="utf-8").splitlines() if row.startswith("Dialogue:")]
+    assert len(dialogues) > 1 and all(",Sign,Ann,0,0,0,," in row for row in dialogues)

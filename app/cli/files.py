@@ -35,17 +35,23 @@ def add_file_commands(commands: Commands) -> None:
     info = commands.add_parser(
         "info", help="describe a caption file: format, encoding, cues, words, warnings"
     )
-    info.add_argument("file", metavar="FILE", help="captions (.srt .vtt .sbv .ass .ssa) or a .txt file")
+    info.add_argument(
+        "file", metavar="FILE", help="captions (.srt .vtt .sbv .ass .ssa .ttml .dfxp) or a .txt file"
+    )
     info.add_argument("--json", action="store_true", help="print the description as JSON")
     info.set_defaults(run=_info)
     show = commands.add_parser("show", help="print the cues of a caption file with their timings")
-    show.add_argument("file", metavar="FILE", help="captions (.srt .vtt .sbv .ass .ssa) or a .txt file")
+    show.add_argument(
+        "file", metavar="FILE", help="captions (.srt .vtt .sbv .ass .ssa .ttml .dfxp) or a .txt file"
+    )
     show.set_defaults(run=_show)
     transfer = commands.add_parser(
         "transfer", help="carry the punctuation of a reference transcript onto ASR captions"
     )
     transfer.add_argument("reference", metavar="REFERENCE", help="punctuated transcript: .txt or captions")
-    transfer.add_argument("captions", metavar="CAPTIONS", help="ASR captions: .srt .vtt .sbv .ass .ssa")
+    transfer.add_argument(
+        "captions", metavar="CAPTIONS", help="ASR captions: .srt .vtt .sbv .ass .ssa .ttml .dfxp"
+    )
     transfer.add_argument("-o", "--output", required=True, metavar="OUT", help="captions to write")
     transfer.add_argument("--report", metavar="REPORT.json", help="write what was carried and skipped")
     transfer.add_argument("--language", default="en", help="language of both texts (for numbers), default en")
@@ -53,7 +59,9 @@ def add_file_commands(commands: Commands) -> None:
     transfer.set_defaults(run=_transfer)
 
     punctuate = commands.add_parser("punctuate", help="propose and apply punctuation with the model")
-    punctuate.add_argument("input", metavar="INPUT", help="captions (.srt .vtt .sbv .ass .ssa) or .txt")
+    punctuate.add_argument(
+        "input", metavar="INPUT", help="captions (.srt .vtt .sbv .ass .ssa .ttml .dfxp) or .txt"
+    )
     punctuate.add_argument("-o", "--output", metavar="OUT", help="file to write (format from its extension)")
     add_apply_options(punctuate, "confident", MORE_LIKELY_RIGHT, "write")
     punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
@@ -76,7 +84,7 @@ def add_file_commands(commands: Commands) -> None:
     check = commands.add_parser(
         "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
     )
-    check.add_argument("file", metavar="FILE", help="a caption file (.srt .vtt .sbv .ass .ssa)")
+    check.add_argument("file", metavar="FILE", help="a caption file (.srt .vtt .sbv .ass .ssa .ttml .dfxp)")
     add_limit_options(check)
     check.set_defaults(run=_check)
 

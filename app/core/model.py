@@ -140,6 +140,10 @@ class Cue:
     timing_line: str | None = None
     #: What follows the text up to the next cue: line breaks, blank lines, VTT NOTE blocks.
     after_text: str | None = None
+    #: A re-cut's new cue: the timing line of the cue its first word came from, for the formats
+    #: whose line says more than the times (an ASS dialogue's style and margins, a TTML
+    #: paragraph's region), to write the new cue's as a copy of it with its own times.
+    source_timing_line: str | None = None
 
     def text(self) -> str:
         """The cue's text with its current words, styling kept."""

@@ -121,6 +121,7 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
     for cut in cuts:
         group = words[taken : taken + cut.words]
         original = originals.get((taken, cut.start, cut.end))
+        source = next((cue for first, cue in reversed(firsts) if first <= taken), run[0])
         unspaced = {
             n
             for n in range(1, len(group))
@@ -135,6 +136,7 @@ def built_cues(run: Sequence[Cue], cuts: Sequence[CueCut], first_word: int = 0) 
             original_text="",
             layout=plain_layout(len(group), set(itertools.accumulate(cut.lines[:-1])), unspaced, cut.dash),
             after_text=endings.get(taken),
+            source_timing_line=source.timing_line or source.source_timing_line,
         )
         cue.original_text = cue.text()
         same = original is not None and original.words == cue.words and original.text() == cue.original_text

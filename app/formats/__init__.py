@@ -1,4 +1,4 @@
-"""Reading and writing caption files: SRT, WebVTT and plain text.
+"""Reading and writing caption files: SRT, WebVTT, SBV, ASS/SSA, TTML/DFXP and plain text.
 
 ``read_document`` never raises anything but ``FormatError`` for a bad file; ``write_document``
 writes atomically and refuses to replace the file the document came from unless asked.
@@ -13,7 +13,7 @@ from typing import TypedDict, Unpack
 
 from app.core.errors import PunctumError
 from app.core.model import Document
-from app.formats import ass, sbv, srt, text, vtt
+from app.formats import ass, sbv, srt, text, ttml, vtt
 from app.formats.atomic import write_together
 from app.formats.common import timing_example
 from app.formats.encoding import decode, encode
@@ -40,7 +40,16 @@ MAX_FILE_BYTES = 5_000_000
 MAX_LINE_CHARACTERS = 10_000
 
 #: File extension -> format name.
-FORMATS = {".srt": "srt", ".vtt": "vtt", ".sbv": "sbv", ".ass": "ass", ".ssa": "ssa", ".txt": "txt"}
+FORMATS = {
+    ".srt": "srt",
+    ".vtt": "vtt",
+    ".sbv": "sbv",
+    ".ass": "ass",
+    ".ssa": "ssa",
+    ".ttml": "ttml",
+    ".dfxp": "ttml",
+    ".txt": "txt",
+}
 #: The extensions of caption files (timed cues), as ``FORMATS`` reads them.
 CAPTION_SUFFIXES = tuple(suffix for suffix, name in FORMATS.items() if name != "txt")
 LINE_ENDINGS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
@@ -103,7 +112,14 @@ def parse_document(data: bytes, format: str, path: Path | None = None) -> Docume
     warnings = list(decoded.warnings)
     if decoded.mixed_line_endings:
         warnings.append("mixed line endings; all will be written as the most common one")
-    readers = {"srt": srt.read, "vtt": vtt.read, "sbv": sbv.read, "ass": ass.read, "ssa": ass.read}
+    readers = {
+        "srt": srt.read,
+        "vtt": vtt.read,
+        "sbv": sbv.read,
+        "ass": ass.read,
+        "ssa": ass.read,
+        "ttml": ttml.read,
+    }
     if format in readers:
         _check_line_lengths(decoded.text, path)
         cues, preamble, found = readers[format](decoded.text, path)
@@ -134,17 +150,35 @@ def render_document(document: Document, format: str | None = None) -> str:
         # Override tags, positions and comments have no place in SRT, VTT or SBV: pysubs2
         # converts what they can hold, and the document is written from that.
         document = parse_document(ass.as_subrip(document).encode(), "srt")
+    elif document.format == "ttml" and format not in ("ttml", "txt"):
+        # Spans and regions have no place in the others: the words, marks and line breaks go.
+        document = parse_document(ttml.as_subrip(document).encode(), "srt")
     writer = {
         "srt": srt.write,
         "vtt": vtt.write,
         "sbv": sbv.write,
         "ass": ass.write,
         "ssa": lambda document: ass.write(document, "ssa"),
+        "ttml": _ttml,
         "txt": text.write,
     }.get(format)
     if writer is None:
         raise WriteError(f"unknown format {format!r}")
     return writer(document)
+
+
+def _ttml(document: Document) -> str:
+    """TTML of a TTML document as read; of another format's, written by pysubs2 (SubRip's and
+    ASS's italics, bold and underline become styles)."""
+    if document.format == "ttml":
+        return ttml.write(document)
+    import pysubs2
+
+    source = (
+        ass.write(document, document.format) if document.format in ("ass", "ssa") else srt.write(document)
+    )
+    written = str(pysubs2.SSAFile.from_string(source).to_string("ttml"))
+    return written.replace("<br />", "<br/>")  # the spelling ``ttml`` reads as a line break
 
 
 class WriteOptions(TypedDict, total=False):

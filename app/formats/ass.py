@@ -123,6 +123,8 @@ def write(document: Document, version: str = "ass") -> str:
     template = next((cue.timing_line for cue in document.cues if cue.timing_line is not None), None)
     for cue in document.cues:
         head = cue.timing_line
+        if head is None and cue.source_timing_line is not None:
+            head = _with_times(cue.source_timing_line, cue.start, cue.end)
         if head is None:
             if template is None:
                 raise ValueError("no Dialogue line to write a new cue's in")

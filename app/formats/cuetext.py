@@ -24,6 +24,8 @@ _MARKUP = re.compile(f"({_TAGS})")
 _ASS_MARKUP = re.compile(rf"({_TAGS}|\\[nh])")
 #: ASS/SSA escapes that part words as a space does.
 _ASS_SPACES = frozenset(("\\n", "\\h"))
+#: A line-break tag (``<br/>``, TTML's ``<tt:br />``): it parts words as a space does.
+_BREAK_TAG = re.compile(r"<(?:[\w.-]+:)?br\b[^<>]*>", re.IGNORECASE)
 _INLINE_TIME = re.compile(r"<((?:\d+:)?\d{2}:\d{2}\.\d{3})>")
 _SPACE = re.compile(r"(\s+)")
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
@@ -54,7 +56,10 @@ def _only_markup(pieces: list[str]) -> bool:
     """Pieces laid out between two words that are styling alone, with no space: one word split
     by tags. An inline timestamp separates words, so it does not count."""
     return bool(pieces) and all(
-        _ASS_MARKUP.fullmatch(piece) and parse_inline_time(piece) is None and piece not in _ASS_SPACES
+        _ASS_MARKUP.fullmatch(piece)
+        and parse_inline_time(piece) is None
+        and piece not in _ASS_SPACES
+        and not _BREAK_TAG.fullmatch(piece)
         for piece in pieces
     )
 

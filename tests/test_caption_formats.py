@@ -220,6 +220,9 @@ def test_a_conversion_between_ass_and_subrip_turns_the_tags_into_the_other_forma
     done = run_punctum_here("punctuate", str(FIXTURES / "odd.ass"), "-o", str(as_srt), "--apply", "none")
     assert done.returncode == 0, done.stderr
     written = as_srt.read_text(encoding="utf-8")
+    # Said cue by cue before it is written (issue: "say what was changed, per cue").
+    assert "warning: cue 2: {\\an8\\pos(960,80)} has no place in SRT: left out" in done.stderr
+    assert "warning: 1 Comment line has no place in SRT: left out" in done.stderr
     assert "<i>last week</i> rose arrived\nfrom the north" in written
     assert "{" not in written and "\\N" not in written and "translator note" not in written
     assert len(parse_document(written.encode(), "srt").cues) == 4
@@ -278,6 +281,8 @@ def test_ttml_converts_to_and_from_the_other_formats(tmp_path: Path) -> None:
     done = run_punctum_here("punctuate", str(FIXTURES / "odd.ttml"), "-o", str(as_srt), "--apply", "none")
     assert done.returncode == 0, done.stderr
     written = as_srt.read_text(encoding="utf-8")
+    said = 'warning: cue 3: region="top", tts:textAlign="center", 1 styled span has no place in SRT: left out'
+    assert said in done.stderr
     assert "it was a wonderful sight\nsaid one neighbour" in written.replace("\r", "")
     assert "fish & chips were sold on the bridge by the hour" in written and "<" not in written
     as_ttml = tmp_path / "styled.ttml"
@@ -303,3 +308,18 @@ def test_a_file_of_one_long_cue_re_cut_writes_every_new_cue_in_its_style(tmp_pat
     assert done.returncode == 0, done.stderr
     dialogues = [row for row in out.read_text(encoding="utf-8").splitlines() if row.startswith("Dialogue:")]
     assert len(dialogues) > 1 and all(",Sign,Ann,0,0,0,," in row for row in dialogues)
+
+
+def test_the_editor_s_export_into_another_format_says_what_it_left_out(tmp_path: Path) -> None:
+    from app.services.captions_export import export_captions
+
+    document = read_document(FIXTURES / "odd.ttml")
+    kept = export_captions(document, tmp_path / "same.ttml", "en")
+    assert kept.left_out == () and not kept.summaries()
+    converted = export_captions(document, tmp_path / "other.srt", "en")
+    assert len(converted.left_out) == 6
+    assert converted.summaries() == [
+        'converted: cue 1: region="bottom" has no place in SRT: left out; cue 2: region="bottom", 3 styled'
+        ' spans has no place in SRT: left out; cue 3: region="top", tts:textAlign="center", 1 styled span'
+        " has no place in SRT: left out (and 3 more)"
+    ]

@@ -134,7 +134,7 @@ def _transfer(args: argparse.Namespace) -> int:
 def _punctuate(args: argparse.Namespace) -> int:
     from app.services.analysis import AnalysisRequest, AudioUse
     from app.services.captions_export import ExportOptions, exported_document
-    from app.services.documents import render, save_together
+    from app.services.documents import left_out_writing, render, save_together
     from app.services.model import Punctuator
     from app.services.punctuate import punctuate_file
 
@@ -180,6 +180,9 @@ def _punctuate(args: argparse.Namespace) -> int:
     # written would replace an older file and describe captions that are not there. They number
     # the cues as the captions written beside them do (re-cut, if asked).
     reports = [(Path(args.suggestions), outcome.suggestions_json())] if args.suggestions else []
+    if args.output is not None:  # said before it is written, cue by cue
+        for line in left_out_writing(outcome.document, Path(args.output)):
+            tell(f"warning: {line}")
     save_together(outcome.document, args.output, reports)
     for line in steps.summaries():  # once written, as export tells it; on stderr when stdout has the captions
         if args.output is not None:

@@ -322,6 +322,7 @@ def _write_all(
     before = after = LineChecks(0, 0, 0)
     cuts: RecutReport | None = None
     written: list[Path] = []
+    lost: list[str] = []
     for document, language, target, target_format, measures in ready:
         try:
             try:
@@ -338,11 +339,14 @@ def _write_all(
             error.args = (f"{error}; {_written_so_far(out, written, left)}",)
             raise
         written.append(target)
+        lost += [f"{target.name}: {line}" for line in exported.left_out]
         if exported.lines is not None:
             before, after = before + exported.lines[0], after + exported.lines[1]
         if exported.recut is not None:
             cuts = exported.recut if cuts is None else cuts + exported.recut
-    return ProjectExport(lines=(before, after) if options.rebreak else None, recut=cuts, written=written)
+    return ProjectExport(
+        lines=(before, after) if options.rebreak else None, recut=cuts, left_out=tuple(lost), written=written
+    )
 
 
 def _written_so_far(out: Path, written: list[Path], left: list[Path]) -> str:

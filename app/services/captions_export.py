@@ -18,7 +18,8 @@ from app.core.line_breaks import LineChecks, line_checks, rebreak_document
 from app.core.model import Document, apply_casing
 from app.core.resegment import Resegmented, resegment
 from app.core.sentences import starts_sentence
-from app.formats import write_document
+from app.formats import format_of, write_document
+from app.formats.conversion import left_out
 from app.services.suggestions import written_capital
 
 
@@ -189,12 +190,19 @@ class ExportSteps:
 
     lines: tuple[LineChecks, LineChecks] | None = None
     recut: RecutReport | None = None
+    #: What converting into another format left out, a line a cue (``formats.conversion``).
+    left_out: tuple[str, ...] = ()
 
     def summaries(self) -> list[str]:
-        """A line on the re-cut, then one on the re-break, as export tells them."""
+        """A line on the re-cut, then one on the re-break, then one on what a conversion left
+        out, as export tells them."""
         told = [self.recut.summary()] if self.recut is not None else []
         if self.lines is not None:
             told.append(f"lines re-broken: {rebreak_summary(*self.lines)}")
+        if self.left_out:
+            shown = "; ".join(self.left_out[:3])
+            more = f" (and {len(self.left_out) - 3} more)" if len(self.left_out) > 3 else ""
+            told.append(f"converted: {shown}{more}")
         return told
 
 
@@ -231,5 +239,6 @@ def export_captions(
     """Write ``document`` as exported (``exported_document``) to ``target``, atomically; over the
     source file only with ``options.replace_source``."""
     exported, steps = exported_document(document, language, options, measures)
+    lost = tuple(left_out(exported, options.format or format_of(Path(target))))
     write_document(exported, target, format=options.format, replace_source=options.replace_source)
-    return Exported(lines=steps.lines, recut=steps.recut, path=Path(target))
+    return Exported(lines=steps.lines, recut=steps.recut, left_out=lost, path=Path(target))

@@ -18,6 +18,16 @@ from app.formats import read_document, render_document
 open_document = read_document
 render = render_document
 
+
+def left_out_writing(document: Document, path: Path) -> list[str]:
+    """What writing ``document`` to ``path``, in the format its name says, leaves out: a line a
+    cue (``formats.conversion``); none where the format is the document's own."""
+    from app.formats import format_of
+    from app.formats.conversion import left_out
+
+    return left_out(document, format_of(path))
+
+
 _LINE_ENDING_NAMES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR"}
 
 

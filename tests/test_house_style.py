@@ -832,3 +832,42 @@ def test_marks_the_readers_disagree_on_are_trusted_past_the_cap_only_once_answer
     assert mark == 2 and sure >= 0.97
     mark, _ = proposed([1] * 40)  # such full stops turned into commas: the comma is proposed
     assert mark == 1
+
+
+def test_the_evidence_says_what_the_answers_kept_of_suggestions_like_this_one(tmp_path: Path) -> None:
+    """The style's confidence moved with the answers, but nothing said why: the evidence now says
+    how many suggestions of the same mark, read the same way, the person kept in this project,
+    and whether the triage rule settled the gap."""
+    from app.core.marks import model_class
+    from app.ui.evidence import evidence_html
+
+    shutil.copy(SAMPLE / "sample.srt", tmp_path / "a.srt")
+    session = analysed(tmp_path / "a.srt")
+
+    def pending_marks() -> list[Suggestion]:
+        return sorted(
+            (
+                s
+                for s in session.document.suggestions
+                if s.source is Source.MODEL and s.casing is None and s.status is Status.PENDING
+            ),
+            key=lambda s: s.gap,
+        )
+
+    commas = [s for s in pending_marks() if model_class(s.mark) == 1]
+    assert len(commas) >= 3
+    session.accept(commas[0].id)
+    turned_down = next(s for s in pending_marks() if model_class(s.mark) == 1)
+    session.reject(turned_down.id)
+    later = next(s for s in pending_marks() if model_class(s.mark) == 1)
+    row = next(row for row in session.queue() if row.index == later.gap)
+    assert "in this project you kept 1 of 2 commas read from the text alone" in evidence_html(session, row)
+    settled = session.settled_by_rule()
+    told = 0
+    for row in session.gaps():
+        model = row.by(Source.MODEL, pending=False)
+        if row.marks and model is not None and model.id in settled:
+            assert f"settled by the triage rule at {model.confidence:.2f}" in evidence_html(session, row)
+            told += 1
+    assert told >= 1  # the sample has marks sure enough to settle
+    session.close()

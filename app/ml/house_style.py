@@ -81,13 +81,15 @@ class StyleError(PunctumError):
 @dataclass(frozen=True)
 class StyleExample:
     """One decided gap: what was read there, the word after it as the model reads it ("" at the
-    end), the class of mark the captions had, and the class the person left."""
+    end), the class of mark the captions had, the class the person left, and the class of the
+    model's suggestion put to the person there (None where none was)."""
 
     reading: GapReading
     next_word: str
     original: int
     chosen: int
     language: str | None = None
+    shown: int | None = None
 
 
 @dataclass(frozen=True)
@@ -283,6 +285,46 @@ class HouseStyle:
         return f"house style from {count} {noun}{inherited}: " + (
             "; ".join(learnt[:4]) if learnt else "the model's default so far"
         )
+
+
+#: How the readers stood on a suggestion, as the person is told it ("full stops both readers chose").
+READER_KINDS = {
+    "agree": "both readers chose",
+    "disagree": "the two readers disagreed on",
+    "heard": "heard against both readers",
+    "text": "read from the text alone",
+}
+
+
+def reader_kind(mark: int, reading: GapReading) -> str:
+    """``READER_KINDS``' key of a suggestion of class ``mark`` at a gap read so."""
+    if reading.heard is None:
+        return "text"
+    if readers_agree(mark, reading.read, reading.heard):
+        return "agree"
+    return "disagree" if readers_disagree(reading.read, reading.heard) else "heard"
+
+
+def answer_tally(examples: Sequence[StyleExample]) -> dict[tuple[int, str], tuple[int, int]]:
+    """By the class of the suggestion put to the person and how its readers stood
+    (``reader_kind``): how many such suggestions the person kept, of how many answered."""
+    tally: dict[tuple[int, str], tuple[int, int]] = {}
+    for example in examples:
+        if example.shown is None:
+            continue
+        key = (example.shown, reader_kind(example.shown, example.reading))
+        kept, answered = tally.get(key, (0, 0))
+        tally[key] = (kept + (example.chosen == example.shown), answered + 1)
+    return tally
+
+
+def tally_text(mark: int, kind: str, tally: dict[tuple[int, str], tuple[int, int]]) -> str:
+    """ "you kept 40 of 44 full stops both readers chose" ("" before any such answer)."""
+    kept, answered = tally.get((mark, kind), (0, 0))
+    if not answered:
+        return ""
+    name = NAMES.get(mark, "suggestions to take a mark out")
+    return f"in this project you kept {kept} of {answered} {name} {READER_KINDS[kind]}"
 
 
 def _combined(readings: Sequence[GapReading]) -> np.ndarray:

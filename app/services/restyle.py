@@ -144,6 +144,12 @@ def style_examples(
         return []
     state = state or decided(document, history)
     original = state.original
+    # A decided gap is never read again, so its model suggestion is the one put to the person.
+    shown = {
+        s.gap: model_class(s.mark)
+        for s in document.suggestions
+        if s.source is Source.MODEL and s.casing is None and s.gap in state.taught_at
+    }
     return [
         (
             gap,
@@ -153,6 +159,7 @@ def style_examples(
                 original[gap],
                 model_class(words[gap].mark),
                 document.language,
+                shown.get(gap),
             ),
         )
         for gap in sorted(state.by_person)

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 from app.core.gap_readings import GapReading
 from app.core.history import Decider, History, Step
-from app.core.model import Document
+from app.core.marks import model_class
+from app.core.model import Document, Suggestion
 from app.core.triage import TriagePolicy
-from app.ml.house_style import HouseStyle, StyleExample
+from app.ml.house_style import HouseStyle, StyleExample, answer_tally, reader_kind, tally_text
 from app.ml.style_fit import Priors
 from app.services.learnt_capitals import CapitalCount, learnt_line, merged, taught_capitals
 from app.services.restyle import (
@@ -75,6 +76,8 @@ class SessionStyle:
     #: The style last fitted, with the last step not the rule's when it was: the rule's re-reading
     #: decides nothing a style learns from, so the editor asking again after it costs no new fit.
     _fitted: tuple[Step | None, HouseStyle] | None
+    #: What the answers kept, by kind of suggestion (``answer_tally``), as of the style fitted.
+    _tally: dict[tuple[int, str], tuple[int, int]]
 
     @property
     def has_reference(self) -> bool:
@@ -104,7 +107,19 @@ class SessionStyle:
         mine = file_examples(self.project, self.file_id, self.document, self.history, self.readings(), state)
         style = project_style(self.project, [*others, *mine], self.priors)
         self._fitted = (last, style)
+        self._tally = answer_tally([*others, *mine])
         return style
+
+    def answers_like(self, suggestion: Suggestion) -> str:
+        """What this project's answers said of suggestions like this mark suggestion ("in this
+        project you kept 40 of 44 full stops both readers chose"; "" before any), as the style
+        was last fitted."""
+        readings = self.readings()
+        if suggestion.gap >= len(readings) or suggestion.casing is not None:
+            return ""
+        self.style()
+        mark = model_class(suggestion.mark)
+        return tally_text(mark, reader_kind(mark, readings[suggestion.gap]), self._tally)
 
     def capitals_line(self) -> str:
         """What the answers in this project taught of capitals, for the style's line ("" for none)."""

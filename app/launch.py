@@ -29,10 +29,10 @@ def _exit_interrupted(say: bool) -> NoReturn:
 
 def run() -> NoReturn:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # until the handler below is in place
-    from app.core.memory import cap_malloc_arenas
-
-    cap_malloc_arenas()  # before any library starts its threads
     try:
+        from app.core.memory import cap_malloc_arenas
+
+        cap_malloc_arenas()  # before any library starts its threads
         from app.core.interrupts import catch_interrupts, interrupted
 
         catch_interrupts()

@@ -138,9 +138,12 @@ def test_sigint_stops_transcribe_at_any_moment_with_one_line(
         preexec_fn=ignore_sigint if background else None,
     )
     if not background:
-        # A Ctrl+C before the interpreter itself has taken the signal kills it as any program
-        # (nothing written); on a loaded machine that can take longer than ``after``.
+        # A Ctrl+C before Punctum's own code runs is the interpreter's: before it has taken the
+        # signal it is killed as any program, and during its site import (the installed
+        # packages' path files) it ends with "Fatal Python error" or a traceback of its own. On
+        # a loaded machine that can take longer than ``after``: wait for Punctum's imports.
         _wait_for_sigint_handler(process.pid)
+        _wait_for_a_library(process.pid, "numpy")
     time.sleep(after)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
@@ -159,6 +162,19 @@ def _wait_for_sigint_handler(pid: int) -> None:
             return
         caught = next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0")
         if int(caught, 16) & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.01)
+
+
+def _wait_for_a_library(pid: int, name: str) -> None:
+    """Until the process has mapped a compiled module of ``name`` (its ``maps`` in /proc), for at
+    most 30 s: its own start-up imports are then under way."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if f"/{name}/" in Path(f"/proc/{pid}/maps").read_text():
+                return
+        except OSError:
             return
         time.sleep(0.01)
 

@@ -145,11 +145,8 @@ def style_examples(
     state = state or decided(document, history)
     original = state.original
     # A decided gap is never read again, so its model suggestion is the one put to the person.
-    shown = {
-        s.gap: model_class(s.mark)
-        for s in document.suggestions
-        if s.source is Source.MODEL and s.casing is None and s.gap in state.taught_at
-    }
+    model = [s for s in document.suggestions if s.source is Source.MODEL and s.casing is None]
+    shown = {s.gap: model_class(s.mark) for s in model}
     return [
         (
             gap,

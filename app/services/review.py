@@ -97,7 +97,6 @@ class ReviewSession(SessionStyle):
         self._other_examples: list[StyleExample] | None = None
         self._other_capitals: dict[str, CapitalCount] = {}
         self._fitted: tuple[Step | None, HouseStyle] | None = None
-        self._tally: dict[tuple[int, str], tuple[int, int]] = {}
         #: How many of a person's last decisions the file opened again can undo one by one.
         self.undo_kept = UNDO_KEPT
         #: Decisions recorded since the last checkpoint was taken (``services.checkpoints``).

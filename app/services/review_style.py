@@ -76,7 +76,8 @@ class SessionStyle:
     #: The style last fitted, with the last step not the rule's when it was: the rule's re-reading
     #: decides nothing a style learns from, so the editor asking again after it costs no new fit.
     _fitted: tuple[Step | None, HouseStyle] | None
-    #: What the answers kept, by kind of suggestion (``answer_tally``), as of the style fitted.
+    #: What the answers kept, by kind of suggestion (``answer_tally``), as of the style fitted
+    #: (set with ``_fitted``).
     _tally: dict[tuple[int, str], tuple[int, int]]
 
     @property

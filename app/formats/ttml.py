@@ -156,7 +156,7 @@ def _parse(data: bytes, path: Path | None) -> _Reading:
         else:
             raise FormatError(path, line, "a TTML paragraph with no end or dur")
         index = parser.CurrentByteIndex
-        tag = _OPENING_TAG.match(data[index:].decode("utf-8", "replace")[:10_000])
+        tag = _OPENING_TAG.match(data[index : index + 10_000].decode("utf-8", "replace"))
         if tag is None:
             raise FormatError(path, line, "an unreadable TTML paragraph tag")
         length = len(tag.group(0).encode("utf-8"))

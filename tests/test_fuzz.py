@@ -11,7 +11,9 @@ from app.formats.encoding import encode
 from tests.conftest import FIXTURES, SAMPLE
 
 CASES = 10_000
-SEEDS = [p for p in sorted(FIXTURES.iterdir()) if p.suffix in (".srt", ".vtt", ".txt")] + [
+#: The formats read since the fuzzing began, each with a fixture of its odd corners.
+NEW_FORMATS = (".sbv", ".ass", ".ssa", ".ttml", ".dfxp")
+SEEDS = [p for p in sorted(FIXTURES.iterdir()) if p.suffix in (".srt", ".vtt", ".txt", *NEW_FORMATS)] + [
     SAMPLE / "sample.srt",
     SAMPLE / "sample.vtt",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import warnings
 from pathlib import Path
 
 import pysubs2
@@ -94,7 +95,9 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
         elif section == "events" and _DIALOGUE.match(line):
             found.append((row, *_dialogue(line, fields, path, row)))
     try:
-        pysubs2.SSAFile.from_string(text)
+        with warnings.catch_warnings():  # a field it reads as its default is not the user's to read
+            warnings.simplefilter("ignore")
+            pysubs2.SSAFile.from_string(text)
     except Exception as error:  # pysubs2 raises what its parsing meets; its reason is the message
         raise FormatError(path, None, f"not readable as ASS/SSA subtitles ({error})") from None
     if not found:

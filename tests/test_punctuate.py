@@ -60,7 +60,12 @@ def test_apply_none_leaves_the_text_and_lists_suggestions(tiny_model: Path, tmp_
 def test_existing_marks_and_capitals_are_kept_as_the_starting_state(tiny_model: Path) -> None:
     from app.formats import parse_document
 
-    document = parse_document(b"1\n00:00:01,000 --> 00:00:03,000\nWell, NASA said so. ok\n", "srt")
+    # One mark in 30 words: the blank gaps are not the writer's choice, so the model's
+    # disagreements with "so." and the blank gaps become suggestions as in bare ASR captions.
+    filler = " ".join(["ok"] * 25)
+    document = parse_document(
+        f"1\n00:00:01,000 --> 00:00:03,000\nwell NASA said so. {filler}\n".encode(), "srt"
+    )
     suggestions, _ = suggestions_from(document, text_reading(document, Punctuator(tiny_model), "en"))
     by_gap = {s.gap: s.mark for s in suggestions if s.casing is None}
     assert 3 not in by_gap  # "so." already has the period the model proposes
@@ -69,7 +74,28 @@ def test_existing_marks_and_capitals_are_kept_as_the_starting_state(tiny_model: 
     history = History(document)
     apply_suggestions(document, history, ApplyPolicy("all"))
     history.do(sentence_casing(document))
-    assert [w.text for w in document.words()] == ["Well", "NASA", "Said", "So", "Ok"]
+    assert [w.text for w in document.words()][:5] == ["Well", "NASA", "Said", "So", "Ok"]
+
+
+@pytest.mark.skipif(not SHIPPED, reason="the shipped model is not in models/")
+def test_a_punctuated_file_keeps_its_own_marks_where_the_model_merely_reads_otherwise(
+    tmp_path: Path,
+) -> None:
+    # The sample's captions with its transcript's marks carried on, as a person or the
+    # recogniser punctuated them: punctuated again, every mark stands (before, the text model's
+    # own reading replaced ten of them: "Hello. And welcome", "We cleaned. The chain").
+    marked = tmp_path / "marked.srt"
+    carried = punctum(
+        "transfer", str(SAMPLE / "reference.txt"), str(SAMPLE / "sample.srt"), "-o", str(marked)
+    )
+    assert carried.returncode == 0, carried.stderr
+    again = tmp_path / "again.srt"
+    result = punctum("punctuate", str(marked), "--audio", "text", "--apply", "all", "-o", str(again))
+    assert result.returncode == 0, result.stderr
+    before, after = list(read_document(marked).words()), list(read_document(again).words())
+    assert sum(1 for w in before if w.mark) > 20
+    assert [(w.text.lower(), w.mark) for w in after] == [(w.text.lower(), w.mark) for w in before]
+    assert "Maple" in [w.text for w in after]  # capitals are still proposed and applied
 
 
 def test_english_days_months_and_i_get_their_capitals_wherever_they_stand() -> None:

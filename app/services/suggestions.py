@@ -15,6 +15,7 @@ from app.core.model import Casing, Document, Evidence, Source, Suggestion, Word
 from app.core.orthography import always_capitalised, one_capital_only
 from app.core.sentences import starts_sentence
 from app.ml.confidence import capital_inputs, mark_inputs, readers_disagree, shipped_confidence
+from app.ml.written_marks import carries_marks, with_written_marks
 from app.services import languages
 from app.services.typography import render_mark
 
@@ -134,7 +135,8 @@ def suggestions_from(
     and what they were read from (language, evidence, warnings).
 
     ``heard``: what the recogniser heard along the words (``services.listening``), combined with
-    the text reading where it heard; ``evidence``: the gap evidence the analysis measured, whose
+    the text reading where it heard; where the document carries marks of its own, they are read as
+    well (``ml.written_marks``); ``evidence``: the gap evidence the analysis measured, whose
     warnings the user is told.
     """
     words = list(document.words())
@@ -142,6 +144,9 @@ def suggestions_from(
     if not words or reading.language is None:
         return [], found
     mark_probs, heard_marks = _weigh_evidence(found, reading, evidence, heard, len(words))
+    written = [model_class(w.mark) for w in words]
+    if carries_marks(written):  # the file's own punctuation is a third reading (``ml.written_marks``)
+        mark_probs = with_written_marks(mark_probs, written)
     ends = _cue_ends(document, len(words))
     source = _Reading(words, reading.language, reading, mark_probs, heard_marks, evidence, ends)
     next_id = document.next_suggestion_id()

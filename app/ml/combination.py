@@ -23,7 +23,7 @@ from app.core.errors import PunctumError
 from app.core.json_files import read_json_object
 from app.core.marks import MODEL_MARKS
 
-_FLOOR = 1e-6  # no reading is ever quite sure a mark is impossible
+PROBABILITY_FLOOR = 1e-6  # no reading is ever quite sure a mark is impossible
 
 
 class CombinationError(PunctumError):
@@ -59,7 +59,10 @@ class Combination:
         listened = np.asarray(
             [h if h is not None else t for h, t in zip(heard, text, strict=True)], dtype=np.float64
         )
-        log_read, log_heard = np.log(np.maximum(text, _FLOOR)), np.log(np.maximum(listened, _FLOOR))
+        log_read, log_heard = (
+            np.log(np.maximum(text, PROBABILITY_FLOOR)),
+            np.log(np.maximum(listened, PROBABILITY_FLOOR)),
+        )
         weights = np.asarray(self.weights)[None, :]
         logits = ((1 - weights) * log_read + weights * log_heard + np.asarray(self.biases)) / self.temperature
         # Where both readers chose the same mark and the per-class weights and biases (fitted for

@@ -25,13 +25,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from app.ml.combination import PROBABILITY_FLOOR
+
 #: The log-odds added to the class the captions write: where they write no mark, where they write one.
 WRITTEN_MARK_BONUS = (4.0, 6.0)
 #: A file carries marks when it has at least one every this many words (speech has one every 6 to
 #: 12); fewer, and its blank gaps are not the writer's choice of no mark.
 WORDS_PER_MARK = 25
-
-_FLOOR = 1e-6
 
 
 def carries_marks(written: Sequence[int]) -> bool:
@@ -47,7 +47,7 @@ def with_written_marks(probabilities: Sequence[Sequence[float]], written: Sequen
     captions write there (``written``, per gap)."""
     if not len(probabilities):
         return []
-    logits = np.log(np.maximum(np.asarray(probabilities, dtype=np.float64), _FLOOR))
+    logits = np.log(np.maximum(np.asarray(probabilities, dtype=np.float64), PROBABILITY_FLOOR))
     classes = np.asarray(written, dtype=int)
     no_mark, mark = WRITTEN_MARK_BONUS
     logits[np.arange(len(classes)), classes] += np.where(classes == 0, no_mark, mark)

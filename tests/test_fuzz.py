@@ -12,7 +12,7 @@ from tests.conftest import FIXTURES, SAMPLE
 
 CASES = 10_000
 #: The formats read since the fuzzing began, each with a fixture of its odd corners.
-NEW_FORMATS = (".sbv", ".ass", ".ssa", ".ttml", ".dfxp")
+NEW_FORMATS = (".sbv", ".ass", ".ssa", ".ttml", ".dfxp", ".scc")
 SEEDS = [p for p in sorted(FIXTURES.iterdir()) if p.suffix in (".srt", ".vtt", ".txt", *NEW_FORMATS)] + [
     SAMPLE / "sample.srt",
     SAMPLE / "sample.vtt",
@@ -58,7 +58,21 @@ def _truncate(data: bytes, rng: random.Random) -> bytes:
 
 
 def _splice(data: bytes, rng: random.Random) -> bytes:
-    junk = rng.choice([b"-->", b"\n\n", b"WEBVTT", b"\r", b"<i>", b"&amp", b"\xff\xfe", b"\x00", b"{\\an8"])
+    junk = rng.choice(
+        [
+            b"-->",
+            b"\n\n",
+            b"WEBVTT",
+            b"\r",
+            b"<i>",
+            b"&amp",
+            b"\xff\xfe",
+            b"\x00",
+            b"{\\an8",
+            b" 9137",
+            b"\t942f 942f",
+        ]
+    )
     position = rng.randrange(len(data) + 1)
     return data[:position] + junk + data[position:]
 

@@ -63,7 +63,8 @@ class _VersionAction(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="punctum", description="Restore and review punctuation in ASR captions (SRT, WebVTT, text)."
+        prog="punctum",
+        description="Restore and review punctuation in ASR captions (SRT, WebVTT, SBV, ASS/SSA, TTML, SCC, text).",
     )
     parser.add_argument(
         "--version", action=_VersionAction, help="show the version and the model's, then exit"

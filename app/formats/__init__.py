@@ -1,4 +1,4 @@
-"""Reading and writing caption files: SRT, WebVTT, SBV, ASS/SSA, TTML/DFXP and plain text.
+"""Reading and writing caption files: SRT, WebVTT, SBV, ASS/SSA, TTML/DFXP, SCC and plain text.
 
 ``read_document`` never raises anything but ``FormatError`` for a bad file; ``write_document``
 writes atomically and refuses to replace the file the document came from unless asked.
@@ -13,7 +13,7 @@ from typing import TypedDict, Unpack
 
 from app.core.errors import PunctumError
 from app.core.model import Document
-from app.formats import ass, sbv, srt, text, ttml, vtt
+from app.formats import ass, sbv, scc, srt, text, ttml, vtt
 from app.formats.atomic import write_together
 from app.formats.common import timing_example
 from app.formats.encoding import decode, encode
@@ -48,6 +48,7 @@ FORMATS = {
     ".ssa": "ssa",
     ".ttml": "ttml",
     ".dfxp": "ttml",
+    ".scc": "scc",
     ".txt": "txt",
 }
 #: The extensions of caption files (timed cues), as ``FORMATS`` reads them.
@@ -119,6 +120,7 @@ def parse_document(data: bytes, format: str, path: Path | None = None) -> Docume
         "ass": ass.read,
         "ssa": ass.read,
         "ttml": ttml.read,
+        "scc": scc.read,
     }
     if format in readers:
         _check_line_lengths(decoded.text, path)
@@ -153,6 +155,9 @@ def render_document(document: Document, format: str | None = None) -> str:
     elif document.format == "ttml" and format not in ("ttml", "txt"):
         # Spans and regions have no place in the others: the words, marks and line breaks go.
         document = parse_document(ttml.as_subrip(document).encode(), "srt")
+    elif document.format == "scc" and format not in ("scc", "txt"):
+        # Positions and mid-row styles have no place in the others: the rows go as lines.
+        document = parse_document(scc.as_subrip(document).encode(), "srt")
     writer = {
         "srt": srt.write,
         "vtt": vtt.write,
@@ -160,6 +165,7 @@ def render_document(document: Document, format: str | None = None) -> str:
         "ass": ass.write,
         "ssa": lambda document: ass.write(document, "ssa"),
         "ttml": _ttml,
+        "scc": _scc,
         "txt": text.write,
     }.get(format)
     if writer is None:
@@ -179,6 +185,13 @@ def _ttml(document: Document) -> str:
     )
     written = str(pysubs2.SSAFile.from_string(source).to_string("ttml"))
     return written.replace("<br />", "<br/>")  # the spelling ``ttml`` reads as a line break
+
+
+def _scc(document: Document) -> str:
+    """SCC of an SCC document as read; of another format's, written by pycaption from SubRip."""
+    if document.format == "scc":
+        return scc.write(document)
+    return scc.written_anew(render_document(document, "srt"))
 
 
 class WriteOptions(TypedDict, total=False):

@@ -29,6 +29,10 @@ COMPONENTS = (
     ("pysrt", "pysrt", "GPL-3.0"),
     ("webvtt-py", "webvtt-py", "MIT"),
     ("pysubs2", "pysubs2", "MIT"),
+    ("pycaption, for SCC", "pycaption", "Apache-2.0"),
+    ("Beautiful Soup (in pycaption)", "beautifulsoup4", "MIT"),
+    ("lxml (in pycaption)", "lxml", "BSD-3-Clause"),
+    ("cssutils (in pycaption)", "cssutils", "LGPL-3.0"),
     ("sqlite-utils", "sqlite-utils", "Apache-2.0"),
     ("rapidfuzz", "rapidfuzz", "MIT"),
 )

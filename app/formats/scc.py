@@ -1,0 +1,431 @@
+"""Scenarist Closed Captions (.scc): CEA-608 captions as US broadcast delivers them.
+
+After a ``Scenarist_SCC V1.0`` header, each line is a timecode (``00:00:01:12``; ``;`` before the
+frames: drop-frame) and the hex words sent from that frame on, one word a frame at 30000/1001
+frames a second (``cea608`` reads them). A caption is what the codes put on screen between two
+clears:
+
+- pop-on (``9420``): loaded out of sight, shown at End Of Caption (``942f``), until the next one
+  is shown or the screen is erased (``942c``);
+- roll-up (``9425``-``94a7``): each row as it is sent, until the next row comes (a carriage return,
+  ``94ad``, rolls it up);
+- paint-on (``9429``): shown as it is sent, until the next one starts or the screen is erased.
+
+A cue's text is what its caption shows, a new row a line break; its codes, from its first position
+or character to its last character, are its timing line as the file writes them, and what lies
+between two captions' codes is the spacing after the first. So a file whose marks are kept writes
+back byte for byte; a changed caption's changed runs are written anew (``cea608.rewrite``), and a
+line that got longer starts as many frames earlier where that moves nothing on screen. What the
+writing changed on screen anyway (a caption shown later, a row longer than 32 columns, a character
+SCC has not) is said per cue before writing (``changes``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.model import Cue, Document
+from app.formats import cea608
+from app.formats.common import AsWritten, clock, make_cue, timing_warnings
+from app.formats.errors import FormatError
+
+HEADER = "Scenarist_SCC V1.0"
+_LINE = re.compile(r"(\d{2}):(\d{2}):(\d{2})([:;])(\d{2})(?:([ \t]+)(.*))?")
+_WORD = re.compile(r"[0-9A-Fa-f]{4}")
+#: The widest row CEA-608 shows.
+ROW_COLUMNS = 32
+#: How long the last caption stays when the file ends before anything clears it.
+_LAST_CAPTION_MS = 4000
+_END_OF_CAPTION, _ERASE_DISPLAYED, _ERASE_NON_DISPLAYED = "942f", "942c", "94ae"
+_POP_ON, _PAINT_ON = "9420", "9429"
+_ROLL_UP = frozenset(("9425", "9426", "94a7"))
+
+
+@dataclass(frozen=True)
+class Timecode:
+    hours: int
+    minutes: int
+    seconds: int
+    frames: int
+    drop: bool
+
+    @property
+    def frame_count(self) -> int:
+        """Frames since 00:00:00:00 (drop-frame labels skip two a minute but every tenth)."""
+        minutes = self.hours * 60 + self.minutes
+        count = (minutes * 60 + self.seconds) * 30 + self.frames
+        return count - 2 * (minutes - minutes // 10) if self.drop else count
+
+    def millis(self, later_frames: int = 0) -> int:
+        """The time of a word ``later_frames`` words into the line, as pycaption reads it: a
+        drop-frame label is clock time, a non-drop one runs 1001/1000 slow."""
+        seconds = self.hours * 3600 + self.minutes * 60 + self.seconds + (self.frames + later_frames) / 30
+        return round(seconds * (1.0 if self.drop else 1.001) * 1000)
+
+    def moved(self, frames: int) -> Timecode | None:
+        """The timecode ``frames`` frames later (earlier when negative); None before zero."""
+        count = self.frame_count + frames
+        if count < 0:
+            return None
+        if self.drop:  # the labels drop-frame counting skips, put back
+            tens, rest = divmod(count, 17982)
+            count += 18 * tens + (2 * ((rest - 2) // 1798) if rest >= 2 else 0)
+        seconds, frame = divmod(count, 30)
+        minutes, second = divmod(seconds, 60)
+        hour, minute = divmod(minutes, 60)
+        return Timecode(hour, minute, second, frame, self.drop)
+
+    def written(self) -> str:
+        separator = ";" if self.drop else ":"
+        return f"{self.hours:02d}:{self.minutes:02d}:{self.seconds:02d}{separator}{self.frames:02d}"
+
+
+@dataclass
+class _Word:
+    span: tuple[int, int]
+    code: str  # lowercase
+    millis: int
+    line: int
+
+
+def parse_line(line: str, number: int, path: Path | None) -> tuple[Timecode, list[re.Match[str]]]:
+    """A line's timecode and its words (with their places in it); a line that is not one is a
+    ``FormatError`` naming it."""
+    match = _LINE.fullmatch(line.rstrip())
+    if match is None:
+        raise FormatError(
+            path, number, f"unreadable SCC line {line.strip()[:40]!r}; expected a timecode and hex words"
+        )
+    hours, minutes, seconds, separator, frames = match.group(1, 2, 3, 4, 5)
+    if int(frames) >= 30 or int(minutes) > 59 or int(seconds) > 59:
+        raise FormatError(
+            path, number, f"SCC timecode {match.group(0)[:11]} runs past its frames, seconds or minutes"
+        )
+    words = list(re.finditer(r"\S+", line[match.start(7) :])) if match.group(7) else []
+    for word in words:
+        if not _WORD.fullmatch(word.group()):
+            raise FormatError(
+                path, number, f"{word.group()[:12]!r} is not an SCC caption word (four hex digits)"
+            )
+    timecode = Timecode(int(hours), int(minutes), int(seconds), int(frames), separator == ";")
+    return timecode, words
+
+
+def _words(text: str, path: Path | None) -> list[_Word]:
+    """Every word of the file with its time; a file without the header, or with a line that is
+    neither blank nor a timecode and words, is a ``FormatError``."""
+    lines = text.split("\n")
+    if lines[0].strip() != HEADER:
+        raise FormatError(path, 1, f"no {HEADER!r} header: not SCC captions")
+    words: list[_Word] = []
+    offset = len(lines[0]) + 1
+    for number, line in enumerate(lines[1:], start=2):
+        if line.strip():
+            timecode, found = parse_line(line, number, path)
+            start = offset + _LINE.fullmatch(line.rstrip()).start(7) if found else offset  # type: ignore[union-attr]
+            for index, word in enumerate(found):
+                span = (start + word.start(), start + word.end())
+                words.append(_Word(span, word.group().lower(), timecode.millis(index), number))
+        offset += len(line) + 1
+    return words
+
+
+@dataclass
+class _Caption:
+    first: int  # its codes' first and last word among the file's
+    last: int
+    start: int
+    end: int | None = None
+
+
+@dataclass
+class _Screen:
+    """What the codes have put where, as the file is read."""
+
+    mode: str = "pop"
+    loading: list[int] = field(default_factory=list)  # words of the caption being loaded
+    painting: list[int] = field(default_factory=list)  # of the roll-up row or paint-on caption
+    shown: _Caption | None = None  # a pop-on caption on screen
+    captions: list[_Caption] = field(default_factory=list)
+    open: list[_Caption] = field(default_factory=list)  # shown until the next caption starts
+
+
+def _captions(words: list[_Word]) -> list[_Caption]:
+    screen = _Screen()
+    previous, channel = "", 1
+    for index, word in enumerate(words):
+        code = word.code
+        if cea608.is_control(code):
+            if code == previous and words[index - 1].line == word.line:
+                previous = ""
+                continue
+            previous, channel = code, cea608.channel_of(code)
+            if channel == 1:
+                _command(screen, words, index)
+        else:
+            previous = ""
+            if channel == 1 and any(byte & 0x7F >= 0x20 for byte in bytes.fromhex(code)):
+                _character(screen, index)
+    _flush(screen, words, None)
+    _show(screen, None)
+    for caption in screen.open + ([screen.shown] if screen.shown else []):
+        caption.end = caption.start + _LAST_CAPTION_MS
+    return sorted(screen.captions, key=lambda caption: caption.first)
+
+
+def _character(screen: _Screen, index: int) -> None:
+    (screen.loading if screen.mode == "pop" else screen.painting).append(index)
+
+
+def _command(screen: _Screen, words: list[_Word], index: int) -> None:
+    code, time = words[index].code, words[index].millis
+    if cea608.code_text(code) is not None:
+        _character(screen, index)
+    elif code == _END_OF_CAPTION:
+        _flush(screen, words, time)
+        _show(screen, time)
+        if screen.loading:
+            screen.shown = _begin(screen, words, screen.loading, time)
+            screen.loading = []
+    elif code == _ERASE_DISPLAYED:
+        _flush(screen, words, time)
+        _show(screen, time)
+    elif code == _ERASE_NON_DISPLAYED:
+        screen.loading = []
+    elif code in _ROLL_UP or code in (_POP_ON, _PAINT_ON):
+        if code != _POP_ON:
+            _flush(screen, words, None)
+        screen.mode = "pop" if code == _POP_ON else "paint" if code == _PAINT_ON else "roll"
+    elif code == cea608.CARRIAGE_RETURN and screen.mode == "roll":
+        _flush(screen, words, None)
+
+
+def _begin(screen: _Screen, words: list[_Word], indexes: list[int], start: int) -> _Caption:
+    """A caption of the words ``indexes``, from its position code (when one comes just before)
+    to its last character; the captions still open end where it starts."""
+    first = indexes[0]
+    while (
+        first > 0
+        and cea608.pac_row(words[first - 1].code) is None
+        and words[first - 1].code in cea608.TAB_OFFSETS
+    ):
+        first -= 1
+    if first > 0 and cea608.pac_row(words[first - 1].code) is not None:
+        first -= 1
+        if first > 0 and words[first - 1].code == words[first].code:
+            first -= 1
+    caption = _Caption(max(first, _last_end(screen) + 1), indexes[-1], start)
+    for waiting in screen.open:
+        waiting.end = start
+    screen.open = []
+    screen.captions.append(caption)
+    return caption
+
+
+def _last_end(screen: _Screen) -> int:
+    return max((caption.last for caption in screen.captions), default=-1)
+
+
+def _flush(screen: _Screen, words: list[_Word], time: int | None) -> None:
+    """The roll-up row or paint-on caption being sent is a caption, shown from its first
+    character; ``time``: when it is cleared (None: when the next caption starts)."""
+    if not screen.painting:
+        return
+    caption = _begin(screen, words, screen.painting, words[screen.painting[0]].millis)
+    screen.painting = []
+    if time is None:
+        screen.open.append(caption)
+    else:
+        caption.end = time
+
+
+def _show(screen: _Screen, time: int | None) -> None:
+    """The pop-on caption on screen goes at ``time``; so do the captions still open."""
+    if time is None:
+        return
+    if screen.shown is not None:
+        screen.shown.end = time
+        screen.shown = None
+    for waiting in screen.open:
+        waiting.end = time
+    screen.open = []
+
+
+def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
+    """Cues, the text before the first caption's codes, and warnings, from ``\\n``-separated SCC."""
+    words = _words(text, path)
+    captions = _captions(words)
+    cues: list[Cue] = []
+    kept: list[_Caption] = []
+    for caption in captions:
+        if kept and caption.first <= kept[-1].last:
+            line = words[caption.first].line
+            raise FormatError(
+                path, line, "two captions are sent into two memories at once; Punctum reads one at a time"
+            )
+        if _copied(words, caption.last):  # the copy of its last code is its own too
+            caption.last += 1
+        codes = text[words[caption.first].span[0] : words[caption.last].span[1]]
+        shown = cea608.read_codes(codes).text
+        if not shown.strip():
+            continue  # spaces alone: nothing to read, kept as the file has it
+        end = caption.end if caption.end is not None else caption.start + _LAST_CAPTION_MS
+        cues.append(make_cue(None, caption.start, end, shown, AsWritten(None, "", codes, None)))
+        kept.append(caption)
+    if not cues:
+        return [], text, ["the file has no captions"]
+    starts = [words[caption.first].span[0] for caption in kept]
+    ends = [words[caption.last].span[1] for caption in kept]
+    for number, cue in enumerate(cues):
+        cue.after_text = text[ends[number] : starts[number + 1] if number + 1 < len(cues) else len(text)]
+    warnings = timing_warnings(cues, [words[caption.first].line for caption in kept])
+    return cues, text[: starts[0]], warnings
+
+
+def _copied(words: list[_Word], index: int) -> bool:
+    after = index + 1
+    return (
+        after < len(words)
+        and words[after].code == words[index].code
+        and words[after].line == words[index].line
+        and cea608.is_control(words[index].code)
+    )
+
+
+def write(document: Document) -> str:
+    """SCC text of an SCC document: as read, each changed caption's codes written again
+    (``cea608.rewrite``) and a line that got longer started earlier where that moves nothing on
+    screen. One with captions the file did not have (a re-cut's) is written anew by pycaption's
+    SCC writer."""
+    if any(cue.timing_line is None for cue in document.cues):
+        return written_anew(as_subrip(document))
+    parts = [document.preamble]
+    before = [document.preamble]
+    source = "".join(cue.timing_line or "" for cue in document.cues)
+    doubled = bool(re.search(r"\b(1[0-7]|9[0-7])([0-9a-fA-F]{2}) \1\2\b", source))
+    upper = bool(re.search(r"[A-F]", source)) and not re.search(r"[a-f]", source)
+    for cue in document.cues:
+        codes = cue.timing_line or ""
+        text = cue.text()
+        parts.append(
+            codes
+            if text == cue.original_text
+            else cea608.rewrite(cea608.read_codes(codes), text, doubled, upper)
+        )
+        parts.append(cue.after_text or "")
+        before += [codes, cue.after_text or ""]
+    return _retimed("".join(before), "".join(parts) + document.trailer)
+
+
+#: Codes whose frame is a time on screen: a caption shown, the screen cleared, a row rolled up,
+#: captions sent straight to the screen begun.
+_ON_SCREEN = frozenset((_END_OF_CAPTION, _ERASE_DISPLAYED, cea608.CARRIAGE_RETURN, _PAINT_ON, *_ROLL_UP))
+
+
+def _retimed(before: str, after: str) -> str:
+    """``after`` with each line that got longer than it was in ``before`` started as many frames
+    earlier where what it sends before its change is out of sight (pop-on captions being loaded)
+    and the line before leaves room; elsewhere what follows the change is sent later (and
+    ``changes`` says so)."""
+    old_lines, new_lines = before.split("\n"), after.split("\n")
+    if len(old_lines) != len(new_lines):
+        return after
+    sent_until: int | None = None  # the frame after the last word of the line before
+    mode = "pop"
+    for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=True)):
+        if not new.strip() or number == 0:
+            continue
+        timecode, words = parse_line(new, number + 1, None)
+        old_words = [word.group().lower() for word in parse_line(old, number + 1, None)[1]]
+        new_words = [word.group().lower() for word in words]
+        grown = len(new_words) - len(old_words)
+        if grown > 0:
+            same = 0
+            while same < len(old_words) and old_words[same] == new_words[same]:
+                same += 1
+            earlier = timecode.moved(-grown)
+            if (
+                earlier is not None
+                and mode == "pop"
+                and not _ON_SCREEN.intersection(old_words[:same])
+                and (sent_until is None or earlier.frame_count >= sent_until)
+            ):
+                new_lines[number] = earlier.written() + new[11:]
+                timecode = earlier
+        sent_until = timecode.frame_count + len(new_words)
+        for code in old_words:
+            if code in _ROLL_UP or code in (_POP_ON, _PAINT_ON):
+                mode = "pop" if code == _POP_ON else "on screen"
+    return "\n".join(new_lines)
+
+
+def as_subrip(document: Document) -> str:
+    """An SCC document as SubRip text, for writing in another format: each caption's rows as
+    lines, the spaces that place them left out."""
+    blocks = []
+    for number, cue in enumerate(document.cues, start=1):
+        rows = "\n".join(row.strip() for row in cue.text().split("\n") if row.strip())
+        blocks.append(f"{number}\n{clock(cue.start, 2, ',')} --> {clock(cue.end, 2, ',')}\n{rows}\n")
+    return "\n".join(blocks)
+
+
+def written_anew(subrip: str) -> str:
+    """SCC text of captions given as SubRip text, by pycaption's writer: pop-on captions of rows
+    of 32 columns at most, loaded ahead of their times."""
+    from pycaption import SCCWriter, SRTReader
+
+    if not subrip.strip():
+        return HEADER + "\n\n"
+    return str(SCCWriter().write(SRTReader().read(subrip)))
+
+
+def changes(document: Document, written: str) -> list[str]:
+    """What writing ``document`` as SCC changes on screen beyond its marks and capitals, one line
+    a cue: found by reading back ``written``, the SCC it is written as."""
+    anew = document.format != "scc" or any(cue.timing_line is None for cue in document.cues)
+    said = (
+        ["the captions are written anew as pop-on SCC: the file's positions and styling are not kept"]
+        if anew and document.format == "scc"
+        else []
+    )
+    try:
+        cues, _, _ = read(written, None)
+    except FormatError as error:  # pragma: no cover - what ``write`` writes reads
+        return [*said, f"the SCC written does not read back ({error.reason})"]
+    if anew or len(cues) != len(document.cues):
+        for number, cue in enumerate(document.cues, start=1):
+            widest = max((len(row.strip()) for row in cue.text().split("\n")), default=0)
+            if widest > ROW_COLUMNS:
+                said.append(
+                    f"cue {number}: a row of {widest} characters is broken into rows of {ROW_COLUMNS}"
+                )
+            if len(cues) == len(document.cues):  # times to the frame are SCC's; more is said
+                said += [line for line in _moved(number, cue, cues[number - 1]) if "1 frame " not in line]
+        return said
+    for number, (cue, back) in enumerate(zip(document.cues, cues, strict=True), start=1):
+        said += _cue_changes(number, cue, back)
+    return said
+
+
+def _moved(number: int, cue: Cue, back: Cue) -> list[str]:
+    said = []
+    for name, want, got in (("shown", cue.start, back.start), ("cleared", cue.end, back.end)):
+        frames = round((got - want) * 30 / 1001)
+        if frames:
+            later = "later" if frames > 0 else "earlier"
+            said.append(f"cue {number}: {name} {abs(frames)} frame{'s' if abs(frames) > 1 else ''} {later}")
+    return said
+
+
+def _cue_changes(number: int, cue: Cue, back: Cue) -> list[str]:
+    said = _moved(number, cue, back)
+    if back.text() != cue.text():
+        lost = sorted(set(cue.text()) - set(back.text()))
+        said.append(f"cue {number}: {' '.join(lost) or 'a character'} has no place in SCC: left out")
+    if cue.text() != cue.original_text:
+        widest = max(len(row) for row in back.text().split("\n"))
+        if widest > ROW_COLUMNS >= max(len(row) for row in cue.original_text.split("\n")):
+            said.append(f"cue {number}: a row of {widest} columns; CEA-608 shows {ROW_COLUMNS}")
+    return said

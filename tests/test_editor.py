@@ -22,7 +22,7 @@ from app.core.model import Source, Status
 from app.services.review import ReviewSession
 from app.ui.models import PROBLEM_COLOUR, CueModel, GapModel
 from app.ui.window import MainWindow
-from tests.conftest import ROOT, SAMPLE, requires_ffmpeg
+from tests.conftest import FIXTURES, ROOT, SAMPLE, requires_ffmpeg
 
 ANALYSIS_TIMEOUT = 240_000  # ms: the first analysis starts the model in a fresh process
 
@@ -1327,3 +1327,21 @@ def test_opening_shows_the_editor_at_once_and_a_failure_goes_back_to_the_recent_
     assert window.pages.currentIndex() == 1
     wait_for_open(qtbot, window)
     assert window.pages.currentIndex() == 1
+
+
+def test_an_scc_file_opens_in_the_editor_and_exports_as_scc_with_its_captions_frames(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    from app.formats import read_document
+
+    captions = tmp_path / "news.scc"
+    captions.write_bytes((FIXTURES / "asr.scc").read_bytes())
+    assert window.files.open_captions(captions, None, None)
+    wait_for_suggestions(qtbot, window)
+    assert window.cue_model is not None and window.cue_model.rowCount() == 11
+    out = tmp_path / "reviewed.scc"
+    assert window.files.export(out)
+    written, read = read_document(out), read_document(captions)
+    assert [(c.start, c.end) for c in written.cues] == [(c.start, c.end) for c in read.cues]
+    assert written.cues[0].text().startswith("Hello")  # sentences capitalised, as exports do
+    assert captions.read_bytes() == (FIXTURES / "asr.scc").read_bytes()

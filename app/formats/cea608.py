@@ -49,15 +49,24 @@ def _standard() -> dict[int, str]:
     return {int(code, 16) & 0x7F: char for code, char in tables().CHARACTERS.items() if char}
 
 
+@functools.cache
 def is_control(word: str) -> bool:
     return 0x10 <= int(word[:2], 16) & 0x7F < 0x20
 
 
+@functools.cache
+def characters(word: str) -> str:
+    """The standard characters a word that is not a control code carries (nulls carry none)."""
+    return "".join(_standard().get(byte & 0x7F, "") for byte in bytes.fromhex(word))
+
+
+@functools.cache
 def channel_of(word: str) -> int:
     """The channel a control code speaks to: 1 (data channel 1, as 0x10-0x17) or 2."""
     return 2 if int(word[:2], 16) & 0x08 else 1
 
 
+@functools.cache
 def pac_row(word: str) -> int | None:
     """The row a Preamble Address Code puts the cursor on; None for any other word."""
     rows = tables().PAC_BYTES_TO_POSITIONING_MAP.get(word[:2], {})
@@ -117,6 +126,14 @@ def read_codes(source: str) -> Codes:
     return codes
 
 
+def codes_of(source: str, spans: list[tuple[int, int]], words: list[str], lines: list[int]) -> Codes:
+    """The pieces of a caption's codes already found in ``source``: each word's place in it, the
+    word (lowercase) and its line."""
+    codes = Codes(source, spans, words, lines)
+    _read_pieces(codes)
+    return codes
+
+
 def _read_pieces(codes: Codes) -> None:
     pieces = codes.pieces
     row: int | None = None
@@ -127,7 +144,7 @@ def _read_pieces(codes: Codes) -> None:
             previous = ""
             if channel != 1:
                 continue
-            text = "".join(_standard().get(byte & 0x7F, "") for byte in bytes.fromhex(word))
+            text = characters(word)
             last = pieces[-1] if pieces else None
             if last is not None and last.is_run and same_line and last.words[-1] == index - 1:
                 last.words.append(index)
@@ -136,7 +153,8 @@ def _read_pieces(codes: Codes) -> None:
                 pieces.append(Piece([index], text, True))
             continue
         if word == previous and same_line:  # the copy of the code before it
-            pieces[-1].words.append(index) if pieces and pieces[-1].words[-1] == index - 1 else None
+            if pieces and pieces[-1].words[-1] == index - 1:
+                pieces[-1].words.append(index)
             previous = ""
             continue
         previous = word

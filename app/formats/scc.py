@@ -34,6 +34,7 @@ from app.formats.errors import FormatError
 HEADER = "Scenarist_SCC V1.0"
 _LINE = re.compile(r"(\d{2}):(\d{2}):(\d{2})([:;])(\d{2})(?:([ \t]+)(.*))?")
 _WORD = re.compile(r"[0-9A-Fa-f]{4}")
+_NOT_SPACE = re.compile(r"\S+")
 #: The widest row CEA-608 shows.
 ROW_COLUMNS = 32
 #: How long the last caption stays when the file ends before anything clears it.
@@ -82,17 +83,22 @@ class Timecode:
         return f"{self.hours:02d}:{self.minutes:02d}:{self.seconds:02d}{separator}{self.frames:02d}"
 
 
-@dataclass
+@dataclass(slots=True)
 class _Word:
     span: tuple[int, int]
     code: str  # lowercase
-    millis: int
     line: int
+    timecode: Timecode  # its line's
+    index: int  # among its line's words: the frames after the timecode it is sent in
+
+    @property
+    def millis(self) -> int:
+        return self.timecode.millis(self.index)
 
 
 def parse_line(line: str, number: int, path: Path | None) -> tuple[Timecode, list[re.Match[str]]]:
-    """A line's timecode and its words (with their places in it); a line that is not one is a
-    ``FormatError`` naming it."""
+    """A line's timecode and its words (with their places in the line); a line that is not one is
+    a ``FormatError`` naming it."""
     match = _LINE.fullmatch(line.rstrip())
     if match is None:
         raise FormatError(
@@ -103,7 +109,7 @@ def parse_line(line: str, number: int, path: Path | None) -> tuple[Timecode, lis
         raise FormatError(
             path, number, f"SCC timecode {match.group(0)[:11]} runs past its frames, seconds or minutes"
         )
-    words = list(re.finditer(r"\S+", line[match.start(7) :])) if match.group(7) else []
+    words = list(_NOT_SPACE.finditer(line, match.start(7))) if match.group(7) else []
     for word in words:
         if not _WORD.fullmatch(word.group()):
             raise FormatError(
@@ -124,10 +130,9 @@ def _words(text: str, path: Path | None) -> list[_Word]:
     for number, line in enumerate(lines[1:], start=2):
         if line.strip():
             timecode, found = parse_line(line, number, path)
-            start = offset + _LINE.fullmatch(line.rstrip()).start(7) if found else offset  # type: ignore[union-attr]
             for index, word in enumerate(found):
-                span = (start + word.start(), start + word.end())
-                words.append(_Word(span, word.group().lower(), timecode.millis(index), number))
+                span = (offset + word.start(), offset + word.end())
+                words.append(_Word(span, word.group().lower(), number, timecode, index))
         offset += len(line) + 1
     return words
 
@@ -150,6 +155,7 @@ class _Screen:
     shown: _Caption | None = None  # a pop-on caption on screen
     captions: list[_Caption] = field(default_factory=list)
     open: list[_Caption] = field(default_factory=list)  # shown until the next caption starts
+    last_word: int = -1  # the last word of the captions so far
 
 
 def _captions(words: list[_Word]) -> list[_Caption]:
@@ -166,7 +172,7 @@ def _captions(words: list[_Word]) -> list[_Caption]:
                 _command(screen, words, index)
         else:
             previous = ""
-            if channel == 1 and any(byte & 0x7F >= 0x20 for byte in bytes.fromhex(code)):
+            if channel == 1 and cea608.characters(code):
                 _character(screen, index)
     _flush(screen, words, None)
     _show(screen, None)
@@ -216,16 +222,13 @@ def _begin(screen: _Screen, words: list[_Word], indexes: list[int], start: int) 
         first -= 1
         if first > 0 and words[first - 1].code == words[first].code:
             first -= 1
-    caption = _Caption(max(first, _last_end(screen) + 1), indexes[-1], start)
+    caption = _Caption(max(first, screen.last_word + 1), indexes[-1], start)
+    screen.last_word = max(screen.last_word, caption.last)
     for waiting in screen.open:
         waiting.end = start
     screen.open = []
     screen.captions.append(caption)
     return caption
-
-
-def _last_end(screen: _Screen) -> int:
-    return max((caption.last for caption in screen.captions), default=-1)
 
 
 def _flush(screen: _Screen, words: list[_Word], time: int | None) -> None:
@@ -267,8 +270,15 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
             )
         if _copied(words, caption.last):  # the copy of its last code is its own too
             caption.last += 1
-        codes = text[words[caption.first].span[0] : words[caption.last].span[1]]
-        shown = cea608.read_codes(codes).text
+        base = words[caption.first].span[0]
+        codes = text[base : words[caption.last].span[1]]
+        own = words[caption.first : caption.last + 1]
+        shown = cea608.codes_of(
+            codes,
+            [(w.span[0] - base, w.span[1] - base) for w in own],
+            [w.code for w in own],
+            [w.line for w in own],
+        ).text
         if not shown.strip():
             continue  # spaces alone: nothing to read, kept as the file has it
         end = caption.end if caption.end is not None else caption.start + _LAST_CAPTION_MS
@@ -385,6 +395,8 @@ def changes(document: Document, written: str) -> list[str]:
     """What writing ``document`` as SCC changes on screen beyond its marks and capitals, one line
     a cue: found by reading back ``written``, the SCC it is written as."""
     anew = document.format != "scc" or any(cue.timing_line is None for cue in document.cues)
+    if not anew and all(cue.text() == cue.original_text for cue in document.cues):
+        return []  # written as read
     said = (
         ["the captions are written anew as pop-on SCC: the file's positions and styling are not kept"]
         if anew and document.format == "scc"

@@ -241,3 +241,13 @@ def test_a_recut_scc_file_is_written_anew_and_says_so(tmp_path: Path) -> None:
     assert "written anew as pop-on SCC" in done.stderr
     words = " ".join(" ".join(cue.text().split()) for cue in read_document(FIXTURES / "asr.scc").cues)
     assert _words(" ".join(text for _, _, text in _shown(out))) == _words(words)
+
+
+def test_subrip_tags_and_entities_become_scc_italics_and_characters_and_what_cannot_is_said() -> None:
+    subrip = "1\n00:00:01,000 --> 00:00:03,000\nTom &amp; Jerry <i>rock</i> & roll…\n"
+    document = parse_document(subrip.encode(), "srt")
+    written = render_document(document, "scc")
+    back = parse_document(written.encode(), "scc").cues[0]
+    assert " ".join(back.text().split()) == "Tom & Jerry rock & roll..."
+    assert "91ae" in written  # italics, as a mid-row code
+    assert "cue 1: … has no place in SCC: written as '...'" in left_out(document, "scc")

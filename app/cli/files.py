@@ -26,6 +26,10 @@ from app.cli.options import (
 )
 from app.core.errors import EXIT_OK, PunctumError, UsageError
 from app.services.documents import format_duration, open_document, summarize
+from app.services.files import CAPTION_SUFFIXES
+
+#: The caption files Punctum reads, as help texts name them (".ass .dfxp ... .vtt").
+_CAPTIONS = " ".join(sorted(CAPTION_SUFFIXES))
 
 
 def add_file_commands(commands: Commands) -> None:
@@ -35,23 +39,17 @@ def add_file_commands(commands: Commands) -> None:
     info = commands.add_parser(
         "info", help="describe a caption file: format, encoding, cues, words, warnings"
     )
-    info.add_argument(
-        "file", metavar="FILE", help="captions (.srt .vtt .sbv .ass .ssa .ttml .dfxp) or a .txt file"
-    )
+    info.add_argument("file", metavar="FILE", help=f"captions ({_CAPTIONS}) or a .txt file")
     info.add_argument("--json", action="store_true", help="print the description as JSON")
     info.set_defaults(run=_info)
     show = commands.add_parser("show", help="print the cues of a caption file with their timings")
-    show.add_argument(
-        "file", metavar="FILE", help="captions (.srt .vtt .sbv .ass .ssa .ttml .dfxp) or a .txt file"
-    )
+    show.add_argument("file", metavar="FILE", help=f"captions ({_CAPTIONS}) or a .txt file")
     show.set_defaults(run=_show)
     transfer = commands.add_parser(
         "transfer", help="carry the punctuation of a reference transcript onto ASR captions"
     )
     transfer.add_argument("reference", metavar="REFERENCE", help="punctuated transcript: .txt or captions")
-    transfer.add_argument(
-        "captions", metavar="CAPTIONS", help="ASR captions: .srt .vtt .sbv .ass .ssa .ttml .dfxp"
-    )
+    transfer.add_argument("captions", metavar="CAPTIONS", help=f"ASR captions: {_CAPTIONS}")
     transfer.add_argument("-o", "--output", required=True, metavar="OUT", help="captions to write")
     transfer.add_argument("--report", metavar="REPORT.json", help="write what was carried and skipped")
     transfer.add_argument("--language", default="en", help="language of both texts (for numbers), default en")
@@ -59,9 +57,7 @@ def add_file_commands(commands: Commands) -> None:
     transfer.set_defaults(run=_transfer)
 
     punctuate = commands.add_parser("punctuate", help="propose and apply punctuation with the model")
-    punctuate.add_argument(
-        "input", metavar="INPUT", help="captions (.srt .vtt .sbv .ass .ssa .ttml .dfxp) or .txt"
-    )
+    punctuate.add_argument("input", metavar="INPUT", help=f"captions ({_CAPTIONS}) or .txt")
     punctuate.add_argument("-o", "--output", metavar="OUT", help="file to write (format from its extension)")
     add_apply_options(punctuate, "confident", MORE_LIKELY_RIGHT, "write")
     punctuate.add_argument("--suggestions", metavar="FILE.json", help="write every suggestion as JSON")
@@ -84,7 +80,7 @@ def add_file_commands(commands: Commands) -> None:
     check = commands.add_parser(
         "check", help="caption checks: characters per second, line length, lines per cue (exit 1 if over)"
     )
-    check.add_argument("file", metavar="FILE", help="a caption file (.srt .vtt .sbv .ass .ssa .ttml .dfxp)")
+    check.add_argument("file", metavar="FILE", help=f"a caption file ({_CAPTIONS})")
     add_limit_options(check)
     check.set_defaults(run=_check)
 

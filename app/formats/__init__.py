@@ -13,7 +13,7 @@ from typing import TypedDict, Unpack
 
 from app.core.errors import PunctumError
 from app.core.model import Document
-from app.formats import ass, sbv, scc, srt, text, ttml, vtt
+from app.formats import ass, sbv, scc, scc_writer, srt, text, ttml, vtt
 from app.formats.atomic import write_together
 from app.formats.common import timing_example
 from app.formats.encoding import decode, encode
@@ -188,10 +188,13 @@ def _ttml(document: Document) -> str:
 
 
 def _scc(document: Document) -> str:
-    """SCC of an SCC document as read; of another format's, written by pycaption from SubRip."""
+    """SCC of an SCC document as read; of another format's, or a re-cut's, written by pycaption
+    from WebVTT."""
+    if scc.as_read(document):
+        return scc_writer.write(document)
     if document.format == "scc":
-        return scc.write(document)
-    return scc.written_anew(render_document(document, "srt"))
+        document = parse_document(scc.as_subrip(document).encode(), "srt")
+    return scc_writer.written_anew(render_document(document, "vtt"))
 
 
 class WriteOptions(TypedDict, total=False):

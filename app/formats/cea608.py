@@ -265,7 +265,7 @@ class _Style:
                 words.append(_pair(pair))
 
         for char in text:
-            for each in _encodable(char):
+            for each in encodable(char):
                 code = constants.CHARACTER_TO_CODE.get(each) if each != "" else None
                 if code is not None and len(code) == 2 and code not in ("80", "7f"):
                     pending.append(code)
@@ -284,7 +284,7 @@ def _pair(pair: list[str]) -> str:
     return pair[0] + (pair[1] if len(pair) > 1 else f"{NULL:02x}")
 
 
-def _encodable(char: str) -> str:
+def encodable(char: str) -> str:
     """``char`` as SCC can show it: itself, or what Unicode decomposes it into ("..." for "…"),
     or nothing."""
     constants = tables()

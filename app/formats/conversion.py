@@ -5,7 +5,7 @@ SubRip's tags), and its comment lines, have no place in SRT, WebVTT or SBV; nor 
 paragraph's region and attributes, or its styled spans; nor have an SCC caption's row positions
 and mid-row styles. Converting into ASS/SSA or TTML keeps what the other format had (pysubs2 turns
 tags into styles), so nothing is said of that. Writing SCC, even an SCC file as it was read, is said
-what it changes on screen (``scc.changes``): a caption shown later, a row past 32 columns.
+what it changes on screen (``scc_writer.changes``): a caption shown later, a row past 32 columns.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from app.core.model import Document
-from app.formats import cea608, scc
+from app.formats import cea608, scc_writer
 
 #: ASS/SSA overrides pysubs2 turns into SubRip tags: ``\i1``, ``\b0``, ``\u1``, ``\s1``.
 _KEPT_OVERRIDE = re.compile(r"\\[ibus][01]?")
@@ -41,7 +41,10 @@ def left_out(document: Document, format: str) -> list[str]:
     if format == "scc" and document.cues:
         from app.formats import render_document
 
-        return [*_other_left_out(document, "SCC"), *scc.changes(document, render_document(document, "scc"))]
+        return [
+            *_other_left_out(document, "SCC"),
+            *scc_writer.changes(document, render_document(document, "scc")),
+        ]
     if format == document.format or format == "txt":
         return []
     return _other_left_out(document, _NAMES.get(format, format))

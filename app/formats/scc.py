@@ -17,7 +17,7 @@ between two captions' codes is the spacing after the first. So a file whose mark
 back byte for byte; a changed caption's changed runs are written anew (``cea608.rewrite``), and a
 line that got longer starts as many frames earlier where that moves nothing on screen. What the
 writing changed on screen anyway (a caption shown later, a row longer than 32 columns, a character
-SCC has not) is said per cue before writing (``changes``).
+SCC has not) is said per cue before writing (``scc_writer``).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ _NOT_SPACE = re.compile(r"\S+")
 ROW_COLUMNS = 32
 #: How long the last caption stays when the file ends before anything clears it.
 _LAST_CAPTION_MS = 4000
-_END_OF_CAPTION, _ERASE_DISPLAYED, _ERASE_NON_DISPLAYED = "942f", "942c", "94ae"
-_POP_ON, _PAINT_ON = "9420", "9429"
-_ROLL_UP = frozenset(("9425", "9426", "94a7"))
+END_OF_CAPTION, ERASE_DISPLAYED, ERASE_NON_DISPLAYED = "942f", "942c", "94ae"
+POP_ON, PAINT_ON = "9420", "9429"
+ROLL_UP = frozenset(("9425", "9426", "94a7"))
 
 
 @dataclass(frozen=True)
@@ -189,21 +189,21 @@ def _command(screen: _Screen, words: list[_Word], index: int) -> None:
     code, time = words[index].code, words[index].millis
     if cea608.code_text(code) is not None:
         _character(screen, index)
-    elif code == _END_OF_CAPTION:
+    elif code == END_OF_CAPTION:
         _flush(screen, words, time)
         _show(screen, time)
         if screen.loading:
             screen.shown = _begin(screen, words, screen.loading, time)
             screen.loading = []
-    elif code == _ERASE_DISPLAYED:
+    elif code == ERASE_DISPLAYED:
         _flush(screen, words, time)
         _show(screen, time)
-    elif code == _ERASE_NON_DISPLAYED:
+    elif code == ERASE_NON_DISPLAYED:
         screen.loading = []
-    elif code in _ROLL_UP or code in (_POP_ON, _PAINT_ON):
-        if code != _POP_ON:
+    elif code in ROLL_UP or code in (POP_ON, PAINT_ON):
+        if code != POP_ON:
             _flush(screen, words, None)
-        screen.mode = "pop" if code == _POP_ON else "paint" if code == _PAINT_ON else "roll"
+        screen.mode = "pop" if code == POP_ON else "paint" if code == PAINT_ON else "roll"
     elif code == cea608.CARRIAGE_RETURN and screen.mode == "roll":
         _flush(screen, words, None)
 
@@ -304,73 +304,6 @@ def _copied(words: list[_Word], index: int) -> bool:
     )
 
 
-def write(document: Document) -> str:
-    """SCC text of an SCC document: as read, each changed caption's codes written again
-    (``cea608.rewrite``) and a line that got longer started earlier where that moves nothing on
-    screen. One with captions the file did not have (a re-cut's) is written anew by pycaption's
-    SCC writer."""
-    if any(cue.timing_line is None for cue in document.cues):
-        return written_anew(as_subrip(document))
-    parts = [document.preamble]
-    before = [document.preamble]
-    source = "".join(cue.timing_line or "" for cue in document.cues)
-    doubled = bool(re.search(r"\b(1[0-7]|9[0-7])([0-9a-fA-F]{2}) \1\2\b", source))
-    upper = bool(re.search(r"[A-F]", source)) and not re.search(r"[a-f]", source)
-    for cue in document.cues:
-        codes = cue.timing_line or ""
-        text = cue.text()
-        parts.append(
-            codes
-            if text == cue.original_text
-            else cea608.rewrite(cea608.read_codes(codes), text, doubled, upper)
-        )
-        parts.append(cue.after_text or "")
-        before += [codes, cue.after_text or ""]
-    return _retimed("".join(before), "".join(parts) + document.trailer)
-
-
-#: Codes whose frame is a time on screen: a caption shown, the screen cleared, a row rolled up,
-#: captions sent straight to the screen begun.
-_ON_SCREEN = frozenset((_END_OF_CAPTION, _ERASE_DISPLAYED, cea608.CARRIAGE_RETURN, _PAINT_ON, *_ROLL_UP))
-
-
-def _retimed(before: str, after: str) -> str:
-    """``after`` with each line that got longer than it was in ``before`` started as many frames
-    earlier where what it sends before its change is out of sight (pop-on captions being loaded)
-    and the line before leaves room; elsewhere what follows the change is sent later (and
-    ``changes`` says so)."""
-    old_lines, new_lines = before.split("\n"), after.split("\n")
-    if len(old_lines) != len(new_lines):
-        return after
-    sent_until: int | None = None  # the frame after the last word of the line before
-    mode = "pop"
-    for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=True)):
-        if not new.strip() or number == 0:
-            continue
-        timecode, words = parse_line(new, number + 1, None)
-        old_words = [word.group().lower() for word in parse_line(old, number + 1, None)[1]]
-        new_words = [word.group().lower() for word in words]
-        grown = len(new_words) - len(old_words)
-        if grown > 0:
-            same = 0
-            while same < len(old_words) and old_words[same] == new_words[same]:
-                same += 1
-            earlier = timecode.moved(-grown)
-            if (
-                earlier is not None
-                and mode == "pop"
-                and not _ON_SCREEN.intersection(old_words[:same])
-                and (sent_until is None or earlier.frame_count >= sent_until)
-            ):
-                new_lines[number] = earlier.written() + new[11:]
-                timecode = earlier
-        sent_until = timecode.frame_count + len(new_words)
-        for code in old_words:
-            if code in _ROLL_UP or code in (_POP_ON, _PAINT_ON):
-                mode = "pop" if code == _POP_ON else "on screen"
-    return "\n".join(new_lines)
-
-
 def as_subrip(document: Document) -> str:
     """An SCC document as SubRip text, for writing in another format: each caption's rows as
     lines, the spaces that place them left out."""
@@ -381,63 +314,6 @@ def as_subrip(document: Document) -> str:
     return "\n".join(blocks)
 
 
-def written_anew(subrip: str) -> str:
-    """SCC text of captions given as SubRip text, by pycaption's writer: pop-on captions of rows
-    of 32 columns at most, loaded ahead of their times."""
-    from pycaption import SCCWriter, SRTReader
-
-    if not subrip.strip():
-        return HEADER + "\n\n"
-    return str(SCCWriter().write(SRTReader().read(subrip)))
-
-
-def changes(document: Document, written: str) -> list[str]:
-    """What writing ``document`` as SCC changes on screen beyond its marks and capitals, one line
-    a cue: found by reading back ``written``, the SCC it is written as."""
-    anew = document.format != "scc" or any(cue.timing_line is None for cue in document.cues)
-    if not anew and all(cue.text() == cue.original_text for cue in document.cues):
-        return []  # written as read
-    said = (
-        ["the captions are written anew as pop-on SCC: the file's positions and styling are not kept"]
-        if anew and document.format == "scc"
-        else []
-    )
-    try:
-        cues, _, _ = read(written, None)
-    except FormatError as error:  # pragma: no cover - what ``write`` writes reads
-        return [*said, f"the SCC written does not read back ({error.reason})"]
-    if anew or len(cues) != len(document.cues):
-        for number, cue in enumerate(document.cues, start=1):
-            widest = max((len(row.strip()) for row in cue.text().split("\n")), default=0)
-            if widest > ROW_COLUMNS:
-                said.append(
-                    f"cue {number}: a row of {widest} characters is broken into rows of {ROW_COLUMNS}"
-                )
-            if len(cues) == len(document.cues):  # times to the frame are SCC's; more is said
-                said += [line for line in _moved(number, cue, cues[number - 1]) if "1 frame " not in line]
-        return said
-    for number, (cue, back) in enumerate(zip(document.cues, cues, strict=True), start=1):
-        said += _cue_changes(number, cue, back)
-    return said
-
-
-def _moved(number: int, cue: Cue, back: Cue) -> list[str]:
-    said = []
-    for name, want, got in (("shown", cue.start, back.start), ("cleared", cue.end, back.end)):
-        frames = round((got - want) * 30 / 1001)
-        if frames:
-            later = "later" if frames > 0 else "earlier"
-            said.append(f"cue {number}: {name} {abs(frames)} frame{'s' if abs(frames) > 1 else ''} {later}")
-    return said
-
-
-def _cue_changes(number: int, cue: Cue, back: Cue) -> list[str]:
-    said = _moved(number, cue, back)
-    if back.text() != cue.text():
-        lost = sorted(set(cue.text()) - set(back.text()))
-        said.append(f"cue {number}: {' '.join(lost) or 'a character'} has no place in SCC: left out")
-    if cue.text() != cue.original_text:
-        widest = max(len(row) for row in back.text().split("\n"))
-        if widest > ROW_COLUMNS >= max(len(row) for row in cue.original_text.split("\n")):
-            said.append(f"cue {number}: a row of {widest} columns; CEA-608 shows {ROW_COLUMNS}")
-    return said
+def as_read(document: Document) -> bool:
+    """Whether ``document`` is an SCC file's captions, each with its codes (not a re-cut's)."""
+    return document.format == "scc" and all(cue.timing_line is not None for cue in document.cues)

@@ -168,6 +168,10 @@ def test_what_scc_cannot_hold_is_said_per_cue_before_writing(tmp_path: Path) -> 
         ),
         ("Scenarist_SCC V1.0\n\n00:00:01:45\t9420\n", "bad.scc:3: SCC timecode 00:00:01:45 runs past"),
         ("Scenarist_SCC V1.0\n\nhello there\n", "bad.scc:3: unreadable SCC line 'hello there'"),
+        (  # a pop-on caption loaded while a roll-up row is sent
+            "Scenarist_SCC V1.0\n\n00:00:01:00\t9420 9420 c1c2 9425 9425 c3c4 9420 9420 c5c6 942f 942f\n",
+            "bad.scc:3: two SCC captions are sent into two memories at once",
+        ),
     ],
 )
 def test_a_malformed_scc_file_is_one_line_and_exit_3_and_nothing_is_written(

@@ -222,7 +222,10 @@ def _begin(screen: _Screen, words: list[_Word], indexes: list[int], start: int) 
         first -= 1
         if first > 0 and words[first - 1].code == words[first].code:
             first -= 1
-    caption = _Caption(max(first, screen.last_word + 1), indexes[-1], start)
+    # Its position code may not be the previous caption's; its characters sent among another
+    # caption's are two memories filled at once, which ``read`` refuses.
+    first = max(first, screen.last_word + 1) if indexes[0] > screen.last_word else indexes[0]
+    caption = _Caption(first, indexes[-1], start)
     screen.last_word = max(screen.last_word, caption.last)
     for waiting in screen.open:
         waiting.end = start
@@ -266,7 +269,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
         if kept and caption.first <= kept[-1].last:
             line = words[caption.first].line
             raise FormatError(
-                path, line, "two captions are sent into two memories at once; Punctum reads one at a time"
+                path, line, "two SCC captions are sent into two memories at once; Punctum reads one at a time"
             )
         if _copied(words, caption.last):  # the copy of its last code is its own too
             caption.last += 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.formats import parse_document, read_document, write_document
+from app.formats import parse_document, read_document, render_document, write_document
 from tests.conftest import FIXTURES, run_punctum_here, shared_data
 
 #: The formats' odd corners, written for these tests: ASS with CRLF line ends, two styles, a
@@ -323,3 +323,30 @@ def test_the_editor_s_export_into_another_format_says_what_it_left_out(tmp_path:
         ' spans has no place in SRT: left out; cue 3: region="top", tts:textAlign="center", 1 styled span'
         " has no place in SRT: left out (and 3 more)"
     ]
+
+
+def test_entities_of_subrip_and_webvtt_stay_the_characters_they_are_in_ttml() -> None:
+    webvtt = "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nTom &amp; Jerry&nbsp;rock &lt;3\n"
+    written = render_document(parse_document(webvtt.encode(), "vtt"), "ttml")
+    assert "&amp;amp;" not in written and "&amp;lt;" not in written
+    back = parse_document(written.encode(), "ttml")
+    assert render_document(back, "srt").split("\n")[2] == "Tom & Jerry\xa0rock <3"
+
+
+def test_a_ttml_recut_inside_a_div_with_its_own_begin_times_new_paragraphs_from_it(tmp_path: Path) -> None:
+    text = (FIXTURES / "plain.dfxp").read_text(encoding="utf-8-sig")
+    head = re.sub(r"<div([^>]*)>", r'<div\1 begin="10s">', text.partition("<p ")[0], count=1)
+    long = (
+        '<p begin="00:00:00.500" end="00:00:12.000">so let us begin with the first one and then we'
+        " will see what happens next so what do you think about that one and the one after it</p>"
+    )
+    captions = tmp_path / "later.ttml"
+    captions.write_text(head + long + "\n</div>\n</body>\n</tt>\n", encoding="utf-8")
+    assert [(c.start, c.end) for c in read_document(captions).cues] == [(10_500, 22_000)]
+    out = tmp_path / "out.ttml"
+    done = run_punctum_here("punctuate", str(captions), "-o", str(out), "--apply", "all", "--recut")
+    assert done.returncode == 0, done.stderr
+    document = read_document(out)
+    assert len(document.cues) > 1
+    assert document.cues[0].start == 10_500 and document.cues[-1].end <= 22_000
+    assert 'begin="00:00:00.500"' in out.read_text(encoding="utf-8")  # in the div's own time

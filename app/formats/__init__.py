@@ -184,6 +184,10 @@ def _ttml(document: Document) -> str:
         ass.write(document, document.format) if document.format in ("ass", "ssa") else srt.write(document)
     )
     written = str(pysubs2.SSAFile.from_string(source).to_string("ttml"))
+    if document.format not in ("ass", "ssa"):
+        # SubRip's and WebVTT's entities are characters there (``cuetext`` reads them so), which
+        # pysubs2 would escape once more ("&amp;amp;").
+        written = ttml.entities_kept(written)
     return written.replace("<br />", "<br/>")  # the spelling ``ttml`` reads as a line break
 
 

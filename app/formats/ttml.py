@@ -20,6 +20,7 @@ a ``begin`` on a ``<body>`` or ``<div>`` moves the paragraphs inside it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import xml.parsers.expat
@@ -228,11 +229,20 @@ def write(document: Document) -> str:
     # A file whose every paragraph a re-cut replaced: new ones, named as the file names its own.
     root = re.search(r"<([\w.-]+:)?tt[\s>]", document.preamble)
     prefix = root.group(1) or "" if root else ""
+    begins = (
+        _Begins(_document_rates(document.preamble))
+        if any(c.timing_line is None for c in document.cues)
+        else None
+    )
     for cue in document.cues:
         opening = cue.timing_line
         if opening is None:
             like = cue.source_timing_line or (template.timing_line if template else None)
-            opening = _with_times(like or f'<{prefix}p begin="0" end="0">', cue.start, cue.end)
+            # Its times are the document's; the elements around it may begin later.
+            offset = begins.offset(parts) if begins is not None else 0
+            opening = _with_times(
+                like or f'<{prefix}p begin="0" end="0">', cue.start - offset, cue.end - offset
+            )
         else:
             template = cue
         after = cue.after_text
@@ -242,6 +252,48 @@ def write(document: Document) -> str:
         parts += [opening, cue_text(cue, _prefix(opening)), after]
     parts.append(document.trailer)
     return "".join(parts)
+
+
+_TAG = re.compile(r"<(/?)([^\s/>!?]+)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*(/?)>")
+_BEGIN = re.compile(r"\s(?:[\w.-]+:)?begin\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
+
+
+class _Begins:
+    """The begin the elements open at a point of the text being written set, read from the
+    text written so far (each part once)."""
+
+    def __init__(self, rates: _Rates) -> None:
+        self.rates = rates
+        self.open: list[tuple[str, int]] = []  # (local name, its begin in document time)
+        self.read = 0  # parts read so far
+
+    def offset(self, parts: list[str]) -> int:
+        for part in parts[self.read :]:
+            for closing, name, attributes, empty in _TAG.findall(part):
+                local = _local(name)[1]
+                if closing:
+                    while self.open and self.open.pop()[0] != local:
+                        pass
+                    continue
+                here = self.open[-1][1] if self.open else 0
+                begin = _BEGIN.search(attributes)
+                if begin is not None:
+                    with contextlib.suppress(FormatError):
+                        here += time_ms(begin.group(1) or begin.group(2) or "", self.rates, None, 0)
+                if not empty:
+                    self.open.append((local, here))
+        self.read = len(parts)
+        return self.open[-1][1] if self.open else 0
+
+
+def _document_rates(preamble: str) -> _Rates:
+    """The frame, sub-frame and tick rates the ``<tt>`` element of ``preamble`` sets."""
+    root = re.search(r"<(?:[\w.-]+:)?tt\b([^<>]*)>", preamble)
+    attributes = dict(re.findall(r"([^\s=]+)\s*=\s*[\"']([^\"']*)[\"']", root.group(1))) if root else {}
+    try:
+        return _rates(attributes, None, 0)
+    except FormatError:
+        return _Rates()
 
 
 def _prefix(opening: str) -> str:
@@ -259,9 +311,7 @@ _TIME_ATTRIBUTE = re.compile(r"(\s)((?:[\w.-]+:)?)(begin|end|dur)(\s*=\s*)(\"[^\
 
 def _with_times(opening: str, start: int, end: int) -> str:
     """A paragraph's opening tag with its begin and end made ``start`` and ``end`` (clock times;
-    a ``dur`` becomes an ``end``). A new cue's times are the document's: a paragraph inside a
-    ``<div>`` that sets a ``begin`` of its own is timed from it, and such files are re-cut as
-    read only where the cut keeps the paragraphs."""
+    a ``dur`` becomes an ``end``), in the time of the elements around it."""
 
     def replaced(match: re.Match[str]) -> str:
         space, prefix, name, equals, quoted = match.groups()
@@ -283,3 +333,23 @@ def as_subrip(document: Document) -> str:
         plain = html.unescape(re.sub(r"\s+", " ", plain)).replace(" \0 ", "\n").replace("\0", "\n").strip()
         blocks.append(f"{number}\n{clock(cue.start, 2, ',')} --> {clock(cue.end, 2, ',')}\n{plain}\n")
     return "\n".join(blocks)
+
+
+_ESCAPED_ENTITY = re.compile(r"&amp;([A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+#: The entities XML has by name; any other (``&nbsp;``) is written as its number.
+_XML_ENTITIES = frozenset(("amp", "lt", "gt", "quot", "apos"))
+
+
+def entities_kept(written: str) -> str:
+    """TTML whose writer escaped the entities of its source's text as text: each an entity again
+    (by number where XML has no name for it)."""
+    import html
+
+    def kept(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name.startswith("#") or name in _XML_ENTITIES:
+            return f"&{name};"
+        char = html.unescape(f"&{name};")
+        return f"&#{ord(char)};" if len(char) == 1 else match.group(0)
+
+    return _ESCAPED_ENTITY.sub(kept, written)

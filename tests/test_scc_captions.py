@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pycaption import SCCReader
 
-from app.formats import parse_document, read_document, render_document
+from app.formats import cea608, parse_document, read_document, render_document
 from app.formats.conversion import left_out
 from tests.conftest import FIXTURES, run_punctum_here
 
@@ -255,3 +255,34 @@ def test_subrip_tags_and_entities_become_scc_italics_and_characters_and_what_can
     assert " ".join(back.text().split()) == "Tom & Jerry rock & roll..."
     assert "91ae" in written  # italics, as a mid-row code
     assert "cue 1: … has no place in SCC: written as '...'" in left_out(document, "scc")
+
+
+def test_re_broken_rows_take_their_position_codes_along_and_hold_32_columns(tmp_path: Path) -> None:
+    path = FIXTURES / "asr.scc"
+    out = tmp_path / "rebroken.scc"
+    done = run_punctum_here("punctuate", str(path), "-o", str(out), "--apply", "all", "--rebreak")
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr, done.stderr
+    written = read_document(out)
+    assert written.cues[0].text().split("\n") == ["Hello.", "And welcome to the Maple Street"]
+    assert all(len(row) <= 32 for cue in written.cues for row in cue.text().split("\n"))
+    before, after = _shown(path), _shown(out)
+    assert [(s, e, _words(t)) for s, e, t in after] == [(s, e, _words(t)) for s, e, t in before]
+
+
+def test_a_row_a_caption_did_not_have_gets_a_position_code_on_the_row_below() -> None:
+    row = "9420 9420 94ae 94ae 94d0 94d0 68e5 ecec ef20 f468 e5f2 e520 e6f2 e9e5 6e64 942f 942f"
+    document = parse_document(
+        f"Scenarist_SCC V1.0\n\n00:00:01:00\t{row}\n\n00:00:04:00\t942c 942c\n".encode(), "scc"
+    )
+    cue = document.cues[0]
+    assert cue.text() == "hello there friend"
+    cue.words[1] = replace(cue.words[1], mark=",")
+    cue.layout[cue.layout.index(" ", cue.layout.index(" ") + 1)] = "\n"  # "hello there,\nfriend"
+    written = render_document(document)
+    # After "there," a position code, sent twice as the file sends them, on row 15 under row 14.
+    code = re.search(r"e52c (\w{4}) \1 e6f2", written)
+    assert code is not None and cea608.pac_row(code.group(1)) == 15
+    again = parse_document(written.encode(), "scc").cues[0]
+    assert again.text() == "hello there,\nfriend"
+    assert (again.start, again.end) == (cue.start, cue.end)

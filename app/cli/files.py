@@ -170,7 +170,7 @@ def _punctuate(args: argparse.Namespace) -> int:
     # Re-cut and re-broken as every export does it; the capitals are the policy's (punctuate_file).
     options = ExportOptions(capitalise=False, rebreak=args.rebreak, recut=args.recut, limits=limits)
     outcome.document, steps = exported_document(
-        outcome.document, outcome.report.language, options, outcome.measures
+        outcome.document, outcome.report.language, options, outcome.measures, args.output
     )
     # Written together or not at all: suggestions whose captions a full disk kept from being
     # written would replace an older file and describe captions that are not there. They number

@@ -32,6 +32,8 @@ from typing import Any
 _TOKEN = re.compile(r"(?P<time>\d{2}:\d{2}:\d{2}[:;]\d{2})|(?P<word>[0-9A-Fa-f]{4})")
 NULL = 0x80
 CARRIAGE_RETURN, BACKSPACE = "94ad", "94a1"
+#: The lowest of the screen's 15 rows.
+BOTTOM_ROW = 15
 TAB_OFFSETS = frozenset(("97a1", "97a2", "9723"))
 
 
@@ -233,15 +235,46 @@ def rewrite(codes: Codes, text: str, doubled: bool, upper: bool) -> str:
         later = next((p for p in pieces[position + 1 :] if p.text or not p.is_run), None)
         return " " if chars and later is not None and is_extended(codes.words[later.words[0]]) else ""
 
+    rows = _Rows(codes, kept, style)
     written: dict[int, list[str]] = {}
     for position, piece in enumerate(pieces):
         if not kept[position]:
             written[position] = []
         elif piece.is_run and runs[position] != piece.text:
             hidden = piece.hidden or stand_in(position, runs[position])
-            written[position] = style.pack(runs[position] + hidden)
-    new_runs = {key: style.pack(chars + stand_in(key, chars)) for key, chars in extra.items()}
+            written[position] = style.pack(runs[position] + hidden, rows, position)
+    new_runs = {key: style.pack(chars + stand_in(key, chars), rows, key) for key, chars in extra.items()}
     return _edited(codes, written, new_runs, style)
+
+
+class _Rows:
+    """Where a changed caption's text breaks a row it did not break before: the position code of a
+    break it no longer has, in order (a break moved), else a new one on the row below the one
+    before; at the bottom row, none (a space, and ``scc_writer.changes`` says so)."""
+
+    def __init__(self, codes: Codes, kept: list[bool], style: _Style) -> None:
+        self.style = style
+        self.free = [
+            [codes.source[slice(*codes.spans[index])] for index in piece.words]
+            for piece, keep in zip(codes.pieces, kept, strict=True)
+            if not keep and piece.text == "\n"
+        ]
+        self.rows: list[int | None] = []  # the row each piece is on
+        row: int | None = None
+        for piece in codes.pieces:
+            row = pac_row(codes.words[piece.words[0]]) or row
+            self.rows.append(row)
+        self.made: int | None = None  # the last row a new code was made for
+
+    def words(self, position: int) -> list[str]:
+        if self.free:
+            return self.free.pop(0)
+        row = self.made or (self.rows[position] if 0 <= position < len(self.rows) else None)
+        if row is None or row >= BOTTOM_ROW:
+            return []
+        self.made = row + 1
+        high, low = tables().POSITIONING_TO_PAC_MAP[row + 1][0][0]
+        return self.style.code(high + low)
 
 
 @dataclass(frozen=True)
@@ -251,9 +284,15 @@ class _Style:
     doubled: bool
     upper: bool
 
-    def pack(self, text: str) -> list[str]:
+    def code(self, word: str) -> list[str]:
+        """A control code as the file sends them."""
+        word = word.upper() if self.upper else word
+        return [word, word] if self.doubled else [word]
+
+    def pack(self, text: str, rows: _Rows | None = None, position: int = -1) -> list[str]:
         """Words showing ``text``: standard characters two to a word (a null after an odd one),
-        special and extended ones as control codes, each after a stand-in for the latter."""
+        special and extended ones as control codes, each after a stand-in for the latter; a
+        line break as a position code on the next row (``rows``: for the piece at ``position``)."""
         constants = tables()
         words: list[str] = []
         pending: list[str] = []
@@ -265,6 +304,13 @@ class _Style:
                 words.append(_pair(pair))
 
         for char in text:
+            if char == "\n":
+                flush()
+                new_row = rows.words(position) if rows is not None else []
+                words.extend(new_row)
+                if not new_row:
+                    pending.append(constants.CHARACTER_TO_CODE[" "])
+                continue
             for each in encodable(char):
                 code = constants.CHARACTER_TO_CODE.get(each) if each != "" else None
                 if code is not None and len(code) == 2 and code not in ("80", "7f"):

@@ -142,6 +142,11 @@ def _lost(number: int, wanted: str, shown: str) -> list[str]:
     """Characters of ``wanted`` that SCC has no code for: written as their plain forms, or left out."""
     said = []
     for char in sorted(set(wanted) - set(shown)):
+        if char == "\n":
+            said.append(
+                f"cue {number}: a row below the bottom one has no place in SCC: its words go on the row above"
+            )
+            continue
         plain = cea608.encodable(char)
         done = f"written as {plain!r}" if plain else "left out"
         said.append(f"cue {number}: {char} has no place in SCC: {done}")

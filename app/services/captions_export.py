@@ -20,6 +20,7 @@ from app.core.resegment import Resegmented, resegment
 from app.core.sentences import starts_sentence
 from app.formats import format_of, write_document
 from app.formats.conversion import left_out
+from app.formats.scc import ROW_COLUMNS
 from app.services.suggestions import written_capital
 
 
@@ -218,14 +219,20 @@ def exported_document(
     language: str | None,
     options: ExportOptions = DEFAULT_EXPORT,
     measures: Sequence[GapMeasure] | None = None,
+    target: Path | str | None = None,
 ) -> tuple[Document, ExportSteps]:
-    """A copy of ``document`` as ``export_captions`` writes it (``options``): capitalised, re-cut by
-    ``measures``' heard times and re-broken as asked; and what the re-cut and re-break did."""
+    """A copy of ``document`` as ``export_captions`` writes it (``options``) to ``target``:
+    capitalised, re-cut by ``measures``' heard times and re-broken as asked; and what the re-cut
+    and re-break did."""
     exported = as_exported(document, language, options.capitalise)
+    format = options.format or (format_of(Path(target)) if target is not None else document.format)
+    limits = options.limits
+    if format == "scc":  # a CEA-608 row holds 32 characters
+        limits = replace(limits, max_line_chars=min(limits.max_line_chars, ROW_COLUMNS))
     cuts = None
     if options.recut:
-        exported, cuts = recut_captions(exported, measures, language, options.limits)
-    checks = rebreak_lines(exported, language, options.limits) if options.rebreak else None
+        exported, cuts = recut_captions(exported, measures, language, limits)
+    checks = rebreak_lines(exported, language, limits) if options.rebreak else None
     return exported, ExportSteps(checks, cuts)
 
 
@@ -238,7 +245,7 @@ def export_captions(
 ) -> Exported:
     """Write ``document`` as exported (``exported_document``) to ``target``, atomically; over the
     source file only with ``options.replace_source``."""
-    exported, steps = exported_document(document, language, options, measures)
+    exported, steps = exported_document(document, language, options, measures, target)
     lost = tuple(left_out(exported, options.format or format_of(Path(target))))
     write_document(exported, target, format=options.format, replace_source=options.replace_source)
     return Exported(lines=steps.lines, recut=steps.recut, left_out=lost, path=Path(target))

@@ -286,3 +286,17 @@ def test_a_row_a_caption_did_not_have_gets_a_position_code_on_the_row_below() ->
     again = parse_document(written.encode(), "scc").cues[0]
     assert again.text() == "hello there,\nfriend"
     assert (again.start, again.end) == (cue.start, cue.end)
+
+
+def test_check_holds_scc_rows_to_32_characters(tmp_path: Path) -> None:
+    document = read_document(FIXTURES / "roll-up.scc")
+    row = document.cues[3]
+    for k, word in enumerate(row.words):
+        row.words[k] = replace(word, mark=",")
+    wide = tmp_path / "wide.scc"
+    wide.write_text(render_document(document), encoding="utf-8")
+    done = run_punctum_here("check", str(wide))
+    assert done.returncode == 1
+    assert any(line.split()[0] == "4" and "(limit 32)" in line for line in done.stdout.splitlines()), (
+        done.stdout
+    )

@@ -197,12 +197,13 @@ def _punctuate(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from app.services.captions_export import format_limits
     from app.services.documents import cues_over_limits
 
     document = open_document(args.file)
     if document.format == "txt":
-        raise PunctumError(f"{args.file}: plain text has no timings; check reads SRT or WebVTT captions")
-    failing = cues_over_limits(document, limits_from(args))
+        raise PunctumError(f"{args.file}: plain text has no timings; check reads timed captions")
+    failing = cues_over_limits(document, format_limits(limits_from(args), document.format))
     for number, start, problems in failing:
         print(f"{number:>4}  {format_duration(start)}  {'; '.join(problems)}")
     print(f"{len(failing)} of {len(document.cues)} cues over the limits", file=sys.stderr)

@@ -214,6 +214,14 @@ class Exported(ExportSteps):
     path: Path
 
 
+def format_limits(limits: CaptionLimits, format: str) -> CaptionLimits:
+    """``limits`` as captions in ``format`` can hold them: an SCC (CEA-608) row holds 32
+    characters."""
+    if format == "scc":
+        return replace(limits, max_line_chars=min(limits.max_line_chars, ROW_COLUMNS))
+    return limits
+
+
 def exported_document(
     document: Document,
     language: str | None,
@@ -226,9 +234,7 @@ def exported_document(
     and re-break did."""
     exported = as_exported(document, language, options.capitalise)
     format = options.format or (format_of(Path(target)) if target is not None else document.format)
-    limits = options.limits
-    if format == "scc":  # a CEA-608 row holds 32 characters
-        limits = replace(limits, max_line_chars=min(limits.max_line_chars, ROW_COLUMNS))
+    limits = format_limits(options.limits, format)
     cuts = None
     if options.recut:
         exported, cuts = recut_captions(exported, measures, language, limits)

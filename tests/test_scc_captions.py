@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from pycaption import SCCReader
 
+from app.core.model import Document
 from app.formats import cea608, parse_document, read_document, render_document
 from app.formats.conversion import left_out
 from tests.conftest import FIXTURES, run_punctum_here
@@ -36,6 +37,12 @@ def _shown(path_or_text: Path | str) -> list[tuple[int, int, str]]:
         (round(c.start / 1000), round(c.end / 1000), " ".join(c.get_text().replace("\xa0", " ").split()))
         for c in captions
     ]
+
+
+def _one_caption(codes: str) -> Document:
+    """An SCC file of one line of ``codes`` at 00:00:01:00, the screen erased at 00:00:04:00."""
+    text = f"Scenarist_SCC V1.0\n\n00:00:01:00\t{codes}\n\n00:00:04:00\t942c 942c\n"
+    return parse_document(text.encode(), "scc")
 
 
 def _words(text: str) -> str:
@@ -132,9 +139,7 @@ def test_marks_and_capitals_edited_anywhere_read_back_as_edited(tmp_path: Path) 
 def test_a_mark_after_a_doubled_code_leaves_the_code_one_character() -> None:
     # "music box♪": the note sent twice, as control codes are (a decoder ignores the copy).
     row = "9425 9425 94ad 94ad 9470 9470 6d75 73e9 e320 62ef f880 9137 9137"
-    document = parse_document(
-        f"Scenarist_SCC V1.0\n\n00:00:01:00\t{row}\n\n00:00:03:00\t942c 942c\n".encode(), "scc"
-    )
+    document = _one_caption(row)
     cue = document.cues[0]
     assert cue.text() == "music box♪"
     cue.words[-1] = replace(cue.words[-1], mark=",")
@@ -272,9 +277,7 @@ def test_re_broken_rows_take_their_position_codes_along_and_hold_32_columns(tmp_
 
 def test_a_row_a_caption_did_not_have_gets_a_position_code_on_the_row_below() -> None:
     row = "9420 9420 94ae 94ae 94d0 94d0 68e5 ecec ef20 f468 e5f2 e520 e6f2 e9e5 6e64 942f 942f"
-    document = parse_document(
-        f"Scenarist_SCC V1.0\n\n00:00:01:00\t{row}\n\n00:00:04:00\t942c 942c\n".encode(), "scc"
-    )
+    document = _one_caption(row)
     cue = document.cues[0]
     assert cue.text() == "hello there friend"
     cue.words[1] = replace(cue.words[1], mark=",")

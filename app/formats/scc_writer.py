@@ -55,6 +55,8 @@ def _retimed(before: str, after: str) -> str:
     earlier where what it sends before its change is out of sight (pop-on captions being loaded)
     and the line before leaves room; elsewhere what follows the change is sent later (and
     ``changes`` says so)."""
+    if before == after:
+        return after
     old_lines, new_lines = before.split("\n"), after.split("\n")
     if len(old_lines) != len(new_lines):
         return after

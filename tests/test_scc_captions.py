@@ -226,6 +226,12 @@ def test_info_show_and_a_batch_take_scc(tiny_model: Path, tmp_path: Path) -> Non
     assert info.returncode == 0 and "format:       SCC" in info.stdout and "cues:         16" in info.stdout
     shown = run_punctum_here("show", str(FIXTURES / "paint-on.scc"))
     assert shown.returncode == 0 and "Lorem ipsum dolor sit amet" in shown.stdout
+    # The reference transcript's marks carried onto the captions' codes.
+    carried = tmp_path / "carried.scc"
+    reference = FIXTURES.parent.parent / "resources" / "sample" / "reference.txt"
+    done = run_punctum_here("transfer", str(reference), str(FIXTURES / "asr.scc"), "-o", str(carried))
+    assert done.returncode == 0, done.stderr
+    assert read_document(carried).cues[0].text().startswith("Hello, and welcome to")
     folder = tmp_path / "in"
     folder.mkdir()
     shutil.copy(FIXTURES / "asr.scc", folder / "news.scc")

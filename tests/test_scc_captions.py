@@ -218,7 +218,15 @@ def test_scc_converts_to_and_from_the_other_formats_saying_what_it_leaves_out(tm
         "none",
     )
     assert done.returncode == 0 and "is broken into rows of 32" in done.stderr, done.stderr
-    assert read_document(sample).cues
+    # Each caption shown and cleared in its own frame, but the first: at 0.000 s it cannot be
+    # loaded before it is shown, and that is said.
+    moved = [line for line in done.stderr.splitlines() if " frame" in line]
+    assert moved == ["punctum: warning: cue 1: shown 26 frames later"], moved
+    source = read_document(FIXTURES.parent.parent / "resources" / "sample" / "sample.srt").cues
+    written = read_document(sample).cues
+    frames = [round((b.start - a.start) * 30 / 1001) for a, b in zip(source, written, strict=True)]
+    assert frames[0] == 26 and all(abs(f) <= 1 for f in frames[1:])
+    assert all(abs(b.end - a.end) * 30 / 1001 <= 1 for a, b in zip(source, written, strict=True))
 
 
 def test_info_show_and_a_batch_take_scc(tiny_model: Path, tmp_path: Path) -> None:

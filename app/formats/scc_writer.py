@@ -100,7 +100,84 @@ def written_anew(webvtt: str) -> str:
     # Characters SCC has no code for go in their plain forms, or not at all: pycaption would
     # write a pound sign.
     plain = "".join(char if char.isascii() else cea608.encodable(char) for char in webvtt)
-    return str(SCCWriter().write(WebVTTReader().read(plain)))
+    captions = WebVTTReader().read(plain)
+    language = next(iter(captions.get_languages()), None)
+    times = [(c.start / 1000, c.end / 1000) for c in captions.get_captions(language)] if language else []
+    return _on_their_frames(str(SCCWriter().write(captions)), times)
+
+
+def _on_their_frames(written: str, times: list[tuple[float, float]]) -> str:
+    """pycaption's SCC with each caption shown and cleared in the frames of its ``times`` (start
+    and end, ms), as far as the lines before leave room: pycaption places its lines a few frames
+    off, erases the screen two frames before each End Of Caption (which alone takes the caption
+    shown off as it shows the next) and not at all in a short pause between two captions."""
+    lines = written.split("\n")
+    plans = _line_plans(lines, len(times))
+    if plans is None:
+        return written  # not the captions given: left as pycaption wrote them
+    erased = {caption for kind, caption in plans.values() if kind == "erase"}
+    sent_until = 0
+    for number, line in enumerate(lines):
+        if number == 0 or not line.strip():
+            continue
+        timecode, words = parse_line(line, number + 1, None)
+        codes = [word.group().lower() for word in words]
+        start: int | None = None
+        kind, caption = plans.get(number, ("", -1))
+        if kind == "show":
+            at = codes.index(END_OF_CAPTION)
+            start = max(_frame(times[caption][0]) - at, sent_until)
+            if caption > 0 and caption - 1 not in erased and times[caption - 1][1] < times[caption][0]:
+                # The pause before it: an erase in the frame the caption before ends.
+                start = max(start - 2, sent_until)
+                into = min(max(_frame(times[caption - 1][1]) - start, 0), at)
+                codes[into:into] = [ERASE_DISPLAYED] * 2
+                line = f"{line[:11]}\t{' '.join(codes)}"
+        elif kind == "erase":
+            start = max(_frame(times[caption][1]), sent_until)
+        if (
+            start is not None
+            and not timecode.drop
+            and (moved := timecode.moved(start - timecode.frame_count))
+        ):
+            line, timecode = moved.written() + line[11:], moved
+        lines[number] = line
+        sent_until = timecode.frame_count + len(codes)
+    return "\n".join(lines)
+
+
+def _line_plans(lines: list[str], captions: int) -> dict[int, tuple[str, int]] | None:
+    """Which line shows which caption ("show") and which line only erases the one shown
+    ("erase"), with pycaption's erase before each End Of Caption taken out; None where the lines
+    do not show ``captions`` captions."""
+    plans: dict[int, tuple[str, int]] = {}
+    shown = 0
+    for number, line in enumerate(lines):
+        if number == 0 or not line.strip():
+            continue
+        codes = [word.group().lower() for word in parse_line(line, number + 1, None)[1]]
+        if END_OF_CAPTION in codes:
+            at = codes.index(END_OF_CAPTION)
+            if codes[max(0, at - 2) : at] == [ERASE_DISPLAYED] * 2:
+                lines[number] = _without_words(line, at - 2, at)
+            plans[number] = ("show", shown)
+            shown += 1
+        elif codes[:1] == [ERASE_DISPLAYED] and shown:
+            plans[number] = ("erase", shown - 1)
+    return plans if shown == captions else None
+
+
+def _without_words(line: str, first: int, end: int) -> str:
+    """An SCC line without its words ``first`` to ``end`` (not included)."""
+    timecode, separator, words = line.partition("\t") if "\t" in line else (line[:11], " ", line[12:])
+    kept = words.split(" ")
+    del kept[first:end]
+    return timecode + separator + " ".join(kept)
+
+
+def _frame(millis: float) -> int:
+    """The non-drop frame count of a time: 30 frames a timecode second of 1001 ms."""
+    return round(millis * 30 / 1001)
 
 
 def changes(document: Document, written: str) -> list[str]:

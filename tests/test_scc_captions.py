@@ -317,3 +317,13 @@ def test_check_holds_scc_rows_to_32_characters(tmp_path: Path) -> None:
     assert any(line.split()[0] == "4" and "(limit 32)" in line for line in done.stdout.splitlines()), (
         done.stdout
     )
+
+
+def test_the_editor_s_export_of_an_scc_file_says_what_writing_it_changed_on_screen(tmp_path: Path) -> None:
+    from app.services.captions_export import export_captions
+
+    document = read_document(FIXTURES / "spanish-pop-on.scc")
+    first = document.cues[0]
+    first.words[2] = replace(first.words[2], mark=",")
+    exported = export_captions(document, tmp_path / "out.scc", "es")
+    assert exported.summaries() == ["written: cue 1: shown 1 frame later"]

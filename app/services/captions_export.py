@@ -191,8 +191,11 @@ class ExportSteps:
 
     lines: tuple[LineChecks, LineChecks] | None = None
     recut: RecutReport | None = None
-    #: What converting into another format left out, a line a cue (``formats.conversion``).
+    #: What converting into another format left out, or writing SCC changed on screen, a line a
+    #: cue (``formats.conversion``).
     left_out: tuple[str, ...] = ()
+    #: Whether the captions were written in another format than their own.
+    converted: bool = True
 
     def summaries(self) -> list[str]:
         """A line on the re-cut, then one on the re-break, then one on what a conversion left
@@ -203,7 +206,7 @@ class ExportSteps:
         if self.left_out:
             shown = "; ".join(self.left_out[:3])
             more = f" (and {len(self.left_out) - 3} more)" if len(self.left_out) > 3 else ""
-            told.append(f"converted: {shown}{more}")
+            told.append(f"{'converted' if self.converted else 'written'}: {shown}{more}")
         return told
 
 
@@ -252,6 +255,10 @@ def export_captions(
     """Write ``document`` as exported (``exported_document``) to ``target``, atomically; over the
     source file only with ``options.replace_source``."""
     exported, steps = exported_document(document, language, options, measures, target)
-    lost = tuple(left_out(exported, options.format or format_of(Path(target))))
+    format = options.format or format_of(Path(target))
+    lost = tuple(left_out(exported, format))
     write_document(exported, target, format=options.format, replace_source=options.replace_source)
-    return Exported(lines=steps.lines, recut=steps.recut, left_out=lost, path=Path(target))
+    converted = format != document.format
+    return Exported(
+        lines=steps.lines, recut=steps.recut, left_out=lost, converted=converted, path=Path(target)
+    )

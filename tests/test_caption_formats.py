@@ -350,3 +350,22 @@ def test_a_ttml_recut_inside_a_div_with_its_own_begin_times_new_paragraphs_from_
     assert len(document.cues) > 1
     assert document.cues[0].start == 10_500 and document.cues[-1].end <= 22_000
     assert 'begin="00:00:00.500"' in out.read_text(encoding="utf-8")  # in the div's own time
+
+
+def test_a_ttml_line_break_spelt_as_the_file_spells_it_is_a_line_to_re_break(tmp_path: Path) -> None:
+    text = (FIXTURES / "plain.dfxp").read_text(encoding="utf-8-sig")
+    paragraph = '<p begin="00:00:00.500" end="00:00:06.000">so we went to the park and then<br />so we came home late</p>'
+    captions = tmp_path / "spaced.ttml"
+    captions.write_text(text.partition("<p ")[0] + paragraph + "\n</div>\n</body>\n</tt>\n", encoding="utf-8")
+    assert read_document(captions).cues[0].text().split("\n") == [
+        "so we went to the park and then",
+        "so we came home late",
+    ]
+    kept = tmp_path / "kept.ttml"
+    assert run_punctum_here("punctuate", str(captions), "-o", str(kept), "--apply", "none").returncode == 0
+    assert kept.read_bytes() == captions.read_bytes()
+    out = tmp_path / "out.ttml"
+    done = run_punctum_here("punctuate", str(captions), "-o", str(out), "--apply", "all", "--rebreak")
+    assert done.returncode == 0, done.stderr
+    written = out.read_text(encoding="utf-8")
+    assert "park,<br />and then" in written and "<br/>" not in written.partition("<p ")[2]

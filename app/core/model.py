@@ -254,6 +254,9 @@ class Document:
     #: A timing line as the file writes its own (the first without cue settings), for the cues
     #: it did not have (a re-cut's) to be written alike; None for a file that has none.
     timing_example: str | None = None
+    #: How the file writes a line break inside a cue where that is a tag (TTML's ``<br/>``, as the
+    #: file spells it: ``<br />``, ``<tt:br/>``); None where it has none.
+    break_tag: str | None = None
     warnings: list[str] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
     #: The language of the words once known (ISO 639-1); where a new mark goes beside a closing

@@ -139,6 +139,7 @@ def parse_document(data: bytes, format: str, path: Path | None = None) -> Docume
         line_ending=decoded.line_ending,
         preamble=preamble,
         timing_example=timing_example(cues),
+        break_tag=ttml.break_tag(decoded.text) if format == "ttml" else None,
         warnings=warnings,
     )
 

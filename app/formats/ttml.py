@@ -9,7 +9,8 @@ cue's timing line, its content the cue's text, and what follows up to the next p
 closing tag, the ``</div><div>`` between) its spacing; everything before the first paragraph is the
 preamble.
 
-In the text, ``<br/>`` is a line break (read as one and written back so); the file's own line
+In the text, ``<br/>`` (spelt as the file first spells it: ``<br />``, ``<tt:br/>``) is a line break
+(read as one and written back so; another spelling in the same file stays a tag); the file's own line
 breaks inside a paragraph are spacing, as XML reads them (kept as ``_SOURCE_BREAK`` until written);
 ``<span>`` tags and entities are styling the words keep around them (``cuetext``).
 
@@ -198,13 +199,14 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
         {o for p in reading.paragraphs for o in (*p.opening, p.closing) if o is not None and o >= 0}
     )
     at = dict(zip(marks, _character_offsets(data, marks), strict=True))
+    spelling = break_tag(text)
     cues = []
     for paragraph, following in itertools.zip_longest(reading.paragraphs, reading.paragraphs[1:]):
         tag_start, content = (at[o] for o in paragraph.opening)
         closing = at[paragraph.closing] if paragraph.closing is not None else content
         stop = at[following.opening[0]] if following is not None else len(text)
         body = text[content:closing].replace(_NEWLINE, _SOURCE_BREAK)
-        body = body.replace(f"<{paragraph.prefix}br/>", _NEWLINE)
+        body = body.replace(spelling or f"<{paragraph.prefix}br/>", _NEWLINE)
         written = AsWritten(None, "", text[tag_start:content], text[closing:stop])
         cues.append(make_cue(None, paragraph.start, paragraph.end, body, written))
     preamble = text[: at[reading.paragraphs[0].opening[0]]]
@@ -249,7 +251,7 @@ def write(document: Document) -> str:
         if after is None:
             closing = _CLOSING_P.match(template.after_text or "") if template else None
             after = closing.group(0) if closing else f"</{prefix}p>\n"
-        parts += [opening, cue_text(cue, _prefix(opening)), after]
+        parts += [opening, cue_text(cue, _prefix(opening), document.break_tag), after]
     parts.append(document.trailer)
     return "".join(parts)
 
@@ -301,9 +303,18 @@ def _prefix(opening: str) -> str:
     return _local(name.group(1))[0] if name else ""
 
 
-def cue_text(cue: Cue, prefix: str = "") -> str:
-    """A cue's text as its paragraph holds it."""
-    return cue.text().replace(_NEWLINE, f"<{prefix}br/>").replace(_SOURCE_BREAK, _NEWLINE)
+def cue_text(cue: Cue, prefix: str = "", spelling: str | None = None) -> str:
+    """A cue's text as its paragraph holds it, its line breaks spelt as the file spells them
+    (``spelling``; else ``<br/>`` with the paragraph's ``prefix``)."""
+    line_break = spelling or f"<{prefix}br/>"
+    return cue.text().replace(_NEWLINE, line_break).replace(_SOURCE_BREAK, _NEWLINE)
+
+
+def break_tag(text: str) -> str | None:
+    """The line-break tag of a TTML file as it spells it (its first: ``<br/>``, ``<br />``,
+    ``<tt:br/>``); None for a file with none."""
+    found = _ANY_BREAK.search(text)
+    return found.group(0) if found else None
 
 
 _TIME_ATTRIBUTE = re.compile(r"(\s)((?:[\w.-]+:)?)(begin|end|dur)(\s*=\s*)(\"[^\"]*\"|'[^']*')")

@@ -25,6 +25,7 @@ import difflib
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,17 @@ def is_extended(word: str) -> bool:
     return word in tables().EXTENDED_CHARS
 
 
+def copies(words: Iterable[tuple[str, int]]) -> Iterator[bool]:
+    """For each of ``words`` (a code and its line), whether it repeats the control code just
+    before it on its line: the copy a decoder ignores, not a second command (a copy's copy is a
+    command again)."""
+    previous, previous_line = "", -1
+    for word, line in words:
+        copy = word == previous and line == previous_line
+        yield copy
+        previous, previous_line = ("" if copy or not is_control(word) else word), line
+
+
 @dataclass
 class Piece:
     """A run of character words, or a control code and its copy, of one line of a caption."""
@@ -112,15 +124,27 @@ class Codes:
         return "".join(piece.text for piece in self.pieces)
 
 
-def read_codes(source: str) -> Codes:
-    """The pieces of a caption's codes (``source``: its words as the file writes them, the lines
-    and timecodes between them included)."""
-    codes = Codes(source)
+def sent_twice(source: str) -> bool:
+    """Whether codes as a file writes them (``read_codes``) send their control codes twice: the
+    first copy says so."""
+    return any(copies((match.group().lower(), line) for match, line in _words_of(source)))
+
+
+def _words_of(source: str) -> Iterator[tuple[re.Match[str], int]]:
+    """The words of codes as a file writes them, each with its line among theirs."""
     line = 0
     for match in _TOKEN.finditer(source):
         if match.group("time"):
             line += 1
-            continue
+        else:
+            yield match, line
+
+
+def read_codes(source: str) -> Codes:
+    """The pieces of a caption's codes (``source``: its words as the file writes them, the lines
+    and timecodes between them included)."""
+    codes = Codes(source)
+    for match, line in _words_of(source):
         codes.spans.append(match.span())
         codes.words.append(match.group().lower())
         codes.lines.append(line)
@@ -139,11 +163,11 @@ def codes_of(source: str, spans: list[tuple[int, int]], words: list[str], lines:
 def _read_pieces(codes: Codes) -> None:
     pieces = codes.pieces
     row: int | None = None
-    channel, previous = 1, ""
-    for index, word in enumerate(codes.words):
+    channel = 1
+    sent_again = copies(zip(codes.words, codes.lines, strict=True))
+    for index, (word, copy) in enumerate(zip(codes.words, sent_again, strict=True)):
         same_line = bool(index) and codes.lines[index - 1] == codes.lines[index]
         if not is_control(word):
-            previous = ""
             if channel != 1:
                 continue
             text = characters(word)
@@ -154,12 +178,10 @@ def _read_pieces(codes: Codes) -> None:
             else:
                 pieces.append(Piece([index], text, True))
             continue
-        if word == previous and same_line:  # the copy of the code before it
+        if copy:
             if pieces and pieces[-1].words[-1] == index - 1:
                 pieces[-1].words.append(index)
-            previous = ""
             continue
-        previous = word
         channel = channel_of(word)
         if channel != 1:
             continue

@@ -158,24 +158,20 @@ class _Screen:
     last_word: int = -1  # the last word of the captions so far
 
 
-def _captions(words: list[_Word]) -> list[_Caption]:
+def _captions(words: list[_Word], copies: list[bool]) -> list[_Caption]:
     screen = _Screen()
-    previous, channel = "", 1
-    for index, word in enumerate(words):
+    channel = 1
+    for index, (word, copy) in enumerate(zip(words, copies, strict=True)):
         code = word.code
         if cea608.is_control(code):
-            if code == previous and words[index - 1].line == word.line:
-                previous = ""
+            if copy:
                 continue
-            previous, channel = code, cea608.channel_of(code)
+            channel = cea608.channel_of(code)
             if channel == 1:
                 _command(screen, words, index)
-        else:
-            previous = ""
-            if channel == 1 and cea608.characters(code):
-                _character(screen, index)
+        elif channel == 1 and cea608.characters(code):
+            _character(screen, index)
     _flush(screen, words, None)
-    _show(screen, None)
     for caption in screen.open + ([screen.shown] if screen.shown else []):
         caption.end = caption.start + _LAST_CAPTION_MS
     return sorted(screen.captions, key=lambda caption: caption.first)
@@ -212,11 +208,7 @@ def _begin(screen: _Screen, words: list[_Word], indexes: list[int], start: int) 
     """A caption of the words ``indexes``, from its position code (when one comes just before)
     to its last character; the captions still open end where it starts."""
     first = indexes[0]
-    while (
-        first > 0
-        and cea608.pac_row(words[first - 1].code) is None
-        and words[first - 1].code in cea608.TAB_OFFSETS
-    ):
+    while first > 0 and words[first - 1].code in cea608.TAB_OFFSETS:
         first -= 1
     if first > 0 and cea608.pac_row(words[first - 1].code) is not None:
         first -= 1
@@ -247,10 +239,8 @@ def _flush(screen: _Screen, words: list[_Word], time: int | None) -> None:
         caption.end = time
 
 
-def _show(screen: _Screen, time: int | None) -> None:
+def _show(screen: _Screen, time: int) -> None:
     """The pop-on caption on screen goes at ``time``; so do the captions still open."""
-    if time is None:
-        return
     if screen.shown is not None:
         screen.shown.end = time
         screen.shown = None
@@ -262,7 +252,8 @@ def _show(screen: _Screen, time: int | None) -> None:
 def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
     """Cues, the text before the first caption's codes, and warnings, from ``\\n``-separated SCC."""
     words = _words(text, path)
-    captions = _captions(words)
+    copies = list(cea608.copies((word.code, word.line) for word in words))
+    captions = _captions(words, copies)
     cues: list[Cue] = []
     kept: list[_Caption] = []
     for caption in captions:
@@ -271,7 +262,7 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
             raise FormatError(
                 path, line, "two SCC captions are sent into two memories at once; Punctum reads one at a time"
             )
-        if _copied(words, caption.last):  # the copy of its last code is its own too
+        if caption.last + 1 < len(words) and copies[caption.last + 1]:  # its last code's copy too
             caption.last += 1
         base = words[caption.first].span[0]
         codes = text[base : words[caption.last].span[1]]
@@ -295,16 +286,6 @@ def read(text: str, path: Path | None) -> tuple[list[Cue], str, list[str]]:
         cue.after_text = text[ends[number] : starts[number + 1] if number + 1 < len(cues) else len(text)]
     warnings = timing_warnings(cues, [words[caption.first].line for caption in kept])
     return cues, text[: starts[0]], warnings
-
-
-def _copied(words: list[_Word], index: int) -> bool:
-    after = index + 1
-    return (
-        after < len(words)
-        and words[after].code == words[index].code
-        and words[after].line == words[index].line
-        and cea608.is_control(words[index].code)
-    )
 
 
 def as_subrip(document: Document) -> str:

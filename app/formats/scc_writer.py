@@ -17,6 +17,7 @@ from app.formats.scc import (
     POP_ON,
     ROLL_UP,
     ROW_COLUMNS,
+    Timecode,
     as_read,
     parse_line,
     read,
@@ -30,7 +31,7 @@ def write(document: Document) -> str:
     parts = [document.preamble]
     before = [document.preamble]
     source = "".join(cue.timing_line or "" for cue in document.cues)
-    doubled = bool(re.search(r"\b(1[0-7]|9[0-7])([0-9a-fA-F]{2}) \1\2\b", source))
+    doubled = cea608.sent_twice(source)
     upper = bool(re.search(r"[A-F]", source)) and not re.search(r"[a-f]", source)
     for cue in document.cues:
         codes = cue.timing_line or ""
@@ -66,8 +67,10 @@ def _retimed(before: str, after: str) -> str:
         if not new.strip() or number == 0:
             continue
         timecode, words = parse_line(new, number + 1, None)
-        old_words = [word.group().lower() for word in parse_line(old, number + 1, None)[1]]
         new_words = [word.group().lower() for word in words]
+        old_words = (
+            new_words if old == new else [w.group().lower() for w in parse_line(old, number + 1, None)[1]]
+        )
         grown = len(new_words) - len(old_words)
         if grown > 0:
             same = 0
@@ -112,16 +115,18 @@ def _on_their_frames(written: str, times: list[tuple[float, float]]) -> str:
     off, erases the screen two frames before each End Of Caption (which alone takes the caption
     shown off as it shows the next) and not at all in a short pause between two captions."""
     lines = written.split("\n")
-    plans = _line_plans(lines, len(times))
+    sent = {
+        number: (timecode, [word.group().lower() for word in words])
+        for number, line in enumerate(lines)
+        if number and line.strip()
+        for timecode, words in [parse_line(line, number + 1, None)]
+    }
+    plans = _line_plans(sent, len(times))
     if plans is None:
         return written  # not the captions given: left as pycaption wrote them
     erased = {caption for kind, caption in plans.values() if kind == "erase"}
     sent_until = 0
-    for number, line in enumerate(lines):
-        if number == 0 or not line.strip():
-            continue
-        timecode, words = parse_line(line, number + 1, None)
-        codes = [word.group().lower() for word in words]
+    for number, (timecode, codes) in sent.items():
         start: int | None = None
         kind, caption = plans.get(number, ("", -1))
         if kind == "show":
@@ -132,47 +137,33 @@ def _on_their_frames(written: str, times: list[tuple[float, float]]) -> str:
                 start = max(start - 2, sent_until)
                 into = min(max(_frame(times[caption - 1][1]) - start, 0), at)
                 codes[into:into] = [ERASE_DISPLAYED] * 2
-                line = f"{line[:11]}\t{' '.join(codes)}"
         elif kind == "erase":
             start = max(_frame(times[caption][1]), sent_until)
-        if (
-            start is not None
-            and not timecode.drop
-            and (moved := timecode.moved(start - timecode.frame_count))
-        ):
-            line, timecode = moved.written() + line[11:], moved
-        lines[number] = line
+        if start is not None and not timecode.drop:
+            timecode = timecode.moved(start - timecode.frame_count) or timecode
+        lines[number] = f"{timecode.written()}\t{' '.join(codes)}"
         sent_until = timecode.frame_count + len(codes)
     return "\n".join(lines)
 
 
-def _line_plans(lines: list[str], captions: int) -> dict[int, tuple[str, int]] | None:
-    """Which line shows which caption ("show") and which line only erases the one shown
-    ("erase"), with pycaption's erase before each End Of Caption taken out; None where the lines
-    do not show ``captions`` captions."""
+def _line_plans(
+    sent: dict[int, tuple[Timecode, list[str]]], captions: int
+) -> dict[int, tuple[str, int]] | None:
+    """Which line (of the ``sent`` lines' codes) shows which caption ("show") and which line only
+    erases the one shown ("erase"), with pycaption's erase before each End Of Caption taken out
+    of its codes; None where the lines do not show ``captions`` captions."""
     plans: dict[int, tuple[str, int]] = {}
     shown = 0
-    for number, line in enumerate(lines):
-        if number == 0 or not line.strip():
-            continue
-        codes = [word.group().lower() for word in parse_line(line, number + 1, None)[1]]
+    for number, (_, codes) in sent.items():
         if END_OF_CAPTION in codes:
             at = codes.index(END_OF_CAPTION)
             if codes[max(0, at - 2) : at] == [ERASE_DISPLAYED] * 2:
-                lines[number] = _without_words(line, at - 2, at)
+                del codes[at - 2 : at]
             plans[number] = ("show", shown)
             shown += 1
         elif codes[:1] == [ERASE_DISPLAYED] and shown:
             plans[number] = ("erase", shown - 1)
     return plans if shown == captions else None
-
-
-def _without_words(line: str, first: int, end: int) -> str:
-    """An SCC line without its words ``first`` to ``end`` (not included)."""
-    timecode, separator, words = line.partition("\t") if "\t" in line else (line[:11], " ", line[12:])
-    kept = words.split(" ")
-    del kept[first:end]
-    return timecode + separator + " ".join(kept)
 
 
 def _frame(millis: float) -> int:
@@ -235,7 +226,7 @@ def _lost(number: int, wanted: str, shown: str) -> list[str]:
 def _moved(number: int, cue: Cue, back: Cue) -> list[str]:
     said = []
     for name, want, got in (("shown", cue.start, back.start), ("cleared", cue.end, back.end)):
-        frames = round((got - want) * 30 / 1001)
+        frames = _frame(got - want)
         if frames:
             later = "later" if frames > 0 else "earlier"
             said.append(f"cue {number}: {name} {abs(frames)} frame{'s' if abs(frames) > 1 else ''} {later}")
